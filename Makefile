@@ -1,0 +1,28 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test venv test-deps bench bench-quick clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+venv: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+
+test-deps: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+
+demo: venv
+	@echo "== evaltool data/qrels.txt data/run.txt -m official"
+	$(BIN)/evaltool data/qrels.txt data/run.txt
+	@echo "== evaltool data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c"
+	$(BIN)/evaltool data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c
+
+test: test-deps
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

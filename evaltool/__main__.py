@@ -1,0 +1,3 @@
+from evaltool.cli import main
+
+main(prog_name="evaltool")

@@ -1,0 +1,69 @@
+"""From per-query values to summary values, as trec_eval combines them.
+
+Sums run in query order (sequentially, like trec_eval's accumulator), so summaries
+agree with trec_eval to the last bit, not only to the printed digits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from evaltool.measures.base import Agg
+
+MISSING_ZSCORE = -1000000.0
+
+
+def sequential_sum(values: np.ndarray) -> float:
+    """Left-to-right float sum (numpy's pairwise sum can differ in the last bit)."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
+def summarize(agg: Agg, values: np.ndarray, n_queries: int) -> float:
+    if agg is Agg.MEAN:
+        return sequential_sum(values) / n_queries if n_queries else 0.0
+    if agg is Agg.SUM:
+        return sequential_sum(values)
+    if agg is Agg.GEOMETRIC:
+        return math.exp(sequential_sum(values) / n_queries) if n_queries else 0.0
+    if agg is Agg.COUNT:
+        return float(n_queries)
+    raise ValueError(f"no numeric summary for {agg}")
+
+
+def read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """``qid measure mean stddev`` lines (trec_eval's ``-Z`` file)."""
+    from evaltool.errors import ParseError
+    from evaltool.io.common import decode, read_bytes
+
+    name, data = read_bytes(path)
+    table = {}
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        fields = raw.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise ParseError(name, number, decode(raw.rstrip(b"\r")), "4 fields 'query_id measure mean stddev'")
+        try:
+            mean, std = float(fields[2]), float(fields[3])
+        except ValueError:
+            raise ParseError(name, number, decode(raw.rstrip(b"\r")), "numbers as mean and stddev") from None
+        table[(decode(fields[0]), decode(fields[1]))] = (mean, std)
+    if not table:
+        raise ParseError(name, None, None, "at least one 'query_id measure mean stddev' line")
+    return table
+
+
+def to_zscores(values: np.ndarray, qids: list[str], name: str, table: dict) -> np.ndarray:
+    """Deviation from the reference mean in standard deviations; -1000000 where unknown."""
+    out = np.empty(len(values))
+    for i, (qid, value) in enumerate(zip(qids, values)):
+        ref = table.get((qid, name))
+        if ref is None:
+            out[i] = MISSING_ZSCORE
+        elif ref[1]:
+            out[i] = (value - ref[0]) / ref[1]
+        else:
+            out[i] = 0.0 if value == ref[0] else MISSING_ZSCORE
+    return out

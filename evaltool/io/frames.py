@@ -1,0 +1,110 @@
+"""Adapters: pytrec_eval-style dicts and pandas DataFrames to Qrels and Run.
+
+>>> qrels = qrels_from_dict({"q1": {"d1": 1, "d2": 0}})
+>>> qrels.qid_vocab, qrels.grades.tolist()
+(['q1'], [1, 0])
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from evaltool.data import Qrels, Run
+from evaltool.errors import EvaltoolError, ParseError
+from evaltool.io.common import Encoder, resolve_duplicates
+
+QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
+RUN_COLUMNS = ("query_id", "doc_id", "score")
+
+
+def _check_grade(source: str, where: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            return int(value)
+        raise ParseError(source, None, f"{where}: {value!r}", "an integer grade")
+    return int(value)
+
+
+def _check_score(source: str, where: str, value) -> float:
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        score = math.nan
+    if isinstance(value, bool) or not math.isfinite(score):
+        raise ParseError(source, None, f"{where}: {value!r}", "a finite number as the score")
+    return score
+
+
+def _build(cls, source, rows, check, on_duplicate, runid=None):
+    qids, docs = Encoder(), Encoder()
+    qc, dc, values = [], [], []
+    for qid, doc, value in rows:
+        qc.append(qids(str(qid)))
+        dc.append(docs(str(doc)))
+        values.append(check(source, f"query {qid!s} document {doc!s}", value))
+    if not values:
+        raise ParseError(source, None, None, "at least one row")
+    qid_codes = np.asarray(qc, dtype=np.int64)
+    doc_codes = np.asarray(dc, dtype=np.int64)
+    dtype = np.int64 if cls is Qrels else np.float64
+    vals = np.asarray(values, dtype=dtype)
+    lines = np.arange(1, len(vals) + 1, dtype=np.int64)
+
+    def duplicate(first: int, repeated: int) -> None:
+        raise ParseError(
+            source, None, f"query {qids.vocab[qc[first]]} document {docs.vocab[dc[first]]}",
+            "each (query, document) pair once (use --on-duplicate first|max to accept duplicates)",
+        )
+
+    keep, dropped = resolve_duplicates(on_duplicate, qid_codes, doc_codes, vals, len(docs.vocab), duplicate)
+    args = (qids.vocab, qid_codes[keep], docs.vocab, doc_codes[keep], vals[keep], lines[keep])
+    if cls is Qrels:
+        return Qrels(*args, path=source, duplicates_resolved=dropped)
+    return Run(*args, runid=runid or "", path=source, duplicates_resolved=dropped)
+
+
+def _dict_rows(data: dict, source: str):
+    if not isinstance(data, dict):
+        raise EvaltoolError(f"{source}: expected a dict of {{query_id: {{doc_id: value}}}}, got {type(data).__name__}")
+    for qid, docs in data.items():
+        if not isinstance(docs, dict):
+            raise ParseError(source, None, f"query {qid}: {docs!r}", "a dict {doc_id: value} per query")
+        for doc, value in docs.items():
+            yield qid, doc, value
+
+
+def qrels_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<qrels dict>") -> Qrels:
+    """``{query_id: {doc_id: grade}}`` (pytrec_eval's layout) to Qrels."""
+    return _build(Qrels, source, _dict_rows(data, source), _check_grade, on_duplicate)
+
+
+def run_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<run dict>", runid: str = "run") -> Run:
+    """``{query_id: {doc_id: score}}`` (pytrec_eval's layout) to Run."""
+    return _build(Run, source, _dict_rows(data, source), _check_score, on_duplicate, runid)
+
+
+def _frame_rows(frame, columns, value_names, source):
+    cols = list(frame.columns)
+    value_col = next((c for c in value_names if c in cols), None)
+    missing = [c for c in columns[:2] if c not in cols]
+    if missing or value_col is None:
+        raise EvaltoolError(
+            f"{source}: a DataFrame needs columns {columns[0]}, {columns[1]} and "
+            f"{' or '.join(value_names)}; it has {', '.join(map(str, cols))}"
+        )
+    return zip(frame[columns[0]].tolist(), frame[columns[1]].tolist(), frame[value_col].tolist())
+
+
+def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrels DataFrame>") -> Qrels:
+    """A DataFrame with ``query_id, doc_id, relevance`` to Qrels."""
+    rows = _frame_rows(frame, QRELS_COLUMNS, ("relevance", "grade", "rel"), source)
+    return _build(Qrels, source, rows, _check_grade, on_duplicate)
+
+
+def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run DataFrame>", runid: str = "run") -> Run:
+    """A DataFrame with ``query_id, doc_id, score`` to Run."""
+    rows = _frame_rows(frame, RUN_COLUMNS, ("score",), source)
+    return _build(Run, source, rows, _check_score, on_duplicate, runid)

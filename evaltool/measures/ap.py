@@ -1,0 +1,156 @@
+"""Average precision and its relatives: map, gm_map, map_cut, yaap, infAP, bpref, binG, recip_rank."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaltool.measures.base import (
+    INFAP_EPSILON, MIN_GEO_MEAN, Agg, Params, log2_int, measure, safe_div, segment_first,
+)
+from evaltool.measures.precision import CUTOFFS
+from evaltool.ranking import RELVALUE_UNJUDGED
+
+
+def precision_at_relevant(batch) -> np.ndarray:
+    """For every stored row: relevant so far / (rank + 1); used only at relevant rows."""
+    return batch.rel_so_far / (batch.rank + 1.0)
+
+
+def average_precision(batch) -> np.ndarray:
+    total = batch.total(precision_at_relevant(batch), batch.is_rel)
+    return np.where(batch.num_rel_ret > 0, safe_div(total, batch.num_rel), 0.0)
+
+
+@measure("map")
+def mean_average_precision(batch, params):
+    """Average precision: sum of precision at each relevant retrieved document / R.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["map"]).summary
+    {'map': 0.5555555555555555}
+    """
+    return average_precision(batch)
+
+
+@measure("gm_map", agg=Agg.GEOMETRIC, per_query=False)
+def geometric_map(batch, params):
+    """Geometric mean of average precision over queries; AP floored at 0.00001.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1}, "r": {"b": 1}}, {"q": {"a": 1.0}, "r": {"x": 1.0, "b": 0.5}}, ["gm_map"]).summary
+    {'gm_map': 0.7071067811865476}
+    """
+    return np.log(np.maximum(average_precision(batch), MIN_GEO_MEAN))
+
+
+@measure("map_cut", params=Params.CUTOFFS, default=CUTOFFS)
+def map_at_cutoff(batch, cutoffs):
+    """Average precision over the top k only: sum of precision at relevant documents ranked above k / R.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["map_cut.1,3"]).summary
+    {'map_cut_1': 0.5, 'map_cut_3': 0.8333333333333333}
+    """
+    prec = precision_at_relevant(batch)
+    columns = [safe_div(batch.total(prec, batch.is_rel & (batch.rank < k)), batch.num_rel) for k in cutoffs]
+    return np.column_stack(columns)
+
+
+@measure("yaap")
+def yet_another_ap(batch, params):
+    """Robertson's YAAP: log((1 + s) / (1 + R - s)), s = sum of precision at relevant retrieved.
+
+    >>> from evaltool import evaluate
+    >>> round(evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["yaap"]).summary["yaap"], 6)
+    0.693147
+    """
+    s = batch.total(precision_at_relevant(batch), batch.is_rel)
+    return np.log((1.0 + s) / ((1.0 + batch.num_rel) - s))
+
+
+@measure("recip_rank")
+def reciprocal_rank(batch, params):
+    """1 / rank of the first relevant retrieved document (0 if none).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["recip_rank"]).summary
+    {'recip_rank': 0.5}
+    """
+    first = segment_first(batch.seg, batch.is_rel, batch.n_queries)
+    out = np.zeros(batch.n_queries)
+    found = first >= 0
+    out[found] = 1.0 / (batch.rank[first[found]] + 1.0)
+    return out
+
+
+def _bpref(batch) -> np.ndarray:
+    nonrel = (batch.rel >= 0) & ~batch.is_rel
+    nonrel_before = batch.running_count(nonrel)
+    num_rel = batch.num_rel[batch.seg]
+    denom = np.minimum(batch.num_nonrel, batch.num_rel)[batch.seg]
+    penalty = safe_div(np.minimum(nonrel_before, num_rel), denom)
+    score = np.where(nonrel_before > 0, 1.0 - penalty, 1.0)
+    return safe_div(batch.total(score, batch.is_rel), batch.num_rel)
+
+
+@measure("bpref")
+def bpref(batch, params):
+    """Binary preference: for each relevant retrieved document, 1 - min(n, R) / min(N, R).
+
+    n = judged non-relevant documents above it, N = judged non-relevant documents in
+    the qrels; averaged over R. Unjudged documents are ignored. (Buckley & Voorhees 2004.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1, "n": 0}}, {"q": {"n": 3.0, "a": 2.0, "b": 1.0}}, ["bpref"]).summary
+    {'bpref': 0.0}
+    """
+    return _bpref(batch)
+
+
+@measure("gm_bpref", agg=Agg.GEOMETRIC, per_query=False)
+def geometric_bpref(batch, params):
+    """Geometric mean of bpref over queries; bpref floored at 0.00001.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["gm_bpref"]).summary
+    {'gm_bpref': 1.0}
+    """
+    return np.log(np.maximum(_bpref(batch), MIN_GEO_MEAN))
+
+
+@measure("infAP")
+def inferred_ap(batch, params):
+    """Inferred AP (Yilmaz & Aslam 2006) for sampled judgments.
+
+    At a relevant document at 0-based rank k > 0 with r relevant, n judged non-relevant and
+    u pooled-unjudged documents above it (r counting itself):
+    1/(k+1) + k/(k+1) * ((r - 1 + n + u) / k) * ((r - 1 + e) / (r - 1 + n + 2e)), e = 0.00001;
+    1 at rank 0. Documents outside the pool count in k only. Averaged over R.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "b": 1.0}}, ["infAP"]).summary
+    {'infAP': 1.0}
+    """
+    nonrel = (batch.rel >= 0) & ~batch.is_rel
+    n = batch.running_count(nonrel)
+    u = batch.running_count(batch.rel == RELVALUE_UNJUDGED)
+    r = batch.rel_so_far
+    k = batch.rank.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        later = (1.0 / (k + 1.0) + (k / (k + 1.0)) * ((r - 1 + n + u) / k)
+                 * ((r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON)))
+    score = np.where(batch.rank == 0, 1.0, later)
+    return safe_div(batch.total(score, batch.is_rel), batch.num_rel)
+
+
+@measure("binG")
+def binary_g(batch, params):
+    """Binary G: sum over relevant retrieved of 1 / log2(2 + non-relevant above it), / R.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["binG"]).summary
+    {'binG': 0.6309297535714574}
+    """
+    weight = 1.0 / log2_int(3 + batch.rank - batch.rel_so_far)
+    total = batch.total(weight, batch.is_rel)
+    return np.where(batch.num_rel_ret > 0, safe_div(total, batch.num_rel), 0.0)

@@ -1,0 +1,65 @@
+"""Counts: queries, retrieved, relevant, relevant retrieved, judged non-relevant retrieved."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaltool.measures.base import Agg, measure
+
+
+@measure("num_q", agg=Agg.COUNT, integer=True, per_query=False)
+def num_q(batch, params):
+    """Number of queries averaged over (with ``-c``: every query of the qrels).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["num_q"], complete=True).summary
+    {'num_q': 2}
+    """
+    return np.ones(batch.n_queries)
+
+
+@measure("num_ret", agg=Agg.SUM, integer=True, on_missing=0.0)
+def num_ret(batch, params):
+    """Documents retrieved (after ``-M`` and ``-J``); the summary is the sum over queries.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, ["num_ret"]).summary
+    {'num_ret': 2}
+    """
+    return batch.num_ret
+
+
+@measure("num_rel", agg=Agg.SUM, integer=True)
+def num_rel(batch, params):
+    """Relevant documents in the qrels (grade >= ``-l``); the summary is the sum.
+
+    With ``-c`` the summary counts every judgment with a grade above 0 (trec_eval's rule,
+    independent of ``-l``).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 2, "b": 1, "c": 0}}, {"q": {"a": 1.0}}, ["num_rel"]).summary
+    {'num_rel': 2}
+    """
+    return batch.num_rel
+
+
+@measure("num_rel_ret", agg=Agg.SUM, integer=True)
+def num_rel_ret(batch, params):
+    """Relevant documents retrieved; the summary is the sum.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 1.0, "x": 0.5}}, ["num_rel_ret"]).summary
+    {'num_rel_ret': 1}
+    """
+    return batch.num_rel_ret
+
+
+@measure("num_nonrel_judged_ret", agg=Agg.SUM, integer=True)
+def num_nonrel_judged_ret(batch, params):
+    """Retrieved documents judged non-relevant (0 <= grade < ``-l``); the summary is the sum.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 0, "b": 1}}, {"q": {"a": 1.0, "b": 0.5, "x": 0.1}}, ["num_nonrel_judged_ret"]).summary
+    {'num_nonrel_judged_ret': 1}
+    """
+    return batch.count((batch.rel >= 0) & ~batch.is_rel)

@@ -1,0 +1,270 @@
+"""Graded measures: DCG family (ndcg, ndcg_cut, ndcg_rel, Rndcg, dcg, ideal_dcg), G, RBP.
+
+Gains default to the grade; ``-m ndcg.1=3,2=9`` overrides the gain of grades 1 and 2.
+The discount is log2(rank + 1) for 1-based ranks. ``-l`` does not change graded measures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaltool.measures.base import (
+    Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers,
+    safe_div, segment_cumsum,
+)
+from evaltool.measures.precision import CUTOFFS
+
+
+def _gains(batch, pairs):
+    gain_of = gain_function(pairs)
+    return gain_of(batch.rel), batch.ideal_csr(gain_of)
+
+
+def _ideal_prefix(batch, ideal_offsets, ideal_gains):
+    """Cumulative ideal DCG at each ideal position (per query, in order)."""
+    seg = np.repeat(np.arange(batch.n_queries), np.diff(ideal_offsets))
+    pos = np.arange(len(ideal_gains)) - ideal_offsets[seg]
+    return segment_cumsum(ideal_gains / discount(pos), ideal_offsets), seg, pos
+
+
+def _ideal_dcg_at(ideal_offsets, prefix, depth):
+    """Ideal DCG over the first ``depth`` ideal positions (per query)."""
+    n = np.diff(ideal_offsets)
+    take = np.minimum(depth, n)
+    out = np.zeros(len(n))
+    has = take > 0
+    out[has] = prefix[ideal_offsets[:-1][has] + take[has] - 1]
+    return out
+
+
+def _dcg_parts(batch, pairs):
+    gains, (ideal_offsets, ideal_gains) = _gains(batch, pairs)
+    contrib = gains / discount(batch.rank)
+    dcg = batch.total(contrib)
+    prefix, _, _ = _ideal_prefix(batch, ideal_offsets, ideal_gains)
+    ideal = _ideal_dcg_at(ideal_offsets, prefix, np.diff(ideal_offsets))
+    return dcg, ideal
+
+
+@measure("dcg", params=Params.PAIRS)
+def dcg(batch, pairs):
+    """Discounted cumulative gain of the whole ranking: sum of gain / log2(rank + 1).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["dcg"]).summary
+    {'dcg': 2.6309297535714578}
+    """
+    return _dcg_parts(batch, pairs)[0]
+
+
+@measure("ideal_dcg", params=Params.PAIRS)
+def ideal_dcg(batch, pairs):
+    """DCG of the best possible ranking of every judged document with positive gain.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"b": 3.0}}, ["ideal_dcg"]).summary
+    {'ideal_dcg': 2.6309297535714578}
+    """
+    return _dcg_parts(batch, pairs)[1]
+
+
+@measure("ndcg", params=Params.PAIRS)
+def ndcg(batch, pairs):
+    """nDCG of the whole ranking (Järvelin & Kekäläinen 2002): DCG / ideal DCG.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["ndcg"]).summary
+    {'ndcg': 0.6131471927654584}
+    """
+    got, ideal = _dcg_parts(batch, pairs)
+    return safe_div(got, ideal)
+
+
+@measure("ndcg_cut", params=Params.CUTOFFS, default=CUTOFFS)
+def ndcg_cut(batch, cutoffs):
+    """nDCG at cutoff k: DCG of the top k / DCG of the ideal top k; gains are the grades.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "b": 2.0}}, ["ndcg_cut.1,2"]).summary
+    {'ndcg_cut_1': 0.5, 'ndcg_cut_2': 0.8597186998521972}
+    """
+    gains = np.where(batch.rel > 0, batch.rel, 0).astype(np.float64)
+    contrib = gains / discount(batch.rank)
+    ideal_offsets, ideal_gains = batch.ideal_csr(lambda g: np.where(g > 0, g, 0))
+    prefix, _, _ = _ideal_prefix(batch, ideal_offsets, ideal_gains)
+    columns = []
+    for k in cutoffs:
+        got = batch.total(contrib, batch.rank < k)
+        ideal = _ideal_dcg_at(ideal_offsets, prefix, k)
+        columns.append(np.where(ideal > 0, safe_div(got, ideal), got))
+    return np.column_stack(columns)
+
+
+@measure("ndcg_rel", params=Params.PAIRS)
+def ndcg_rel(batch, pairs):
+    """nDCG averaged over the relevant documents (positive gain).
+
+    At each relevant retrieved document at rank i: DCG(i) / ideal DCG(min(i, n)),
+    n = documents with positive gain; each relevant document not retrieved adds
+    DCG(all) / ideal DCG(n). The sum is divided by n.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["ndcg_rel"]).summary
+    {'ndcg_rel': 0.8065735963827292}
+    """
+    gains, (ideal_offsets, ideal_gains) = _gains(batch, pairs)
+    contrib = gains / discount(batch.rank)
+    running = segment_cumsum(contrib, batch.offsets)
+    prefix, _, _ = _ideal_prefix(batch, ideal_offsets, ideal_gains)
+    n = np.diff(ideal_offsets)
+    depth = np.minimum(batch.rank + 1, n[batch.seg])
+    start = ideal_offsets[:-1][batch.seg]
+    ideal_here = np.where(depth > 0, prefix[np.maximum(start + depth - 1, 0)] if len(prefix) else 0.0, 0.0)
+    positive = gains > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = running / ideal_here
+        total = batch.total(ratio, positive)
+        dcg_all = batch.total(contrib)
+        ideal_all = _ideal_dcg_at(ideal_offsets, prefix, n)
+        total = total + (n - batch.count(positive)) * dcg_all / ideal_all
+    return np.where(total > 0, safe_div(total, n), 0.0)
+
+
+@measure("Rndcg", params=Params.PAIRS)
+def r_ndcg(batch, pairs):
+    """nDCG averaged at the R-levels: the ranks where the ideal gain changes.
+
+    With 5 documents of gain 3, 3 of gain 2 and 10 of gain 1 the levels are 5, 8 and 18;
+    a ranking longer than all of them adds one more point at its end (at num_retrieved).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["Rndcg"]).summary
+    {'Rndcg': 1.0}
+    """
+    gains, (ideal_offsets, ideal_gains) = _gains(batch, pairs)
+    contrib = gains / discount(batch.rank)
+    running = segment_cumsum(contrib, batch.offsets)
+    prefix, iseg, ipos = _ideal_prefix(batch, ideal_offsets, ideal_gains)
+    n = np.diff(ideal_offsets)
+    # boundaries: ideal positions b in [1, n) where the gain changes, and b = n
+    change = np.zeros(len(ideal_gains), dtype=bool)
+    change[1:] = (ideal_gains[1:] != ideal_gains[:-1]) & (iseg[1:] == iseg[:-1])
+    b_seg = np.concatenate((iseg[change], np.flatnonzero(n > 0)))
+    b_at = np.concatenate((ipos[change], n[n > 0]))
+    ideal_b = prefix[ideal_offsets[:-1][b_seg] + b_at - 1]
+    # DCG of the ranking above min(b, num_ret): rows of the query ranked above b
+    depth = np.minimum(b_at, batch.num_ret[b_seg])
+    width = int(batch.rank.max()) + 2 if len(batch.rank) else 1
+    row_key = batch.seg * width + batch.rank
+    above = np.searchsorted(row_key, b_seg * width + np.minimum(depth, width - 1))
+    has_rows = above > batch.offsets[:-1][b_seg]
+    dcg_b = np.where(has_rows, running[np.maximum(above - 1, 0)] if len(running) else 0.0, 0.0)
+    values = dcg_b / ideal_b
+    # the extra point at num_retrieved when the ranking runs past the last level
+    extra_q = np.flatnonzero((n > 0) & (batch.num_ret >= n + 2))
+    dcg_all = batch.total(contrib)
+    ideal_all = _ideal_dcg_at(ideal_offsets, prefix, n)
+    seg_all = np.concatenate((b_seg, extra_q))
+    order_key = np.concatenate((b_at, np.full(len(extra_q), np.iinfo(np.int64).max)))
+    vals_all = np.concatenate((values, dcg_all[extra_q] / ideal_all[extra_q]))
+    order = np.lexsort((order_key, seg_all))
+    total = np.bincount(seg_all[order], weights=vals_all[order], minlength=batch.n_queries)
+    count = np.bincount(seg_all, minlength=batch.n_queries)
+    return np.where(batch.num_rel > 0, safe_div(total, count), 0.0)
+
+
+@measure("G", params=Params.PAIRS)
+def g_measure(batch, pairs):
+    """G: gain discounted by the cost of reaching it, normalised by the total ideal gain.
+
+    At rank i a document with gain g adds g / log2(2 + C(i) - S(i)), where C(i) sums
+    max(ideal gain, 1) over ranks up to i and S(i) sums the gains retrieved so far.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1}}, {"q": {"a": 3.0}}, ["G"]).summary
+    {'G': 1.0}
+    """
+    gains, (ideal_offsets, ideal_gains) = _gains(batch, pairs)
+    n = np.diff(ideal_offsets)
+    cost = segment_cumsum(np.maximum(ideal_gains, 1.0), ideal_offsets)
+    got_so_far = segment_cumsum(gains, batch.offsets)
+    depth = np.minimum(batch.rank + 1, n[batch.seg])
+    start = ideal_offsets[:-1][batch.seg]
+    cost_here = np.where(depth > 0, cost[np.maximum(start + depth - 1, 0)] if len(cost) else 0.0, 0.0)
+    cost_here = cost_here + (batch.rank + 1 - depth)
+    argument = (2 + cost_here) - got_so_far
+    nonzero = gains != 0
+    integral = np.all(argument[nonzero] == np.round(argument[nonzero]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if integral:
+            log = np.ones_like(argument)
+            log[nonzero] = log2_int(argument[nonzero].astype(np.int64))
+        else:
+            log = np.log2(argument)
+        weight = gains / log
+    total = batch.total(weight, nonzero)
+    ideal_total = batch_ideal_total(ideal_offsets, ideal_gains, batch.n_queries)
+    return np.where(ideal_total > 0, safe_div(total, ideal_total), 0.0)
+
+
+def batch_ideal_total(ideal_offsets, ideal_gains, n_queries):
+    seg = np.repeat(np.arange(n_queries), np.diff(ideal_offsets))
+    return np.bincount(seg, weights=ideal_gains, minlength=n_queries)
+
+
+def _rbp_gains(batch, pairs) -> np.ndarray:
+    """Per stored row, the gain normalised to [0, 1] per query as trec_eval does."""
+    explicit = pair_gains(pairs)
+    n_levels = np.zeros(batch.n_queries, dtype=np.int64)
+    has = np.diff(batch.judged_offsets) > 0
+    n_levels[has] = batch.judged_grades[batch.judged_offsets[:-1][has]] + 1
+    low = np.zeros(batch.n_queries)
+    high = np.zeros(batch.n_queries)
+    for levels in np.unique(n_levels):
+        entries = [explicit.get(level, float(level)) for level in range(levels)] + list(explicit.values())
+        mask = n_levels == levels
+        low[mask] = min(entries) if entries else 0.0
+        high[mask] = max(entries) if entries else 0.0
+    raw = gain_function(pairs)(batch.rel)
+    known = (batch.rel >= 0) | np.isin(batch.rel, list(explicit))
+    rescale = ((low < 0) | (high > 1))[batch.seg] & known
+    lo, hi = low[batch.seg], high[batch.seg]
+    return np.where(rescale, safe_div(raw - lo, hi - lo), raw)
+
+
+@measure("rbp", params=Params.PAIRS)
+def rank_biased_precision(batch, pairs):
+    """Rank-biased precision (Moffat & Zobel 2008): (1 - p) * sum of gain * p^(rank - 1).
+
+    Persistence ``p`` defaults to 0.9 (``-m rbp.p=0.8``). Gains are rescaled to [0, 1]
+    per query when they leave that range.
+
+    >>> from evaltool import evaluate
+    >>> round(evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["rbp"]).summary["rbp"], 4)
+    0.09
+    """
+    p = pair_value(pairs, "p", 0.9)
+    gains = _rbp_gains(batch, pairs)
+    weight = powers(p, int(batch.rank.max()) if len(batch.rank) else 0)
+    return (1.0 - p) * batch.total(gains * weight[batch.rank])
+
+
+@measure("rbp_resid", params=Params.PAIRS, on_missing=0.0)
+def rbp_residual(batch, pairs):
+    """RBP residual: the most RBP could still rise if every unjudged retrieved document were relevant.
+
+    p^n + (1 - p) * sum of p^(rank - 1) over unjudged retrieved documents (n = retrieved);
+    0 when every retrieved document is judged.
+
+    >>> from evaltool import evaluate
+    >>> round(evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["rbp_resid"]).summary["rbp_resid"], 4)
+    0.91
+    """
+    p = pair_value(pairs, "p", 0.9)
+    top = int(batch.num_ret.max()) if batch.n_queries else 0
+    weight = powers(p, top)
+    seg, pos, rel = batch.dense(None)
+    unjudged = rel < 0
+    total = np.bincount(seg[unjudged], weights=weight[pos[unjudged]], minlength=batch.n_queries)
+    any_unjudged = np.bincount(seg[unjudged], minlength=batch.n_queries) > 0
+    return np.where(any_unjudged, weight[batch.num_ret] + (1 - p) * total, 0.0)

@@ -1,0 +1,72 @@
+"""Interpolated precision at recall levels, and its average (11-point)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaltool.measures.base import Params, measure
+
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def _lround(x: np.ndarray) -> np.ndarray:
+    """C's lround for non-negative x: halves away from zero, exact."""
+    whole = np.floor(x)
+    return (whole + (x - whole >= 0.5)).astype(np.int64)
+
+
+def interpolated_precision(batch, levels) -> np.ndarray:
+    """Columns of interpolated precision at each recall level (trec_eval 10 rounding).
+
+    The level is turned into a number of relevant documents c = lround(level * R); the
+    value is the best precision at or after the c-th relevant document (c = 0 is treated
+    as c = 1), and 0 if fewer than c relevant documents were retrieved.
+    """
+    rows = np.flatnonzero(batch.is_rel)
+    seg = batch.seg[rows]
+    prec = batch.rel_so_far[rows] / (batch.rank[rows] + 1.0)
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=batch.n_queries))))
+    padded = np.append(prec, -np.inf)
+    found = batch.num_rel_ret
+    out = np.zeros((batch.n_queries, len(levels)))
+    for j, level in enumerate(levels):
+        need = np.maximum(_lround(level * batch.num_rel), 1)
+        ok = (found > 0) & (need <= found)
+        q = np.flatnonzero(ok)
+        if len(q) == 0:
+            continue
+        bounds = np.empty(2 * len(q), dtype=np.int64)
+        bounds[0::2] = offsets[q] + need[q] - 1
+        bounds[1::2] = offsets[q + 1]
+        out[q, j] = np.maximum.reduceat(padded, bounds)[0::2]
+    return out
+
+
+@measure("iprec_at_recall", params=Params.FRACTIONS, default=RECALL_LEVELS)
+def iprec_at_recall(batch, levels):
+    """Interpolated precision at recall level x: max precision at any rank with recall >= x.
+
+    trec_eval 10 turns x into lround(x * R) relevant documents (trec_eval 9 and
+    pytrec_eval add 0.9 and truncate instead).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["iprec_at_recall.0.5,1"]).summary
+    {'iprec_at_recall_0.50': 1.0, 'iprec_at_recall_1.00': 0.6666666666666666}
+    """
+    return interpolated_precision(batch, levels)
+
+
+@measure("11pt_avg", params=Params.NUMBERS, default=RECALL_LEVELS)
+def eleven_point_average(batch, levels):
+    """Interpolated precision averaged over recall levels (default the 11 points 0, 0.1, ..., 1).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["11pt_avg"]).summary
+    {'11pt_avg': 0.5}
+    """
+    ordered = sorted(levels)
+    values = interpolated_precision(batch, ordered)
+    total = np.zeros(batch.n_queries)
+    for j in reversed(range(len(ordered))):
+        total += values[:, j]
+    return total / len(ordered)

@@ -1,0 +1,1 @@
+"""Formatters: an EvalResult in, text out. Formatting only."""

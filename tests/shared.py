@@ -1,0 +1,33 @@
+"""The one place tests find ../shared (specification, conformance and real data).
+
+Locally, tests that need it skip with a reason when it is missing; under CI=true they fail.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def shared_dir() -> Path | None:
+    candidates = [os.environ.get("EVALTOOL_SHARED"), ROOT.parent / "shared", ROOT / "shared"]
+    for candidate in candidates:
+        if candidate and Path(candidate, "conformance").is_dir():
+            return Path(candidate)
+    return None
+
+
+def require_shared(*parts: str) -> Path:
+    """Path inside ../shared; skip (locally) or fail (CI=true) when it is not there."""
+    base = shared_dir()
+    path = base.joinpath(*parts) if base else None
+    if path is None or not path.exists():
+        reason = f"../shared/{'/'.join(parts)} not found next to the repository (set EVALTOOL_SHARED)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path

@@ -24,5 +24,11 @@ demo: venv
 test: test-deps
 	$(BIN)/python -m pytest
 
+bench: test-deps
+	$(BIN)/python bench/run.py
+
+bench-quick: test-deps
+	$(BIN)/python bench/run.py --quick
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

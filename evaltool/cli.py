@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input or usage (one message, no traceback).
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -86,8 +87,10 @@ def _fail(exc: EvaltoolError):
               help="Output format.")
 @click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error", show_default=True,
               help="A (query, document) pair given twice: stop (trec_eval), keep the first, or keep the max.")
+@click.option("--timings", is_flag=True, hidden=True,
+              help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
 def eval_command(qrels, run, measures, per_query, complete, no_summary, relevance_level, max_ret,
-                 judged_only, num_docs, zscores, fmt, on_duplicate):
+                 judged_only, num_docs, zscores, fmt, on_duplicate, timings):
     from evaltool.evaluate import evaluate
 
     try:
@@ -109,6 +112,7 @@ def eval_command(qrels, run, measures, per_query, complete, no_summary, relevanc
         dropped = meta["counts"][f"{side}_duplicates_resolved"]
         if dropped:
             _warn(f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by --on-duplicate {on_duplicate}")
+    clock = time.perf_counter()
     if fmt == "json":
         from evaltool.report.json import format_json
 
@@ -117,6 +121,11 @@ def eval_command(qrels, run, measures, per_query, complete, no_summary, relevanc
         from evaltool.report.trec import format_trec
 
         _write(format_trec(result, per_query=per_query, summary=not no_summary))
+    if timings:
+        import json
+
+        stages = dict(result.timings, output=time.perf_counter() - clock)
+        click.echo(json.dumps({k: round(v, 6) for k, v in stages.items()}), err=True)
 
 
 @main.command("measures")

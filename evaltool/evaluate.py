@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +43,7 @@ class EvalResult:
     summary: dict
     meta: dict = field(default_factory=dict)
     zscores: bool = False
+    timings: dict = field(default_factory=dict, repr=False)
 
     @property
     def measures(self) -> list[str]:
@@ -141,14 +143,19 @@ def evaluate(
     if isinstance(measures, str):
         measures = [measures]
     requests = parse_measures(measures)
+    clock = time.perf_counter()
     qrels_t = load_qrels(qrels, on_duplicate)
     run_t = load_run(run, on_duplicate, runid)
+    timings = {"parse": time.perf_counter() - clock}
+    clock = time.perf_counter()
     if runid is not None:
         run_t.runid = runid
     options = RankOptions(relevance_level, max_ret, judged_only, complete)
     ranking = rank(qrels_t, run_t, options, num_docs_in_coll)
     batch = ranking.batch
     ztable = read_zscores(zscores) if zscores else None
+    timings["rank"] = time.perf_counter() - clock
+    clock = time.perf_counter()
 
     columns: list[Column] = []
     summary: dict = {}
@@ -177,6 +184,7 @@ def evaluate(
                     value = float(np.count_nonzero(batch.judged_grades > 0))
                 summary[name] = int(value) if m.integer and ztable is None else value
 
+    timings["measures"] = time.perf_counter() - clock
     meta = {
         "qrels": qrels_t.path,
         "run": run_t.path,
@@ -201,4 +209,4 @@ def evaluate(
         "skipped_queries": ranking.skipped_qrels_queries,
         "run_queries_without_judgments": ranking.unjudged_run_queries,
     }
-    return EvalResult(batch.qids, columns, summary, meta, zscores=ztable is not None)
+    return EvalResult(batch.qids, columns, summary, meta, zscores=ztable is not None, timings=timings)

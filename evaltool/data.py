@@ -1,8 +1,10 @@
 """Columnar containers for judgments and runs.
 
-Both files become the same shape: query ids and document ids dictionary-encoded once
-(``*_vocab`` lists, ``*_codes`` int arrays), one value column (grade or score), and the
-source line of every row so that later checks can still name the line they object to.
+Both files become the same shape: query ids dictionary-encoded once (``qid_vocab``,
+``qid_codes``), document ids as integer keys that are equal exactly when the ids are
+equal (``doc_codes``), one value column (grade or score), and the source line of every
+row so that later checks can still name the line they object to. A run read by the
+columnar reader keeps its ids in Arrow and answers ``doc_text`` / ``keys_for`` itself.
 """
 
 from __future__ import annotations
@@ -52,3 +54,12 @@ class Run:
 
     def __len__(self) -> int:
         return len(self.scores)
+
+    def doc_text(self, rows: np.ndarray) -> list[str]:
+        """The document ids of ``rows``, as text (for the byte-order tie rule)."""
+        return [self.doc_vocab[c] for c in self.doc_codes[rows]]
+
+    def keys_for(self, docids: list[str]) -> np.ndarray:
+        """The ``doc_codes`` value each id has in this run, -1 for ids the run never retrieved."""
+        index = {d: i for i, d in enumerate(self.doc_vocab)}
+        return np.array([index.get(d, -1) for d in docids], dtype=np.int64)

@@ -167,108 +167,149 @@ class Ranking:
     runid: str = ""
 
 
-def tie_order(docids: list[str]) -> np.ndarray:
-    """Ranks of ``docids`` in byte order (0 = smallest).
+def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                order: np.ndarray | None) -> np.ndarray:
+    """For each row, how many rows of its tie group have a larger document id (byte order)."""
+    out = np.zeros(len(pos_rows), dtype=np.int64)
+    tied = np.flatnonzero(lengths > 1)
+    if len(tied) == 0:
+        return out
+    owner = np.repeat(tied, lengths[tied])
+    group_start = np.repeat(starts[tied], lengths[tied])
+    offset = np.arange(len(owner)) - np.repeat(np.cumsum(lengths[tied]) - lengths[tied], lengths[tied])
+    other = group_start + offset
+    keep = other != pos_rows[owner]
+    owner, other = owner[keep], other[keep]
+    as_rows = (lambda p: order[p]) if order is not None else (lambda p: p)
+    mine = np.array(run.doc_text(as_rows(pos_rows[owner])), dtype=object)
+    theirs = np.array(run.doc_text(as_rows(other)), dtype=object)
+    larger = (theirs > mine).astype(bool)
+    np.add.at(out, owner[larger], 1)
+    return out
 
-    Python compares ``str`` by code point, which is UTF-8 byte order.
+
+def _in_query_order(codes: np.ndarray, scores: np.ndarray) -> tuple[bool, np.ndarray]:
+    """Whether rows come grouped by query with non-increasing scores; the query starts."""
+    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+    if len(np.unique(codes[starts])) != len(starts):
+        return False, starts
+    rising = scores[1:] > scores[:-1]
+    rising[starts[1:] - 1] = False
+    return not rising.any(), starts
+
+
+def _tie_span(scores: np.ndarray, pos: np.ndarray, first: np.ndarray, end: np.ndarray):
+    """[low, high) of the run of equal scores around each position, inside its query."""
+    value = scores[pos]
+    low, high = pos.copy(), pos + 1
+    step = (low > first) & (scores[np.maximum(low - 1, 0)] == value)
+    while step.any():
+        low[step] -= 1
+        step &= (low > first) & (scores[np.maximum(low - 1, 0)] == value)
+    step = (high < end) & (scores[np.minimum(high, len(scores) - 1)] == value)
+    while step.any():
+        high[step] += 1
+        step &= (high < end) & (scores[np.minimum(high, len(scores) - 1)] == value)
+    return low, high
+
+
+def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
+    """0-based rank of each of ``rows`` within its query, by trec_eval's rule.
+
+    Only the requested rows are ranked. A run already grouped by query with scores
+    non-increasing (how systems write them) needs no sort: a row's rank is its position
+    in its query, corrected inside its group of equal scores by comparing document ids.
+    Any other file is sorted by (query, score) once.
     """
-    uniq, inverse = np.unique(np.asarray(docids, dtype=object), return_inverse=True)
-    return inverse.reshape(-1)
+    codes, scores = run.qid_codes, run.scores
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    in_order, starts = _in_query_order(codes, scores)
+    order = None
+    pos = rows
+    if not in_order:
+        order = np.lexsort((-scores, codes))
+        codes, scores = codes[order], scores[order]
+        starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+        inverse = np.empty(len(order), dtype=np.int64)
+        inverse[order] = np.arange(len(order))
+        pos = inverse[rows]
+    which = np.searchsorted(starts, pos, side="right") - 1
+    first = starts[which]
+    end = np.append(starts, len(scores))[which + 1]
+    low, high = _tie_span(scores, pos, first, end)
+    return (low - first) + _tie_counts(run, pos, low, high - low, order)
 
 
 def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
-    qrels_qids = sorted(set(qrels.qid_vocab[c] for c in np.unique(qrels.qid_codes)))
+    qrels_used = np.flatnonzero(np.bincount(qrels.qid_codes, minlength=len(qrels.qid_vocab)))
+    qrels_qids = sorted(qrels.qid_vocab[c] for c in qrels_used)
     position = {qid: i for i, qid in enumerate(qrels_qids)}
-    run_qids_present = [run.qid_vocab[c] for c in np.unique(run.qid_codes)]
-    run_qid_to_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
+    run_used = np.flatnonzero(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))
+    run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
 
     present = np.zeros(len(qrels_qids), dtype=bool)
-    if len(run_qid_to_pos):
-        found = run_qid_to_pos[np.unique(run.qid_codes)]
-        present[found[found >= 0]] = True
+    found = run_code_pos[run_used]
+    present[found[found >= 0]] = True
     evaluated = np.flatnonzero(present | options.complete)
     if len(evaluated) == 0:
+        run_sample = [run.qid_vocab[c] for c in run_used[:3]]
         raise InputError(
             f"no query of {run.path} has judgments in {qrels.path} "
-            f"(run queries such as {', '.join(map(repr, run_qids_present[:3]))}; "
+            f"(run queries such as {', '.join(map(repr, run_sample))}; "
             f"qrels queries such as {', '.join(map(repr, qrels_qids[:3]))})"
         )
+    n_q = len(evaluated)
     eval_index = np.full(len(qrels_qids), -1, dtype=np.int64)
-    eval_index[evaluated] = np.arange(len(evaluated))
+    eval_index[evaluated] = np.arange(n_q)
     qids = [qrels_qids[i] for i in evaluated]
     skipped = [qrels_qids[i] for i in np.flatnonzero(~present)] if not options.complete else []
-    unjudged = sorted(q for q in run_qids_present if q not in position)
+    unjudged = sorted(run.qid_vocab[c] for c in run_used[found < 0])
 
-    # run rows of evaluated queries
-    row_pos = run_qid_to_pos[run.qid_codes]
-    row_q = np.where(row_pos >= 0, eval_index[np.maximum(row_pos, 0)], -1)
-    keep = row_q >= 0
-    row_q = row_q[keep]
-    scores = run.scores[keep]
-    doc_codes = run.doc_codes[keep]
+    code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
+    row_q = code_q[run.qid_codes]
+    num_ret = np.bincount(row_q[row_q >= 0], minlength=n_q).astype(np.int64)
 
-    # order: query, score descending, then document id descending (byte order)
-    order = np.lexsort((-scores, row_q))
-    sq, ss = row_q[order], scores[order]
-    tied = np.zeros(len(order), dtype=bool)
-    same = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
-    tied[1:] |= same
-    tied[:-1] |= same
-    if tied.any():
-        tied_pos = np.flatnonzero(tied)
-        group = np.cumsum(~np.concatenate(([False], same)))[tied_pos]
-        names = [run.doc_vocab[c] for c in doc_codes[order[tied_pos]]]
-        within = np.lexsort((-tie_order(names), group))
-        order[tied_pos] = order[tied_pos[within]]
-        sq = row_q[order]
-    n_q = len(qids)
-    counts = np.bincount(sq, minlength=n_q)
-    starts = np.concatenate(([0], np.cumsum(counts)))
-    ranks = np.arange(len(order)) - starts[sq]
+    # grades: join (query, document) of run rows with the qrels of evaluated queries
+    qrels_q = eval_index[np.array([position[q] for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]]
+    qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
+    joinable = (qrels_q >= 0) & (qrels_key >= 0)
+    keys = np.unique(qrels_key[joinable])
+    candidates = np.flatnonzero(np.isin(run.doc_codes, keys) & (row_q >= 0))
+    width = len(keys) + 1
+    qrels_pair = qrels_q[joinable] * width + np.searchsorted(keys, qrels_key[joinable])
+    pair_order = np.argsort(qrels_pair, kind="stable")
+    qrels_pair = qrels_pair[pair_order]
+    qrels_grade = qrels.grades[joinable][pair_order]
+    run_pair = row_q[candidates] * width + np.searchsorted(keys, run.doc_codes[candidates])
+    at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
+    hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)
+    rows = candidates[hit]
+    grade = qrels_grade[at[hit]]
 
-    # grades by a join on (query, document)
-    qrels_doc = {d: i for i, d in enumerate(qrels.doc_vocab)}
-    run_doc_to_qrels = np.array([qrels_doc.get(d, -1) for d in run.doc_vocab], dtype=np.int64)
-    qrels_q = eval_index[np.array([position[qrels.qid_vocab[c]] for c in range(len(qrels.qid_vocab))],
-                                   dtype=np.int64)[qrels.qid_codes]]
-    n_docs = max(len(qrels.doc_vocab), 1)
-    in_eval = qrels_q >= 0
-    qrels_key = qrels_q[in_eval] * n_docs + qrels.doc_codes[in_eval]
-    qrels_grade = qrels.grades[in_eval]
-    key_order = np.argsort(qrels_key, kind="stable")
-    qrels_key, qrels_grade = qrels_key[key_order], qrels_grade[key_order]
+    ranks = rank_rows(run, rows)
+    sq = row_q[rows]
+    order = np.lexsort((ranks, sq))
+    sq, ranks, grade = sq[order], ranks[order], grade[order]
 
-    mapped = run_doc_to_qrels[doc_codes[order]]
-    run_key = sq * n_docs + np.maximum(mapped, 0)
-    at = np.searchsorted(qrels_key, run_key)
-    at_c = np.minimum(at, max(len(qrels_key) - 1, 0))
-    judged = (mapped >= 0) & (at < len(qrels_key))
-    if len(qrels_key):
-        judged &= qrels_key[at_c] == run_key
-    grade = np.where(judged, qrels_grade[at_c] if len(qrels_key) else 0, RELVALUE_NONPOOL)
-
-    num_ret = counts.astype(np.int64)
     missing = ~present[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
     if options.max_ret is not None:
-        keep_rank = ranks < options.max_ret
-        sq, ranks, grade, judged = sq[keep_rank], ranks[keep_rank], grade[keep_rank], judged[keep_rank]
+        kept = ranks < options.max_ret
+        sq, ranks, grade = sq[kept], ranks[kept], grade[kept]
         num_ret = np.minimum(num_ret, max(options.max_ret, 0))
     rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade)
     if options.judged_only:
-        kept = judged & (grade >= 0)
+        kept = rel >= 0
         sq, rel = sq[kept], rel[kept]
         num_ret = np.bincount(sq, minlength=n_q).astype(np.int64)
-        starts_j = np.concatenate(([0], np.cumsum(num_ret)))
-        ranks = np.arange(len(sq)) - starts_j[sq]
-    else:
-        sq, ranks, rel = sq[judged], ranks[judged], rel[judged]
+        starts = np.concatenate(([0], np.cumsum(num_ret)))
+        ranks = np.arange(len(sq)) - starts[sq]
     offsets = np.concatenate(([0], np.cumsum(np.bincount(sq, minlength=n_q)))).astype(np.int64)
 
     # non-negative grades per evaluated query, descending
-    nonneg = in_eval.copy()
-    nonneg[in_eval] = qrels.grades[in_eval] >= 0
+    nonneg = (qrels_q >= 0) & (qrels.grades >= 0)
     jq, jg = qrels_q[nonneg], qrels.grades[nonneg]
     jorder = np.lexsort((-jg, jq))
     judged_offsets = np.concatenate(([0], np.cumsum(np.bincount(jq, minlength=n_q)))).astype(np.int64)

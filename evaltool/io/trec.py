@@ -25,8 +25,9 @@ import os
 import numpy as np
 
 from evaltool.data import Qrels, Run
+from evaltool.io import columnar
 from evaltool.errors import ParseError
-from evaltool.io.common import Encoder, decode, read_bytes, resolve_duplicates
+from evaltool.io.common import GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, decode, read_bytes, resolve_duplicates
 
 QRELS_EXPECTED = "4 fields 'query_id iteration doc_id grade'"
 RUN_EXPECTED = "6 fields 'query_id iteration doc_id rank score run_tag'"
@@ -79,6 +80,10 @@ def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.nd
 
 def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels:
     """Read a TREC qrels file into a :class:`~evaltool.data.Qrels`."""
+    if columnar.wanted(path):
+        table = columnar.read_qrels(path)
+        if table is not None:
+            return table
     name, data = read_bytes(path)
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, grades, lines = [], [], [], []
@@ -88,6 +93,8 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
         grade = _parse_grade(fields[3])
         if grade is None:
             raise ParseError(name, number, _text(raw), f"an integer grade in field 4, not {decode(fields[3])!r}")
+        if not GRADE_MIN <= grade <= GRADE_MAX:
+            raise ParseError(name, number, _text(raw), f"an integer grade {GRADE_RANGE} in field 4")
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[2]))
         grades.append(grade)
@@ -108,6 +115,10 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
 
 def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
     """Read a TREC run file into a :class:`~evaltool.data.Run`; ``-`` reads stdin."""
+    if columnar.wanted(path):
+        table = columnar.read_run(path)
+        if table is not None:
+            return table
     name, data = read_bytes(path, allow_stdin=True)
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, scores, lines = [], [], [], []

@@ -1,0 +1,260 @@
+"""Columnar reading of large TREC files with pyarrow (multi-threaded CSV parsing).
+
+Used for files above :data:`COLUMNAR_MIN_BYTES` when pyarrow is installed. It handles
+the regular shape (one space or one tab between fields, nothing after the run tag, no
+comment lines) and returns ``None`` for anything else, so that the line-by-line reader
+in :mod:`evaltool.io.trec` (which names the exact line of any problem) takes over.
+
+Numeric document ids (MS MARCO style) become exact int64 keys: no string hashing, and
+no per-row Python objects. Other ids are dictionary-encoded by Arrow.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import numpy as np
+
+from evaltool.data import Qrels, Run
+from evaltool.io.common import GRADE_MAX, GRADE_MIN, GZIP_MAGIC
+
+COLUMNAR_MIN_BYTES = 2 << 20
+_POW10 = np.array([10 ** k for k in range(19)], dtype=np.int64)
+
+
+def available() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def wanted(path) -> bool:
+    """Large enough to repay importing pyarrow, and pyarrow is there."""
+    name = os.fspath(path)
+    try:
+        return name != "-" and os.path.getsize(name) >= COLUMNAR_MIN_BYTES and available()
+    except OSError:
+        return False
+
+
+def _head(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        start = handle.read(1 << 16)
+    if start[:2] == GZIP_MAGIC:
+        with gzip.open(path, "rb") as handle:
+            start = handle.read(1 << 16)
+    return start
+
+
+def _delimiter(head: bytes, fields: int) -> str | None:
+    """The single delimiter the file uses, or None if its shape is irregular."""
+    lines = head.split(b"\n")[:-1] or head.split(b"\n")
+    for delimiter in (b" ", b"\t"):
+        if all(line.rstrip(b"\r").count(delimiter) == fields - 1 and b"\t " not in line
+               and delimiter * 2 not in line and line[:1] not in (b"#", delimiter)
+               and (delimiter == b"\t" or b"\t" not in line)
+               for line in lines if line.strip()):
+            return delimiter.decode()
+    return None
+
+
+def _read(path: str, names: list[str], columns: dict, delimiter: str):
+    import pyarrow as pa
+    import pyarrow.csv as csv
+
+    with open(path, "rb") as handle:
+        compressed = handle.read(2) == GZIP_MAGIC
+    source = pa.input_stream(path, compression="gzip") if compressed else path
+    try:
+        return csv.read_csv(
+            source,
+            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
+            parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                           escape_char=False, newlines_in_values=False),
+            convert_options=csv.ConvertOptions(include_columns=list(columns), column_types=columns,
+                                               strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        return None
+
+
+def _numpy(column, dtype) -> np.ndarray:
+    """A null-free primitive Arrow column as one numpy array (without pyarrow's pandas shim)."""
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * np.dtype(dtype).itemsize)
+             for c in chunks if len(c)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _qids(column):
+    """Dictionary-encode query ids: (vocab, int64 codes), or None if a comment line slipped in."""
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    vocab = encoded.dictionary.to_pylist()
+    if any(q.startswith("#") for q in vocab):
+        return None
+    return vocab, _numpy(encoded.indices, np.int32).astype(np.int64)
+
+
+def _numeric_ids(column):
+    """int64 values when every id is a canonical non-negative decimal ("7", not "07" or "+7")."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        values = _numpy(pc.cast(column, pa.int64()), np.int64)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if len(values) == 0 or values.min() < 0 or pc.any(pc.starts_with(column, "+")).as_py():
+        return None
+    # "07" casts to 7 too: a leading zero is allowed only in "0" itself
+    zeros = values == 0
+    leading_zero = pc.sum(pc.starts_with(column, "0")).as_py() or 0
+    if leading_zero != int(zeros.sum()) or np.any(_numpy(pc.binary_length(column), np.int32)[zeros] != 1):
+        return None
+    return values
+
+
+def _last_field(path: str, fields: int) -> str | None:
+    """Field ``fields`` of the last content line, read from the end of an uncompressed file."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - (1 << 16)))
+        tail = handle.read()
+    for line in reversed(tail.split(b"\n")):
+        parts = line.split()
+        if parts and not parts[0].startswith(b"#"):
+            return parts[fields - 1].decode("utf-8", "surrogateescape") if len(parts) >= fields else None
+    return None
+
+
+def canonical_int(text: str) -> int:
+    """The int64 key of a document id in a numeric run, -1 if it cannot occur there."""
+    if text.isdigit() and text.isascii() and (text == "0" or text[0] != "0") and len(text) <= 18:
+        return int(text)
+    return -1
+
+
+class NumericDocRun(Run):
+    """A run whose document ids are canonical integers, kept as int64 keys."""
+
+    def doc_text(self, rows):
+        return [str(v) for v in self.doc_codes[rows].tolist()]
+
+    def keys_for(self, docids):
+        return np.array([canonical_int(d) for d in docids], dtype=np.int64)
+
+
+class ArrowDocRun(Run):
+    """A run whose document ids stay in an Arrow dictionary."""
+
+    def doc_text(self, rows):
+        import pyarrow as pa
+
+        return self.extra["dictionary"].take(pa.array(self.doc_codes[rows])).to_pylist()
+
+    def keys_for(self, docids):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = pc.index_in(pa.array(docids, type=pa.string()), value_set=self.extra["dictionary"])
+        return _numpy(found.fill_null(-1), np.int32).astype(np.int64)
+
+
+def _sorted_has_repeat(keys: np.ndarray) -> bool:
+    keys = np.sort(keys)
+    return bool(np.any(keys[1:] == keys[:-1]))
+
+
+def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray) -> bool:
+    """Any (query, document) pair twice? A sort of packed keys, in two threads when the
+    file is grouped by query (each half then holds whole queries)."""
+    n = len(doc_codes)
+    if n < 2:
+        return False
+    if not (doc_codes.max() < (1 << 40) and qid_codes.max() < (1 << 23)):
+        order = np.lexsort((doc_codes, qid_codes))
+        same_q = qid_codes[order][1:] == qid_codes[order][:-1]
+        return bool(np.any(same_q & (doc_codes[order][1:] == doc_codes[order][:-1])))
+    packed = (qid_codes.astype(np.int64) << 40) | doc_codes
+    changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
+    grouped = len(np.unique(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
+    if not grouped or n < 1_000_000 or len(changes) == 0:
+        return _sorted_has_repeat(packed)
+    middle = changes[np.searchsorted(changes, n // 2)] if changes[-1] >= n // 2 else changes[-1]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        return any(pool.map(_sorted_has_repeat, (packed[:middle], packed[middle:])))
+
+
+def read_run(path) -> Run | None:
+    """Columnar read of a regular run file; None when the line reader must take over.
+
+    Duplicated (query, document) pairs also hand over, so that the line reader reports
+    or resolves them with their line numbers.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    name = os.fspath(path)
+    delimiter = _delimiter(_head(name), 6)
+    if delimiter is None:
+        return None
+    with open(name, "rb") as handle:
+        compressed = handle.read(2) == GZIP_MAGIC
+    columns = {"q": pa.string(), "d": pa.string(), "s": pa.float64()}
+    if compressed:
+        columns["tag"] = pa.dictionary(pa.int32(), pa.string())
+    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter)
+    if table is None or table.num_rows == 0:
+        return None
+    runid = table["tag"][-1].as_py() if compressed else _last_field(name, 6)
+    scores = _numpy(table["s"], np.float64)
+    if runid is None or not np.all(np.isfinite(scores)):
+        return None
+    qids = _qids(table["q"])
+    if qids is None:
+        return None
+    vocab, qid_codes = qids
+    numeric = _numeric_ids(table["d"])
+    if numeric is not None:
+        run = NumericDocRun(vocab, qid_codes, [], numeric, scores, None, runid=runid, path=name)
+    else:
+        encoded = pc.dictionary_encode(table["d"]).combine_chunks()
+        codes = _numpy(encoded.indices, np.int32).astype(np.int64)
+        run = ArrowDocRun(vocab, qid_codes, [], codes, scores, None, runid=runid, path=name,
+                          extra={"dictionary": encoded.dictionary})
+    del table
+    return None if has_duplicates(run.qid_codes, run.doc_codes) else run
+
+
+def read_qrels(path) -> Qrels | None:
+    """Columnar read of a regular qrels file; None when the line reader must take over."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    name = os.fspath(path)
+    delimiter = _delimiter(_head(name), 4)
+    if delimiter is None:
+        return None
+    table = _read(name, ["q", "iter", "d", "g"], {"q": pa.string(), "d": pa.string(), "g": pa.int64()}, delimiter)
+    if table is None or table.num_rows == 0:
+        return None
+    qids = _qids(table["q"])
+    if qids is None:
+        return None
+    vocab, qid_codes = qids
+    docs = pc.dictionary_encode(table["d"]).combine_chunks()
+    grades = _numpy(table["g"], np.int64)
+    if has_duplicates(qid_codes, _numpy(docs.indices, np.int32).astype(np.int64)):
+        return None
+    if len(grades) and (grades.min() < GRADE_MIN or grades.max() > GRADE_MAX):
+        return None
+    return Qrels(vocab, qid_codes, docs.dictionary.to_pylist(),
+                 _numpy(docs.indices, np.int32).astype(np.int64), grades, None, path=name)

@@ -36,6 +36,8 @@ class EvalResult:
 
     ``summary`` maps output names (``P_10``, ``map``...) to values; ``per_query`` maps
     query ids to such dicts (measures that trec_eval prints per query only).
+    ``per_query_requested`` (``evaluate(per_query=...)``) decides whether ``to_dict`` and
+    ``to_json`` include the per-query values when not told explicitly.
     """
 
     qids: list[str]
@@ -44,6 +46,7 @@ class EvalResult:
     meta: dict = field(default_factory=dict)
     zscores: bool = False
     timings: dict = field(default_factory=dict, repr=False)
+    per_query_requested: bool = True
 
     @property
     def measures(self) -> list[str]:
@@ -62,14 +65,16 @@ class EvalResult:
         shown = [c for c in self.columns if c.measure.per_query]
         return {qid: {c.name: self._value(c, i) for c in shown} for i, qid in enumerate(self.qids)}
 
-    def to_dict(self, per_query: bool = True) -> dict:
+    def to_dict(self, per_query: bool | None = None) -> dict:
+        if per_query is None:
+            per_query = self.per_query_requested
         out = {"measures": self.measures, "summary": self.summary}
         if per_query:
             out["per_query"] = self.per_query
         out["meta"] = self.meta
         return out
 
-    def to_json(self, per_query: bool = True, indent: int | None = 2) -> str:
+    def to_json(self, per_query: bool | None = None, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(per_query), indent=indent, ensure_ascii=False)
 
     def to_frame(self):
@@ -135,6 +140,8 @@ def evaluate(
 
     ``measures`` takes trec_eval names (``"ndcg_cut.10"``, ``"P.5,10"``, ``"official"``);
     the keyword options mirror trec_eval's ``-l``, ``-c``, ``-M``, ``-J``, ``-N``, ``-Z``.
+    ``per_query`` (trec_eval's ``-q``) puts the per-query values into ``to_json()``;
+    ``result.per_query`` is available either way.
 
     >>> result = evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["P.1", "map"])
     >>> result.summary
@@ -209,4 +216,5 @@ def evaluate(
         "skipped_queries": ranking.skipped_qrels_queries,
         "run_queries_without_judgments": ranking.unjudged_run_queries,
     }
-    return EvalResult(batch.qids, columns, summary, meta, zscores=ztable is not None, timings=timings)
+    return EvalResult(batch.qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
+                      per_query_requested=per_query)

@@ -14,6 +14,7 @@ parameters still replace the defaults a nickname brings.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable
 
 from evaltool.errors import MeasureError
@@ -25,19 +26,22 @@ DEFAULT_MEASURES = ("official",)
 
 def _number(text: str, measure: str, whole: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise MeasureError(f"measure '{whole}': parameter {text!r} of {measure} is not a number") from None
+        value = math.nan
+    if not math.isfinite(value):
+        raise MeasureError(f"measure '{whole}': parameter {text!r} of {measure} is not a finite number")
+    return value
 
 
 def _parse_values(measure, text: str, whole: str):
     items = text.split(",")
     kind = measure.params
     if kind is Params.CUTOFFS:
-        values = [int(_number(item, measure.name, whole)) for item in items]
-        if any(v <= 0 for v in values):
+        numbers = [_number(item, measure.name, whole) for item in items]
+        if not all(v >= 1 for v in numbers):
             raise MeasureError(f"measure '{whole}': cutoffs of {measure.name} must be positive integers")
-        return values
+        return [int(v) for v in numbers]
     if kind is Params.FRACTIONS:
         return [_number(item, measure.name, whole) for item in items]
     if kind is Params.NUMBERS:

@@ -74,8 +74,11 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str):
             read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
             parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                            escape_char=False, newlines_in_values=False),
+            # no null spellings: Arrow would read 'nan', 'NA', 'null', 'N/A' as nulls (0 in numpy),
+            # where the line reader rejects them; with none, such values fail here and hand over
             convert_options=csv.ConvertOptions(include_columns=list(columns), column_types=columns,
-                                               strings_can_be_null=False, quoted_strings_can_be_null=False),
+                                               null_values=[], strings_can_be_null=False,
+                                               quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None

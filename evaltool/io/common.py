@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import sys
+import zlib
 
 import numpy as np
 
@@ -12,6 +13,9 @@ from evaltool.errors import EvaltoolError, ParseError
 
 GZIP_MAGIC = b"\x1f\x8b"
 DUPLICATE_POLICIES = ("error", "first", "max")
+# grades are stored as int64 (trec_eval reads them into a C long)
+GRADE_MIN, GRADE_MAX = -(2**63), 2**63 - 1
+GRADE_RANGE = f"between {GRADE_MIN} and {GRADE_MAX}"
 
 
 def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[str, bytes]:
@@ -31,7 +35,7 @@ def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[s
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise ParseError(name, None, None, f"a readable gzip stream ({exc})") from None
     return name, data
 

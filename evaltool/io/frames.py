@@ -14,7 +14,7 @@ import numpy as np
 
 from evaltool.data import Qrels, Run
 from evaltool.errors import EvaltoolError, ParseError
-from evaltool.io.common import Encoder, resolve_duplicates
+from evaltool.io.common import GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, resolve_duplicates
 
 QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -22,10 +22,12 @@ RUN_COLUMNS = ("query_id", "doc_id", "score")
 
 def _check_grade(source: str, where: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
-            return int(value)
-        raise ParseError(source, None, f"{where}: {value!r}", "an integer grade")
-    return int(value)
+        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
+            raise ParseError(source, None, f"{where}: {value!r}", "an integer grade")
+    grade = int(value)
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        raise ParseError(source, None, f"{where}: {value!r}", f"an integer grade {GRADE_RANGE}")
+    return grade
 
 
 def _check_score(source: str, where: str, value) -> float:
@@ -56,7 +58,8 @@ def _build(cls, source, rows, check, on_duplicate, runid=None):
     def duplicate(first: int, repeated: int) -> None:
         raise ParseError(
             source, None, f"query {qids.vocab[qc[first]]} document {docs.vocab[dc[first]]}",
-            "each (query, document) pair once (use --on-duplicate first|max to accept duplicates)",
+            f"each (query, document) pair once; entries {first + 1} and {repeated + 1} (counting from 1) "
+            "both give it (use on_duplicate='first' or 'max' to accept duplicates)",
         )
 
     keep, dropped = resolve_duplicates(on_duplicate, qid_codes, doc_codes, vals, len(docs.vocab), duplicate)

@@ -87,18 +87,26 @@ def _fail(exc: EvaltoolError):
               help="Output format.")
 @click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error", show_default=True,
               help="A (query, document) pair given twice: stop (trec_eval), keep the first, or keep the max.")
+@click.option("--stream", is_flag=True,
+              help="Read the run chunk by chunk (memory bounded by a chunk of queries); same output.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Threads for parsing large files (default: all cores).")
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
 def eval_command(qrels, run, measures, per_query, complete, no_summary, relevance_level, max_ret,
-                 judged_only, num_docs, zscores, fmt, on_duplicate, timings):
+                 judged_only, num_docs, zscores, fmt, on_duplicate, stream, jobs, timings):
     from evaltool.evaluate import evaluate
 
+    if jobs:
+        from evaltool.io import columnar
+
+        columnar.JOBS = jobs
     try:
         result = evaluate(
             qrels, run, list(measures) or None, per_query,
             relevance_level=relevance_level, complete=complete, max_ret=max_ret,
             judged_only=judged_only, num_docs_in_coll=num_docs, zscores=zscores,
-            on_duplicate=on_duplicate,
+            on_duplicate=on_duplicate, stream=stream,
         )
     except EvaltoolError as exc:
         _fail(exc)

@@ -11,7 +11,7 @@ import numpy as np
 
 from evaltool.aggregate import read_zscores, summarize, to_zscores
 from evaltool.data import Qrels, Run
-from evaltool.errors import EvaltoolError
+from evaltool.errors import EvaltoolError, InputError
 from evaltool.measures.base import Agg, Request
 from evaltool.names import parse_measures
 from evaltool.ranking import RankOptions, rank
@@ -121,6 +121,96 @@ def load_run(run, on_duplicate: str = "error", runid: str | None = None) -> Run:
     raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
 
 
+def _batch_columns(requests, batch, ztable) -> list[Column]:
+    """Every output of every request for one batch of queries (``-c`` and ``-Z`` applied)."""
+    columns = []
+    for request in requests:
+        m = request.measure
+        values = request.compute(batch)
+        for j, name in enumerate(request.names):
+            if isinstance(values, list):
+                col = list(values)
+                if m.on_missing is not None:
+                    col = [m.on_missing if batch.missing[i] else v for i, v in enumerate(col)]
+            else:
+                col = values[:, j].copy()
+                if m.on_missing is not None:
+                    col[batch.missing] = m.on_missing
+                if ztable is not None and m.agg is not Agg.RUNID:
+                    col = to_zscores(col, batch.qids, name, ztable)
+            columns.append(Column(name, request, col))
+    return columns
+
+
+def _merge(parts: list[tuple[list[str], list[Column]]]) -> tuple[list[str], list[Column]]:
+    """Columns of several batches as one, queries in trec_eval's order (byte order)."""
+    if len(parts) == 1:
+        return parts[0]
+    qids = [q for part_qids, _ in parts for q in part_qids]
+    order = sorted(range(len(qids)), key=qids.__getitem__)
+    merged = []
+    for j, column in enumerate(parts[0][1]):
+        pieces = [cols[j].values for _, cols in parts]
+        if isinstance(column.values, list):
+            flat = [v for piece in pieces for v in piece]
+            values = [flat[i] for i in order]
+        else:
+            values = np.concatenate(pieces)[order]
+        merged.append(Column(column.name, column.request, values))
+    return [qids[i] for i in order], merged
+
+
+def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid):
+    """Evaluate a grouped run chunk by chunk; memory stays bounded by one chunk."""
+    from evaltool.io.stream import NotGroupedError, iter_partitions, iter_run_chunks
+
+    if not isinstance(run, (str, os.PathLike)):
+        raise EvaltoolError("--stream reads a run file; give a path")
+    chunk_options = RankOptions(options.relevance_level, options.max_ret, options.judged_only, False)
+    path = os.fspath(run)
+
+    def consume(chunks):
+        parts, seen, unjudged = [], set(), set()
+        rows = duplicates = 0
+        tag = ""
+        for chunk in chunks:
+            tag, rows, duplicates = chunk.runid or tag, rows + len(chunk), duplicates + chunk.duplicates_resolved
+            if len(chunk) == 0:
+                continue
+            try:
+                ranking = rank(qrels_t, chunk, chunk_options, num_docs_in_coll)
+            except InputError:
+                unjudged.update(chunk.qid_vocab)
+                continue
+            unjudged.update(ranking.unjudged_run_queries)
+            seen.update(ranking.batch.qids)
+            parts.append((ranking.batch.qids, _batch_columns(requests, ranking.batch, ztable), ranking.batch.missing))
+        return parts, seen, unjudged, rows, duplicates, tag
+
+    try:
+        parts, seen, unjudged, rows, duplicates, tag = consume(iter_run_chunks(run, on_duplicate=on_duplicate))
+    except NotGroupedError:
+        parts, seen, unjudged, rows, duplicates, tag = consume(iter_partitions(run, on_duplicate=on_duplicate))
+    qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
+    absent = sorted(qrels_qids - seen)
+    if options.complete and absent:
+        empty = Run(list(absent), np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None, runid=tag)
+        ranking = rank(qrels_t, empty, options, num_docs_in_coll)
+        keep = np.array([q not in seen for q in ranking.batch.qids])
+        columns = _batch_columns(requests, ranking.batch, ztable)
+        for column in columns:
+            column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
+                             else column.values[keep])
+        parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
+    if not parts:
+        raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
+    missing = int(sum(p[2].sum() for p in parts))
+    skipped = [] if options.complete else absent
+    info = {"runid": runid if runid is not None else tag, "path": path, "rows": rows, "duplicates": duplicates,
+            "skipped": skipped, "unjudged": sorted(unjudged - qrels_qids), "missing": missing}
+    return [(q, c) for q, c, _ in parts], info
+
+
 def evaluate(
     qrels,
     run,
@@ -135,13 +225,15 @@ def evaluate(
     zscores: str | None = None,
     on_duplicate: str = "error",
     runid: str | None = None,
+    stream: bool = False,
 ) -> EvalResult:
     """Score ``run`` against ``qrels`` with trec_eval's semantics.
 
     ``measures`` takes trec_eval names (``"ndcg_cut.10"``, ``"P.5,10"``, ``"official"``);
     the keyword options mirror trec_eval's ``-l``, ``-c``, ``-M``, ``-J``, ``-N``, ``-Z``.
     ``per_query`` (trec_eval's ``-q``) puts the per-query values into ``to_json()``;
-    ``result.per_query`` is available either way.
+    ``result.per_query`` is available either way. ``stream=True`` reads a run file
+    grouped by query chunk by chunk, so memory stays bounded; results are identical.
 
     >>> result = evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["P.1", "map"])
     >>> result.summary
@@ -150,52 +242,47 @@ def evaluate(
     if isinstance(measures, str):
         measures = [measures]
     requests = parse_measures(measures)
+    options = RankOptions(relevance_level, max_ret, judged_only, complete)
+    ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()
     qrels_t = load_qrels(qrels, on_duplicate)
-    run_t = load_run(run, on_duplicate, runid)
-    timings = {"parse": time.perf_counter() - clock}
+    timings = {}
+    if stream:
+        parts, info = _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid)
+        timings["stream"] = time.perf_counter() - clock
+    else:
+        run_t = load_run(run, on_duplicate, runid)
+        if runid is not None:
+            run_t.runid = runid
+        timings["parse"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        ranking = rank(qrels_t, run_t, options, num_docs_in_coll)
+        batch = ranking.batch
+        timings["rank"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        parts = [(batch.qids, _batch_columns(requests, batch, ztable))]
+        info = {"runid": ranking.runid, "path": run_t.path, "rows": len(run_t),
+                "duplicates": run_t.duplicates_resolved, "skipped": ranking.skipped_qrels_queries,
+                "unjudged": ranking.unjudged_run_queries, "missing": int(batch.missing.sum())}
     clock = time.perf_counter()
-    if runid is not None:
-        run_t.runid = runid
-    options = RankOptions(relevance_level, max_ret, judged_only, complete)
-    ranking = rank(qrels_t, run_t, options, num_docs_in_coll)
-    batch = ranking.batch
-    ztable = read_zscores(zscores) if zscores else None
-    timings["rank"] = time.perf_counter() - clock
-    clock = time.perf_counter()
+    qids, columns = _merge(parts)
 
-    columns: list[Column] = []
     summary: dict = {}
-    n = batch.n_queries
-    for request in requests:
-        m = request.measure
-        values = request.compute(batch)
-        for j, name in enumerate(request.names):
-            if isinstance(values, list):
-                col = list(values)
-                if m.on_missing is not None:
-                    col = [m.on_missing if batch.missing[i] else v for i, v in enumerate(col)]
-                columns.append(Column(name, request, col))
-                continue
-            col = values[:, j].copy()
-            if m.on_missing is not None:
-                col[batch.missing] = m.on_missing
-            if ztable is not None and m.agg is not Agg.RUNID:
-                col = to_zscores(col, batch.qids, name, ztable)
-            columns.append(Column(name, request, col))
-            if m.agg is Agg.RUNID:
-                summary[name] = ranking.runid
-            elif m.agg is not Agg.NONE:
-                value = summarize(m.agg, col, n)
-                if m.name == "num_rel" and complete:
-                    value = float(np.count_nonzero(batch.judged_grades > 0))
-                summary[name] = int(value) if m.integer and ztable is None else value
-
-    timings["measures"] = time.perf_counter() - clock
+    n = len(qids)
+    for column in columns:
+        m = column.measure
+        if m.agg is Agg.RUNID:
+            summary[column.name] = info["runid"]
+        elif m.agg is not Agg.NONE:
+            value = summarize(m.agg, column.values, n)
+            if m.name == "num_rel" and complete:
+                value = float(np.count_nonzero(qrels_t.grades > 0))
+            summary[column.name] = int(value) if m.integer and ztable is None else value
+    timings["measures"] = timings.get("measures", 0.0) + time.perf_counter() - clock
     meta = {
         "qrels": qrels_t.path,
-        "run": run_t.path,
-        "runid": ranking.runid,
+        "run": info["path"],
+        "runid": info["runid"],
         "options": {
             "relevance_level": relevance_level,
             "complete": complete,
@@ -207,14 +294,14 @@ def evaluate(
         },
         "counts": {
             "queries_evaluated": n,
-            "queries_missing_from_run": int(batch.missing.sum()),
+            "queries_missing_from_run": info["missing"],
             "qrels_rows": len(qrels_t),
-            "run_rows": len(run_t),
+            "run_rows": info["rows"],
             "qrels_duplicates_resolved": qrels_t.duplicates_resolved,
-            "run_duplicates_resolved": run_t.duplicates_resolved,
+            "run_duplicates_resolved": info["duplicates"],
         },
-        "skipped_queries": ranking.skipped_qrels_queries,
-        "run_queries_without_judgments": ranking.unjudged_run_queries,
+        "skipped_queries": info["skipped"],
+        "run_queries_without_judgments": info["unjudged"],
     }
-    return EvalResult(batch.qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
+    return EvalResult(qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
                       per_query_requested=per_query)

@@ -29,9 +29,9 @@ CASES = [
 
 
 @pytest.mark.parametrize("expected,command", CASES, ids=[f"{e}:{c[:40]}" for e, c in CASES])
-def test_trec_eval_golden_output(expected, command, monkeypatch):
+def test_trec_eval_golden_output(expected, command, reading_mode, monkeypatch):
     folder = require_shared("conformance", "trec_eval")
     monkeypatch.chdir(folder)
-    result = CliRunner().invoke(main, command.split(), catch_exceptions=False)
+    result = CliRunner().invoke(main, [*reading_mode, *command.split()], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (folder / expected).read_bytes()

@@ -35,11 +35,11 @@ def _measure_spec(name: str) -> str:
 
 
 @pytest.mark.parametrize("row", _rows())
-def test_published_value(row, monkeypatch):
+def test_published_value(row, reading_mode, monkeypatch):
     folder = require_shared("realdata", "published.tsv").parent
     monkeypatch.chdir(folder)
     args = shlex.split(row["trec_eval_args"])
-    command = [*args, "-q", "-m", _measure_spec(row["measure"]), row["qrels"], row["run"]]
+    command = [*reading_mode, *args, "-q", "-m", _measure_spec(row["measure"]), row["qrels"], row["run"]]
     result = CliRunner().invoke(main, command, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     printed = {}

@@ -20,6 +20,7 @@ from evaltool.data import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, GZIP_MAGIC
 
 COLUMNAR_MIN_BYTES = 2 << 20
+JOBS = os.cpu_count() or 1  # threads for parsing and sorting; --jobs sets it
 _POW10 = np.array([10 ** k for k in range(19)], dtype=np.int64)
 
 
@@ -65,6 +66,8 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str):
     import pyarrow as pa
     import pyarrow.csv as csv
 
+    pa.set_cpu_count(max(1, JOBS))
+
     with open(path, "rb") as handle:
         compressed = handle.read(2) == GZIP_MAGIC
     source = pa.input_stream(path, compression="gzip") if compressed else path
@@ -92,11 +95,21 @@ def _numpy(column, dtype) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
+def _numpy_bool(column) -> np.ndarray:
+    """A null-free boolean Arrow array as a numpy bool array."""
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    parts = [np.unpackbits(np.frombuffer(c.buffers()[1], dtype=np.uint8), bitorder="little")[c.offset:c.offset + len(c)]
+             for c in chunks if len(c)]
+    return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
+
+
 def _qids(column):
     """Dictionary-encode query ids: (vocab, int64 codes), or None if a comment line slipped in."""
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(column).combine_chunks()
+    encoded = pc.dictionary_encode(column)
+    if hasattr(encoded, "combine_chunks"):
+        encoded = encoded.combine_chunks()
     vocab = encoded.dictionary.to_pylist()
     if any(q.startswith("#") for q in vocab):
         return None
@@ -187,13 +200,32 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray) -> bool:
     packed = (qid_codes.astype(np.int64) << 40) | doc_codes
     changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
     grouped = len(np.unique(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
-    if not grouped or n < 1_000_000 or len(changes) == 0:
+    if not grouped or n < 1_000_000 or len(changes) == 0 or JOBS < 2:
         return _sorted_has_repeat(packed)
     middle = changes[np.searchsorted(changes, n // 2)] if changes[-1] >= n // 2 else changes[-1]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:
         return any(pool.map(_sorted_has_repeat, (packed[:middle], packed[middle:])))
+
+
+def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str) -> Run | None:
+    """A Run from Arrow id columns; None if a query id looks like a comment line."""
+    import pyarrow.compute as pc
+
+    encoded_qids = _qids(qids)
+    if encoded_qids is None:
+        return None
+    vocab, qid_codes = encoded_qids
+    numeric = _numeric_ids(docids)
+    if numeric is not None:
+        return NumericDocRun(vocab, qid_codes, [], numeric, scores, None, runid=runid, path=path)
+    encoded = pc.dictionary_encode(docids)
+    if hasattr(encoded, "combine_chunks"):
+        encoded = encoded.combine_chunks()
+    codes = _numpy(encoded.indices, np.int32).astype(np.int64)
+    return ArrowDocRun(vocab, qid_codes, [], codes, scores, None, runid=runid, path=path,
+                       extra={"dictionary": encoded.dictionary})
 
 
 def read_run(path) -> Run | None:
@@ -221,18 +253,9 @@ def read_run(path) -> Run | None:
     scores = _numpy(table["s"], np.float64)
     if runid is None or not np.all(np.isfinite(scores)):
         return None
-    qids = _qids(table["q"])
-    if qids is None:
+    run = run_from_columns(table["q"], table["d"], scores, runid, name)
+    if run is None:
         return None
-    vocab, qid_codes = qids
-    numeric = _numeric_ids(table["d"])
-    if numeric is not None:
-        run = NumericDocRun(vocab, qid_codes, [], numeric, scores, None, runid=runid, path=name)
-    else:
-        encoded = pc.dictionary_encode(table["d"]).combine_chunks()
-        codes = _numpy(encoded.indices, np.int32).astype(np.int64)
-        run = ArrowDocRun(vocab, qid_codes, [], codes, scores, None, runid=runid, path=name,
-                          extra={"dictionary": encoded.dictionary})
     del table
     return None if has_duplicates(run.qid_codes, run.doc_codes) else run
 

@@ -1,0 +1,297 @@
+"""Reading a run as a sequence of whole queries, with memory bounded by a chunk.
+
+``--stream`` evaluates a run that is too large to hold at once: rows are read in
+blocks, cut at query boundaries, and each chunk of whole queries becomes its own
+:class:`~evaltool.data.Run`. Runs are normally grouped by query (every line of a query
+together, as systems write them). When a query comes back after another one started,
+:func:`iter_run_chunks` raises :class:`NotGroupedError`; :func:`iter_partitions` then
+splits the file by a hash of the query id into temporary files small enough to read
+whole, so an ungrouped run is still evaluated in bounded memory (one more pass).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterator
+
+import numpy as np
+
+from evaltool.data import Run
+from evaltool.errors import InputError, ParseError
+from evaltool.io import columnar
+from evaltool.io.common import GZIP_MAGIC, Encoder, decode, resolve_duplicates
+
+CHUNK_ROWS = 1 << 20          # rows per evaluated chunk (at least; cut at a query boundary)
+BLOCK_BYTES = 1 << 24         # bytes pyarrow reads at a time
+BUCKET_BYTES = 64 << 20       # size of a hash partition of an ungrouped run
+
+
+def _open(path: str):
+    with open(path, "rb") as handle:
+        compressed = handle.read(2) == GZIP_MAGIC
+    return gzip.open(path, "rb") if compressed else open(path, "rb")
+
+
+def line_of_row(path: str, row: int) -> tuple[int, str]:
+    """File line number and text of the ``row``-th content line (0-based); for error messages."""
+    seen = -1
+    with _open(path) as handle:
+        for number, raw in enumerate(handle, 1):
+            fields = raw.split()
+            if fields and fields[0][:1] != b"#":
+                seen += 1
+                if seen == row:
+                    return number, decode(raw.rstrip(b"\r\n"))
+    return row + 1, ""
+
+
+class NotGroupedError(ParseError):
+    """The run is not grouped by query (a query's lines are not all together)."""
+
+
+class _Grouping:
+    """Remembers finished queries so that a query split across the file is caught."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.finished: set[str] = set()
+
+    def close(self, qids, first_row: int, row_of) -> None:
+        for qid in qids:
+            if qid in self.finished:
+                line, text = line_of_row(self.path, row_of(qid))
+                raise NotGroupedError(
+                    self.path, line, text,
+                    f"a run grouped by query for --stream: query {qid!r} appeared earlier and "
+                    "again here (group it first, e.g. sort -s -k1,1 run.txt, or drop --stream)",
+                )
+        self.finished.update(qids)
+
+
+def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid) -> Run:
+    """A Run from one chunk of rows (row0 = index of its first content row in the file).
+
+    ``qids``/``docs`` are Arrow arrays (columnar blocks) or lists of str (line reader).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if isinstance(qids, list):
+        q_enc, d_enc = Encoder(), Encoder()
+        qid_codes = np.fromiter((q_enc(q) for q in qids), dtype=np.int64, count=len(qids))
+        doc_codes = np.fromiter((d_enc(d) for d in docs), dtype=np.int64, count=len(docs))
+        run = Run(q_enc.vocab, qid_codes, d_enc.vocab, doc_codes, scores, None, runid=runid, path=path)
+    else:
+        run = columnar.run_from_columns(qids, docs, scores, runid, path)
+
+    def duplicate(first: int, repeated: int) -> None:
+        line, text = line_of_row(path, row0 + repeated)
+        first_line, _ = line_of_row(path, row0 + first)
+        raise ParseError(path, line, text,
+                         f"each (query, document) pair once; query {run.qid_vocab[run.qid_codes[first]]!r} "
+                         f"document {run.doc_text(np.array([first]))[0]!r} was already given at line "
+                         f"{first_line} (use --on-duplicate first|max to accept duplicates)")
+
+    if columnar.has_duplicates(run.qid_codes, run.doc_codes):
+        n_docs = int(run.doc_codes.max()) + 1
+        keep, dropped = resolve_duplicates(on_duplicate, run.qid_codes, run.doc_codes, scores, n_docs, duplicate)
+        run.qid_codes, run.doc_codes, run.scores = run.qid_codes[keep], run.doc_codes[keep], scores[keep]
+        run.duplicates_resolved = dropped
+    return run
+
+
+def _arrow_blocks(path: str, delimiter: str):
+    """(qids, docids, scores, tags) per block, from pyarrow's streaming CSV reader."""
+    import pyarrow as pa
+    import pyarrow.csv as csv
+
+    with open(path, "rb") as handle:
+        compressed = handle.read(2) == GZIP_MAGIC
+    source = pa.input_stream(path, compression="gzip") if compressed else path
+    reader = csv.open_csv(
+        source,
+        read_options=csv.ReadOptions(column_names=["q", "iter", "d", "rank", "s", "tag"], block_size=BLOCK_BYTES),
+        parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                       escape_char=False, newlines_in_values=False),
+        convert_options=csv.ConvertOptions(include_columns=["q", "d", "s", "tag"],
+                                           column_types={"q": pa.string(), "d": pa.string(), "s": pa.float64(),
+                                                         "tag": pa.string()}),
+    )
+    for batch in reader:
+        if batch.num_rows:
+            yield (batch.column(0), batch.column(1),
+                   columnar._numpy(batch.column(2), np.float64), batch.column(3)[-1].as_py())
+
+
+def _line_blocks(path: str):
+    """The same blocks from the line reader (irregular files): exact errors, slower."""
+    from evaltool.io.trec import RUN_EXPECTED, _parse_score, _text
+
+    qids, docs, scores, tag = [], [], [], ""
+    with _open(path) as handle:
+        for number, raw in enumerate(handle, 1):
+            fields = raw.split()
+            if not fields or fields[0][:1] == b"#":
+                continue
+            if len(fields) < 6:
+                raise ParseError(path, number, _text(raw.rstrip(b"\n")), RUN_EXPECTED)
+            score = _parse_score(fields[4])
+            if score is None:
+                raise ParseError(path, number, _text(raw.rstrip(b"\n")),
+                                 f"a finite number as the score in field 5, not {decode(fields[4])!r}")
+            qids.append(decode(fields[0]))
+            docs.append(decode(fields[2]))
+            scores.append(score)
+            tag = decode(fields[5])
+            if len(qids) >= min(CHUNK_ROWS, 1 << 20):
+                yield qids, docs, np.asarray(scores), tag
+                qids, docs, scores = [], [], []
+    if qids:
+        yield qids, docs, np.asarray(scores), tag
+
+
+def _concat(parts):
+    if isinstance(parts[0], list):
+        return [x for part in parts for x in part]
+    import pyarrow as pa
+
+    return pa.concat_arrays(parts)
+
+
+def _tail_start(qids) -> int:
+    """Index where the last query of a block starts (it may continue in the next block)."""
+    if isinstance(qids, list):
+        cut = len(qids)
+        while cut > 0 and qids[cut - 1] == qids[-1]:
+            cut -= 1
+        return cut
+    import pyarrow.compute as pc
+
+    differs = pc.not_equal(qids, qids[-1])
+    positions = np.flatnonzero(columnar._numpy_bool(differs))
+    return int(positions[-1]) + 1 if len(positions) else 0
+
+
+def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None = None) -> Iterator[Run]:
+    """Yield Runs of whole queries in file order; the last one carries the run's tag."""
+    chunk_rows = chunk_rows or CHUNK_ROWS
+    name = os.fspath(path)
+    if name == "-":
+        raise InputError("--stream reads a file, not stdin")
+    if not os.path.isfile(name):
+        raise InputError(f"cannot read {name}: not a readable file")
+    delimiter = columnar._delimiter(columnar._head(name), 6) if columnar.available() else None
+    blocks = _arrow_blocks(name, delimiter) if delimiter else _line_blocks(name)
+    grouping = _Grouping(name)
+    pending: list[tuple] = []
+    pending_rows = 0
+    row0 = 0
+    tag = ""
+    emitted = False
+    try:
+        for qids, docs, scores, tag in blocks:
+            if not np.all(np.isfinite(scores)):
+                bad = int(np.flatnonzero(~np.isfinite(scores))[0])
+                line, text = line_of_row(name, row0 + pending_rows + bad)
+                raise ParseError(name, line, text, "a finite number as the score in field 5")
+            pending.append((qids, docs, scores))
+            pending_rows += len(scores)
+            if pending_rows < chunk_rows:
+                continue
+            cut = _tail_start(qids)
+            done = pending[:-1] + ([(qids[:cut], docs[:cut], scores[:cut])] if cut else [])
+            if not done:
+                continue
+            chunk = _chunk_run(name, _concat([p[0] for p in done]), _concat([p[1] for p in done]),
+                               np.concatenate([p[2] for p in done]), row0, on_duplicate, "")
+            _close(grouping, chunk, row0)
+            yield chunk
+            emitted = True
+            row0 += len(chunk.scores) + chunk.duplicates_resolved
+            pending = [(qids[cut:], docs[cut:], scores[cut:])]
+            pending_rows = len(scores) - cut
+    except (ParseError, InputError):
+        raise
+    except Exception as exc:  # pyarrow's own parse errors: let the line reader name the line
+        if type(exc).__module__.startswith("pyarrow"):
+            for _ in _line_blocks(name):
+                pass
+            raise ParseError(name, None, None, f"a run file in TREC format ({exc})") from None
+        raise
+    if pending_rows:
+        chunk = _chunk_run(name, _concat([p[0] for p in pending]), _concat([p[1] for p in pending]),
+                           np.concatenate([p[2] for p in pending]), row0, on_duplicate, tag)
+        _close(grouping, chunk, row0)
+        yield chunk
+    elif not emitted:
+        raise ParseError(name, None, None, "at least one result line")
+    else:
+        yield Run([], np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None, runid=tag, path=name)
+
+
+def _close(grouping: _Grouping, chunk: Run, row0: int) -> None:
+    if len(chunk.qid_codes) == 0:
+        return
+    present = [chunk.qid_vocab[c] for c in np.unique(chunk.qid_codes)]
+    first_row = {}
+    changes = np.concatenate(([0], np.flatnonzero(chunk.qid_codes[1:] != chunk.qid_codes[:-1]) + 1))
+    heads = chunk.qid_codes[changes]
+    if len(np.unique(heads)) != len(heads):
+        seen = set()
+        for start, code in zip(changes.tolist(), heads.tolist()):
+            if code in seen:
+                line, text = line_of_row(grouping.path, row0 + start)
+                raise NotGroupedError(grouping.path, line, text,
+                                 f"a run grouped by query for --stream: query {chunk.qid_vocab[code]!r} "
+                                 "appeared earlier and again here (group it first, e.g. sort -s -k1,1 run.txt, "
+                                 "or drop --stream)")
+            seen.add(code)
+    for start, code in zip(changes.tolist(), heads.tolist()):
+        first_row.setdefault(chunk.qid_vocab[code], row0 + start)
+    grouping.close(present, row0, first_row.__getitem__)
+
+
+def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | None = None) -> Iterator[Run]:
+    """Yield Runs of whole queries from an ungrouped run, via temporary hash partitions."""
+    bucket_bytes = bucket_bytes or BUCKET_BYTES
+    import tempfile
+    import zlib
+
+    from evaltool.io.trec import read_run
+
+    name = os.fspath(path)
+    size = os.path.getsize(name)
+    buckets = max(1, -(-size // bucket_bytes))
+    if _is_gzip(name):
+        buckets *= 4  # compressed size underestimates the text
+    tag = ""
+    with tempfile.TemporaryDirectory(prefix="evaltool-") as folder:
+        files = [open(os.path.join(folder, f"part{i}.txt"), "wb") for i in range(buckets)]
+        try:
+            with _open(name) as handle:
+                for raw in handle:
+                    fields = raw.split(None, 1)
+                    if not fields or fields[0][:1] == b"#":
+                        continue
+                    files[zlib.crc32(fields[0]) % buckets].write(raw if raw.endswith(b"\n") else raw + b"\n")
+                    tag_fields = raw.split()
+                    if len(tag_fields) >= 6:
+                        tag = decode(tag_fields[5])
+        finally:
+            for handle in files:
+                handle.close()
+        for i in range(buckets):
+            part = os.path.join(folder, f"part{i}.txt")
+            if os.path.getsize(part) == 0:
+                continue
+            try:
+                run = read_run(part, on_duplicate=on_duplicate)
+            except ParseError:
+                read_run(name, on_duplicate=on_duplicate)  # the whole file names the real line
+                raise
+            run.path, run.runid = name, tag
+            yield run
+
+
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(2) == GZIP_MAGIC

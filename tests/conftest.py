@@ -1,0 +1,28 @@
+"""Shared fixtures: every reading mode the core has, for suites that must pass in all of them."""
+
+from __future__ import annotations
+
+import pytest
+
+MODES = ("memory", "columnar", "stream")
+
+
+@pytest.fixture(params=MODES)
+def reading_mode(request, monkeypatch):
+    """Returns extra CLI arguments; patches thresholds so small test files take each path.
+
+    memory:   the line reader (files under the columnar threshold)
+    columnar: pyarrow's reader for any file size (irregular files fall back to lines)
+    stream:   --stream with tiny chunks, blocks and hash partitions
+    """
+    from evaltool.io import columnar, stream
+
+    if request.param == "columnar":
+        monkeypatch.setattr(columnar, "COLUMNAR_MIN_BYTES", 0)
+        return []
+    if request.param == "stream":
+        monkeypatch.setattr(stream, "CHUNK_ROWS", 97)
+        monkeypatch.setattr(stream, "BLOCK_BYTES", 4096)
+        monkeypatch.setattr(stream, "BUCKET_BYTES", 8192)
+        return ["--stream"]
+    return []

@@ -14,7 +14,7 @@ from evaltool.data import Qrels, Run
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.measures.base import Agg, Request
 from evaltool.names import parse_measures
-from evaltool.ranking import RankOptions, rank
+from evaltool.ranking import RankOptions, byte_key, rank
 
 
 @dataclass
@@ -147,7 +147,7 @@ def _merge(parts: list[tuple[list[str], list[Column]]]) -> tuple[list[str], list
     if len(parts) == 1:
         return parts[0]
     qids = [q for part_qids, _ in parts for q in part_qids]
-    order = sorted(range(len(qids)), key=qids.__getitem__)
+    order = sorted(range(len(qids)), key=lambda i: byte_key(qids[i]))
     merged = []
     for j, column in enumerate(parts[0][1]):
         pieces = [cols[j].values for _, cols in parts]
@@ -192,7 +192,7 @@ def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_
     except NotGroupedError:
         parts, seen, unjudged, rows, duplicates, tag = consume(iter_partitions(run, on_duplicate=on_duplicate))
     qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
-    absent = sorted(qrels_qids - seen)
+    absent = sorted(qrels_qids - seen, key=byte_key)
     if options.complete and absent:
         empty = Run(list(absent), np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None, runid=tag)
         ranking = rank(qrels_t, empty, options, num_docs_in_coll)

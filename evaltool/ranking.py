@@ -157,6 +157,11 @@ class RankedBatch:
         return offsets, gains[order]
 
 
+def byte_key(text: str) -> bytes:
+    """The bytes an id had on disk: trec_eval compares ids with strcmp (byte order)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 @dataclass
 class Ranking:
     """A batch plus the bookkeeping of which queries were evaluated or left out."""
@@ -181,8 +186,8 @@ def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.
     keep = other != pos_rows[owner]
     owner, other = owner[keep], other[keep]
     as_rows = (lambda p: order[p]) if order is not None else (lambda p: p)
-    mine = np.array(run.doc_text(as_rows(pos_rows[owner])), dtype=object)
-    theirs = np.array(run.doc_text(as_rows(other)), dtype=object)
+    mine = np.array([byte_key(t) for t in run.doc_text(as_rows(pos_rows[owner]))], dtype=object)
+    theirs = np.array([byte_key(t) for t in run.doc_text(as_rows(other))], dtype=object)
     larger = (theirs > mine).astype(bool)
     np.add.at(out, owner[larger], 1)
     return out
@@ -244,7 +249,7 @@ def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
 def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
     qrels_used = np.flatnonzero(np.bincount(qrels.qid_codes, minlength=len(qrels.qid_vocab)))
-    qrels_qids = sorted(qrels.qid_vocab[c] for c in qrels_used)
+    qrels_qids = sorted((qrels.qid_vocab[c] for c in qrels_used), key=byte_key)
     position = {qid: i for i, qid in enumerate(qrels_qids)}
     run_used = np.flatnonzero(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))
     run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)

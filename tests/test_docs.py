@@ -1,0 +1,28 @@
+"""The README documents what the code has."""
+
+from __future__ import annotations
+
+import re
+
+from evaltool.measures import MEASURES, NICKNAMES
+from tests.shared import ROOT
+
+README = (ROOT / "README.md").read_text()
+
+
+def test_every_measure_is_in_the_readme_table():
+    listed = set(re.findall(r"^\| `([A-Za-z0-9_]+)` \|", README, flags=re.M))
+    assert set(MEASURES) <= listed, sorted(set(MEASURES) - listed)
+
+
+def test_every_nickname_is_documented():
+    for nickname in NICKNAMES:
+        assert f"`{nickname}`" in README
+
+
+def test_every_cli_option_is_documented():
+    from evaltool.cli import eval_command
+
+    for param in eval_command.params:
+        if param.param_type_name == "option" and not param.hidden:
+            assert any(opt in README for opt in param.opts), param.opts

@@ -250,6 +250,7 @@ def evaluate(
     if stream:
         parts, info = _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid)
         timings["stream"] = time.perf_counter() - clock
+        clock = time.perf_counter()
     else:
         run_t = load_run(run, on_duplicate, runid)
         if runid is not None:
@@ -264,7 +265,6 @@ def evaluate(
         info = {"runid": ranking.runid, "path": run_t.path, "rows": len(run_t),
                 "duplicates": run_t.duplicates_resolved, "skipped": ranking.skipped_qrels_queries,
                 "unjudged": ranking.unjudged_run_queries, "missing": int(batch.missing.sum())}
-    clock = time.perf_counter()
     qids, columns = _merge(parts)
 
     summary: dict = {}
@@ -278,7 +278,7 @@ def evaluate(
             if m.name == "num_rel" and complete:
                 value = float(np.count_nonzero(qrels_t.grades > 0))
             summary[column.name] = int(value) if m.integer and ztable is None else value
-    timings["measures"] = timings.get("measures", 0.0) + time.perf_counter() - clock
+    timings["measures"] = time.perf_counter() - clock
     meta = {
         "qrels": qrels_t.path,
         "run": info["path"],

@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""Performance harness: evaltool vs trec_eval, pytrec_eval, ir_measures (and ranx).
+
+    .venv/bin/python bench/run.py                 # every data set, 3 repetitions
+    .venv/bin/python bench/run.py --quick         # S and DL only (seconds)
+    .venv/bin/python bench/run.py --sizes L XL --tools evaltool trec_eval --repeat 5
+
+Each tool runs as its own whole process (interpreter start-up and imports included) on
+the same cached files; wall time is the median over --repeat runs, interleaved round-robin
+across tools; peak RSS is the child's ru_maxrss from wait4.  See bench/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import datagen  # noqa: E402
+
+ALL_SIZES = ["S", "DL", "L", "L-shuffled", "XL"]
+QUICK_SIZES = ["S", "DL"]
+ALL_TOOLS = ["evaltool", "trec_eval", "pytrec_eval", "ir_measures", "ranx"]
+MEASURE_OPTS = ["-m", "map", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.1000", "-m", "recip_rank"]
+KEYS = ["map", "ndcg_cut_10", "P_10", "recall_1000", "recip_rank"]
+ALL_TREC_SIZES = {"L"}          # data sets that also get the '-m all_trec' rows
+STAGES = ["parse", "rank", "measures", "output"]
+
+
+@dataclass
+class Row:
+    """One (tool, options) combination measured on one data set."""
+    label: str                   # e.g. "evaltool", "evaltool -m all_trec"
+    tool: str
+    variant: str                 # "5" (the five measures) or "all_trec"
+    cmd: list
+    walls: list = field(default_factory=list)
+    rss_kb: list = field(default_factory=list)
+    timings: list = field(default_factory=list)
+    values: dict = field(default_factory=dict)
+    status: str = "ok"           # ok | error | timeout
+    error: str = ""
+    check: str = ""              # result of the value comparison
+    mismatches: list = field(default_factory=list)
+
+    @property
+    def ok(self):
+        return self.status == "ok" and bool(self.walls)
+
+    def wall(self):
+        return statistics.median(self.walls) if self.walls else None
+
+    def rss(self):
+        return max(self.rss_kb) if self.rss_kb else None
+
+
+# ---------------------------------------------------------------- running one process
+
+class Launcher:
+    """Runs commands through bench/launcher.py (a bare interpreter) so that a child's peak RSS
+    is not inflated by this process's memory; see launcher.py."""
+
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="evaltool-bench-")
+        self.proc = subprocess.Popen([sys.executable, "-I", "-S", str(HERE / "launcher.py")],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.floor_kb = self.run([shutil.which("true") or "/bin/true"], 60)[1]
+
+    def run(self, cmd, timeout):
+        """Run cmd; return (wall seconds, ru_maxrss KB, exit code, timed_out, stdout, stderr)."""
+        cmd = list(cmd)
+        if not os.path.isabs(cmd[0]):
+            cmd[0] = shutil.which(cmd[0]) or cmd[0]
+        out, err = os.path.join(self.tmp.name, "out"), os.path.join(self.tmp.name, "err")
+        self.proc.stdin.write(json.dumps({"cmd": cmd, "stdout": out, "stderr": err, "timeout": timeout}) + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline()
+        if not reply:
+            raise RuntimeError("bench/launcher.py died")
+        r = json.loads(reply)
+        with open(out, "rb") as f:
+            stdout = f.read().decode(errors="replace")
+        with open(err, "rb") as f:
+            stderr = f.read().decode(errors="replace")
+        return (r["wall"], r["maxrss_kb"], os.waitstatus_to_exitcode(r["status"]), r["timed_out"], stdout, stderr)
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        finally:
+            self.tmp.cleanup()
+
+
+def parse_summary(stdout):
+    """{measure: value string} from trec_eval-format 'measure all value' lines."""
+    values = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "all":
+            values[parts[0]] = parts[2]
+    return values
+
+
+def parse_timings(stderr):
+    for line in reversed(stderr.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and "parse" in d:
+                return d
+    return None
+
+
+# ---------------------------------------------------------------- tools
+
+def evaltool_path():
+    cand = Path(sys.executable).with_name("evaltool")
+    if cand.exists():
+        return str(cand)
+    return shutil.which("evaltool")
+
+
+def available_tools(args):
+    """{tool: path-or-True} for the tools that can run here, {tool: reason} for the others."""
+    have, missing = {}, {}
+    for tool in args.tools:
+        if tool == "evaltool":
+            p = evaltool_path()
+            (have if p else missing)[tool] = p or "evaltool not installed in this environment"
+        elif tool == "trec_eval":
+            p = args.trec_eval or shutil.which("trec_eval")
+            (have if p else missing)[tool] = p or "trec_eval not on PATH"
+        else:
+            module = tool
+            if importlib.util.find_spec(module) is not None:
+                have[tool] = str(HERE / "drivers" / f"{tool}_driver.py")
+            else:
+                missing[tool] = f"python module {module} not importable"
+    return have, missing
+
+
+def tool_versions(have):
+    versions = {}
+    for tool, path in have.items():
+        try:
+            if tool == "evaltool":
+                r = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+                versions[tool] = (r.stdout or r.stderr).strip()
+            elif tool == "trec_eval":
+                r = subprocess.run([path, "-v"], capture_output=True, text=True, timeout=60)
+                versions[tool] = ((r.stdout or "") + (r.stderr or "")).strip().splitlines()[0]
+            else:
+                dist = {"pytrec_eval": "pytrec-eval-terrier"}.get(tool, tool)
+                try:
+                    versions[tool] = importlib.metadata.version(dist)
+                except importlib.metadata.PackageNotFoundError:
+                    versions[tool] = importlib.metadata.version(tool)
+        except Exception as e:  # a version string is nice-to-have
+            versions[tool] = f"unknown ({e})"
+    return versions
+
+
+def rows_for(size, have, qrels, run):
+    rows = []
+    for tool in ALL_TOOLS:
+        if tool not in have:
+            continue
+        path = have[tool]
+        if tool == "evaltool":
+            rows.append(Row("evaltool", tool, "5", [path, *MEASURE_OPTS, qrels, run, "--timings"]))
+            if size in ALL_TREC_SIZES:
+                rows.append(Row("evaltool -m all_trec", tool, "all_trec",
+                                [path, "-m", "all_trec", qrels, run, "--timings"]))
+        elif tool == "trec_eval":
+            rows.append(Row("trec_eval", tool, "5", [path, *MEASURE_OPTS, qrels, run]))
+            if size in ALL_TREC_SIZES:
+                rows.append(Row("trec_eval -m all_trec", tool, "all_trec", [path, "-m", "all_trec", qrels, run]))
+        else:
+            rows.append(Row(tool, tool, "5", [sys.executable, path, qrels, run]))
+    return rows
+
+
+# ---------------------------------------------------------------- comparing values
+
+def _decimals(s):
+    return len(s.split(".", 1)[1]) if "." in s else 0
+
+
+def same_value(a, b):
+    """Agree at trec_eval's 4 printed decimals.  Two values printed with <= 4 decimals must be
+    equal; a full-precision value must round to the other (half a unit of slack so that a
+    value sitting on a rounding boundary is not a false alarm)."""
+    try:
+        fa, fb = float(a), float(b)
+    except ValueError:
+        return a == b
+    if _decimals(a) <= 4 and _decimals(b) <= 4:
+        return abs(fa - fb) < 1e-9
+    return abs(fa - fb) <= 0.5e-4 + 1e-9
+
+
+def compare(row, ref, keys):
+    bad = []
+    for k in keys:
+        a, b = row.values.get(k), ref.values.get(k)
+        if a is None or b is None:
+            if b is not None:
+                bad.append(f"{k}: missing")
+            continue
+        if not same_value(a, b):
+            bad.append(f"{k}: {a} vs {b}")
+    return bad
+
+
+def check_values(rows):
+    """Compare every row's five summary values with trec_eval's (evaltool's if trec_eval did
+    not run); evaltool -m all_trec is compared measure by measure with trec_eval -m all_trec."""
+    by_label = {r.label: r for r in rows if r.ok}
+    ref = by_label.get("trec_eval") or by_label.get("evaltool")
+    ref_all = by_label.get("trec_eval -m all_trec")
+    for r in rows:
+        if not r.ok:
+            r.check = r.status.upper()
+            continue
+        if r is ref:
+            r.check = "reference"
+            continue
+        if r.label == "evaltool -m all_trec" and ref_all is not None:
+            target, keys = ref_all, sorted(ref_all.values)
+        else:
+            target, keys = ref, KEYS
+        if target is None:
+            r.check = "-"
+            continue
+        r.mismatches = compare(r, target, keys)
+        if not r.mismatches:
+            r.check = f"= {target.label}" + (f" ({len(keys)} measures)" if len(keys) != len(KEYS) else "")
+        elif r.tool == "ranx":
+            r.check = "DIFFERS (ties?)"
+        else:
+            r.check = "MISMATCH"
+
+
+# ---------------------------------------------------------------- goals
+
+GOALS = [
+    # (data set, row, baseline row, quantity, max ratio, description)
+    ("L", "evaltool", "trec_eval", "wall", 0.15, "L: evaltool wall <= 0.15x trec_eval"),
+    ("L", "evaltool", "pytrec_eval", "wall", 0.20, "L: evaltool wall <= 0.2x pytrec_eval"),
+    ("L", "evaltool", "trec_eval", "rss", 1.50, "L: evaltool peak RSS <= 1.5x trec_eval"),
+    ("L-shuffled", "evaltool", "trec_eval", "wall", 0.30, "L-shuffled: evaltool wall <= 0.3x trec_eval"),
+    ("XL", "evaltool", "trec_eval", "wall", 0.12, "XL: evaltool wall <= 0.12x trec_eval"),
+    ("DL", "evaltool", "pytrec_eval", "wall", 0.75, "DL: evaltool whole process <= 0.75x pytrec_eval"),
+    ("L", "evaltool -m all_trec", "trec_eval -m all_trec", "wall", 0.30,
+     "L: evaltool -m all_trec wall <= 0.3x trec_eval -m all_trec"),
+]
+
+
+def check_goals(results, have, missing, sizes):
+    out = []
+    for size, label, base_label, qty, limit, desc in GOALS:
+        g = {"goal": desc, "data_set": size, "row": label, "baseline": base_label, "quantity": qty,
+             "limit": limit, "ratio": None, "status": "SKIP", "note": ""}
+        out.append(g)
+        rows = {r.label: r for r in results.get(size, [])}
+        base_tool = base_label.split()[0]
+        if size not in sizes:
+            g["note"] = f"data set {size} not run"
+            continue
+        if base_tool not in have:
+            g["note"] = missing.get(base_tool, f"{base_tool} not selected")
+            continue
+        if "evaltool" not in have:
+            g["note"] = missing.get("evaltool", "evaltool not selected")
+            continue
+        row, base = rows.get(label), rows.get(base_label)
+        if base is None or not base.ok:
+            g["note"] = f"{base_label} did not finish ({base.status if base else 'absent'})"
+            continue
+        if row is None:
+            g["note"] = f"{label} absent"
+            continue
+        if not row.ok:
+            g["status"] = "FAIL"
+            g["note"] = f"{label} {row.status}"
+            continue
+        a, b = (row.wall(), base.wall()) if qty == "wall" else (row.rss(), base.rss())
+        g["ratio"] = a / b
+        g["status"] = "PASS" if a <= limit * b else "FAIL"
+        if qty == "wall":
+            g["note"] = f"{a:.3f}s vs {b:.3f}s"
+        else:
+            g["note"] = f"{a / 1024:.0f} MB vs {b / 1024:.0f} MB"
+        if label == "evaltool -m all_trec" and rows.get("trec_eval") and rows["trec_eval"].ok:
+            g["note"] += f"; vs plain trec_eval (5 measures) {a / rows['trec_eval'].wall():.3f}x"
+    return out
+
+
+# ---------------------------------------------------------------- reporting
+
+def fmt_s(x):
+    if x is None:
+        return "-"
+    return f"{x:.3f}s" if x < 10 else f"{x:.1f}s"
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def table(results):
+    head = ["data set", "tool", "median wall", "min..max", "peak RSS", "x trec_eval", "x pytrec_eval",
+            "RSS x trec_eval", "values"]
+    lines = []
+    for size, rows in results.items():
+        by = {r.label: r for r in rows if r.ok}
+        for r in rows:
+            te = by.get("trec_eval -m all_trec" if r.variant == "all_trec" else "trec_eval")
+            pt = by.get("pytrec_eval") if r.variant == "5" else None
+            w = r.wall() if r.ok else None
+            lines.append([
+                size, r.label,
+                fmt_s(w) if r.ok else r.status.upper(),
+                f"{fmt_s(min(r.walls))}..{fmt_s(max(r.walls))}" if r.ok and len(r.walls) > 1 else "",
+                f"{r.rss() / 1024:.0f} MB" if r.rss() else "-",
+                fmt_ratio(w, te.wall() if te else None),
+                fmt_ratio(w, pt.wall() if pt else None),
+                fmt_ratio(r.rss() if r.ok else None, te.rss() if te else None),
+                r.check,
+            ])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+    fmt = lambda cells: "  ".join(str(c).ljust(w) if i < 2 or i == len(cells) - 1 else str(c).rjust(w)
+                                  for i, (c, w) in enumerate(zip(cells, widths)))
+    out = [fmt(head), fmt(["-" * w for w in widths])]
+    prev = None
+    for ln in lines:
+        if prev is not None and ln[0] != prev:
+            out.append("")
+        prev = ln[0]
+        out.append(fmt(ln))
+    return "\n".join(out)
+
+
+def stage_table(results):
+    out = []
+    for size, rows in results.items():
+        for r in rows:
+            if r.tool != "evaltool" or not r.timings:
+                continue
+            med = {k: statistics.median(t[k] for t in r.timings if k in t)
+                   for k in STAGES if any(k in t for t in r.timings)}
+            inside = sum(med.values())
+            parts = "  ".join(f"{k} {v:.3f}s" for k, v in med.items())
+            w = r.wall()
+            rest = f"  (in-process {inside:.3f}s of {w:.3f}s wall; start-up/imports/exit {w - inside:.3f}s)" if w else ""
+            out.append(f"  {size:<11} {r.label:<21} {parts}{rest}")
+    return "\n".join(out)
+
+
+def machine_info():
+    info = {"cpu_count": os.cpu_count(), "python": sys.version.split()[0], "python_executable": sys.executable,
+            "platform": platform.platform(), "machine": platform.machine()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    info["mem_total_kb"] = int(line.split()[1])
+                    break
+    except OSError:
+        pass
+    try:
+        info["affinity_cpus"] = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
+    try:
+        info["loadavg"] = os.getloadavg()
+    except OSError:
+        pass
+    return info
+
+
+def git_info():
+    def git(*a):
+        try:
+            return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True,
+                                  timeout=30).stdout.strip()
+        except Exception:
+            return None
+    return {"commit": git("rev-parse", "HEAD"),
+            "evaltool_dirty": bool(git("status", "--porcelain", "--", "evaltool"))}
+
+
+def warm(paths):
+    """Read the files once so every tool starts with them in the page cache."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 23):
+                pass
+
+
+def split_list(values, allowed, what):
+    out = []
+    for v in values:
+        for x in v.split(","):
+            x = x.strip()
+            if not x:
+                continue
+            match = {a.lower(): a for a in allowed}.get(x.lower())
+            if match is None:
+                sys.exit(f"unknown {what} {x!r}; choose from {', '.join(allowed)}")
+            if match not in out:
+                out.append(match)
+    return out
+
+
+# ---------------------------------------------------------------- main
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="only S and DL")
+    ap.add_argument("--sizes", nargs="+", metavar="NAME", help=f"data sets ({', '.join(ALL_SIZES)}); "
+                    "space or comma separated; overrides --quick")
+    ap.add_argument("--tools", nargs="+", metavar="NAME", help=f"tools ({', '.join(ALL_TOOLS)}); default all")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tool and data set (median reported)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per single run (default 600)")
+    ap.add_argument("--cache-dir", default=str(HERE / "cache"))
+    ap.add_argument("--results-dir", default=str(HERE / "results"))
+    ap.add_argument("--no-save", action="store_true", help="do not write the results JSON")
+    ap.add_argument("--trec-eval", metavar="PATH", help="trec_eval binary (default: from PATH)")
+    ap.add_argument("--strict", action="store_true",
+                    help="exit 1 on a value mismatch, a failed run or a FAIL goal")
+    args = ap.parse_args(argv)
+    sizes = split_list(args.sizes, ALL_SIZES, "data set") if args.sizes else \
+        (QUICK_SIZES if args.quick else ALL_SIZES)
+    args.tools = split_list(args.tools, ALL_TOOLS, "tool") if args.tools else list(ALL_TOOLS)
+    if args.repeat < 1:
+        sys.exit("--repeat must be >= 1")
+
+    def log(msg=""):
+        print(msg, flush=True)
+
+    started = dt.datetime.now(dt.timezone.utc)
+    have, missing = available_tools(args)
+    versions = tool_versions(have)
+    log(f"tools: " + ", ".join(f"{t} ({versions.get(t)})" for t in have))
+    for t, why in missing.items():
+        log(f"  skipping {t}: {why}")
+
+    datasets = {}
+    for size in sizes:
+        qrels, run, meta = datagen.ensure(args.cache_dir, size, log=log)
+        datasets[size] = {"qrels": qrels, "run": run, **{k: meta[k] for k in
+                          ("generator_version", "run_lines", "qrels_lines", "run_bytes", "qrels_bytes")}}
+
+    launcher = Launcher()
+    log(f"peak RSS floor of a launched process (/bin/true): {launcher.floor_kb / 1024:.1f} MB")
+    # One untimed run of every tool on a tiny data set: .pyc files compiled, binaries cached.
+    wq, wr, _ = datagen.ensure(args.cache_dir, "S", log=lambda *a: None)
+    for r in rows_for("S", have, wq, wr):
+        launcher.run(r.cmd, args.timeout)
+
+    results, measurements = {}, []
+    for size in sizes:
+        d = datasets[size]
+        log(f"\n== {size}: {d['run_lines']:,} run lines ({d['run_bytes'] / 1e6:.0f} MB), "
+            f"{d['qrels_lines']:,} qrels lines; {args.repeat} repetition(s)")
+        warm([d["qrels"], d["run"]])
+        rows = rows_for(size, have, d["qrels"], d["run"])
+        results[size] = rows
+        for rep in range(args.repeat):
+            k = rep % len(rows) if rows else 0
+            for r in rows[k:] + rows[:k]:          # round-robin, rotating who goes first
+                if r.status != "ok":
+                    continue                        # a timeout or crash is not retried
+                wall, rss, code, timed_out, out, err = launcher.run(r.cmd, args.timeout)
+                timings = parse_timings(err) if r.tool == "evaltool" else None
+                m = {"data_set": size, "row": r.label, "rep": rep, "cmd": r.cmd, "wall_s": round(wall, 6),
+                     "maxrss_kb": rss, "exit": code, "timed_out": timed_out, "timings": timings}
+                measurements.append(m)
+                if timed_out:
+                    r.status, r.error = "timeout", f"killed after {args.timeout:g}s"
+                elif code != 0:
+                    r.status, r.error = "error", f"exit {code}: " + err.strip()[-600:]
+                else:
+                    vals = parse_summary(out)
+                    if not vals:
+                        r.status, r.error = "error", "no summary values in output: " + (out + err)[-600:]
+                    else:
+                        r.values = vals
+                        r.walls.append(wall)
+                        r.rss_kb.append(rss)
+                        if timings:
+                            r.timings.append(timings)
+                state = "" if r.status == "ok" else f"  {r.status.upper()}: {r.error}"
+                log(f"  [{rep + 1}/{args.repeat}] {r.label:<22} {fmt_s(wall):>8}  {rss / 1024:7.0f} MB{state}")
+        check_values(rows)
+    launcher.close()
+
+    goals = check_goals(results, have, missing, sizes)
+
+    log("\n" + table(results))
+    stages = stage_table(results)
+    if stages:
+        log("\nevaltool --timings stage split (medians):\n" + stages)
+    problems = [(s, r) for s, rows in results.items() for r in rows if r.mismatches or not r.ok]
+    if problems:
+        log("\nvalue mismatches / failures:")
+        for s, r in problems:
+            detail = "; ".join(r.mismatches[:8]) + (" ..." if len(r.mismatches) > 8 else "") if r.mismatches \
+                else r.error
+            log(f"  {s} {r.label}: {detail}")
+    log("\ngoals:")
+    for g in goals:
+        ratio = f"{g['ratio']:.3f}x" if g["ratio"] is not None else "-"
+        log(f"  {g['status']:<4}  {g['goal']:<58} measured {ratio:>7}  ({g['note']})")
+
+    record = {
+        "timestamp": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "argv": sys.argv[1:] if argv is None else argv,
+        "repeat": args.repeat, "timeout_s": args.timeout,
+        "machine": machine_info(), "git": git_info(), "rss_floor_kb": launcher.floor_kb,
+        "tools": versions, "tools_missing": missing,
+        "data_sets": {s: {k: v for k, v in d.items() if k not in ("qrels", "run")} for s, d in datasets.items()},
+        "measurements": measurements,
+        "summary": [{"data_set": s, "row": r.label, "tool": r.tool, "variant": r.variant, "status": r.status,
+                     "error": r.error, "median_wall_s": r.wall(), "walls_s": r.walls, "peak_rss_kb": r.rss(),
+                     "check": r.check, "mismatches": r.mismatches,
+                     "values": {k: r.values[k] for k in KEYS if k in r.values},
+                     "stage_medians_s": ({k: statistics.median(t[k] for t in r.timings if k in t)
+                                          for k in STAGES if any(k in t for t in r.timings)} if r.timings else None)}
+                    for s, rows in results.items() for r in rows],
+        "goals": goals,
+    }
+    if not args.no_save:
+        os.makedirs(args.results_dir, exist_ok=True)
+        path = Path(args.results_dir) / (started.strftime("%Y%m%dT%H%M%SZ") + ".json")
+        with open(path, "w") as f:
+            json.dump(record, f, indent=1)
+        log(f"\nresults saved to {os.path.relpath(path)}")
+
+    if args.strict and (problems or any(g["status"] == "FAIL" for g in goals)):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

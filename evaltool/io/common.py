@@ -63,6 +63,11 @@ class Encoder:
         return code
 
 
+def check_policy(policy: str) -> None:
+    if policy not in DUPLICATE_POLICIES:
+        raise EvaltoolError(f"unknown duplicate policy {policy!r}; expected one of {', '.join(DUPLICATE_POLICIES)}")
+
+
 def find_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
     """Row order sorted by (query, document) and a mask of rows repeating their predecessor."""
     key = qid_codes.astype(np.int64) * max(n_docs, 1) + doc_codes

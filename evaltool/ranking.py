@@ -218,32 +218,96 @@ def _tie_span(scores: np.ndarray, pos: np.ndarray, first: np.ndarray, end: np.nd
     return low, high
 
 
+PASSES = 8  # judged rows per query up to which an unsorted run is ranked without sorting
+
+
+def _rank_in_sequence(run: Run, codes, scores, pos, order) -> np.ndarray:
+    """Ranks of the rows at sequence positions ``pos`` of a (query, score)-ordered sequence.
+
+    ``order`` maps sequence positions to run rows (None: the run itself is the sequence).
+    """
+    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+    which = np.searchsorted(starts, pos, side="right") - 1
+    first = starts[which]
+    end = np.append(starts, len(scores))[which + 1]
+    low, high = _tie_span(scores, pos, first, end)
+    return (low - first) + _tie_counts(run, pos, low, high - low, order)
+
+
+def _rank_sorted(run: Run, rows: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
+    """Sort the rows (or ``subset`` of them, holding whole queries) by (query, score), then rank."""
+    codes, scores = run.qid_codes, run.scores
+    if subset is not None:
+        order = subset[np.lexsort((-scores[subset], codes[subset]))]
+    else:
+        order = np.lexsort((-scores, codes))
+    inverse = np.empty(len(scores), dtype=np.int64)
+    inverse[order] = np.arange(len(order))
+    return _rank_in_sequence(run, codes[order], scores[order], inverse[rows], order)
+
+
+def _rank_by_passes(run: Run, rows: np.ndarray) -> np.ndarray:
+    """Ranks without sorting: one vectorised pass over the run per judged row of a query.
+
+    Pass j compares every row with the j-th judged row of its query: rows scoring higher
+    are counted, rows scoring the same are tied and compared by document id.
+    """
+    codes, scores = run.qid_codes, run.scores
+    n_codes = len(run.qid_vocab)
+    row_codes = codes[rows]
+    by_query = np.lexsort((rows, row_codes))
+    slot = np.empty(len(rows), dtype=np.int64)
+    group_start = np.concatenate(([True], row_codes[by_query][1:] != row_codes[by_query][:-1]))
+    first = np.maximum.accumulate(np.where(group_start, np.arange(len(rows)), 0))
+    slot[by_query] = np.arange(len(rows)) - first
+    higher = np.zeros(len(rows), dtype=np.int64)
+    owners, others = [], []
+    for j in range(int(slot.max()) + 1):
+        mine = np.flatnonzero(slot == j)
+        threshold = np.full(n_codes, np.nan)
+        threshold[row_codes[mine]] = scores[rows[mine]]
+        judged_row = np.full(n_codes, -1, dtype=np.int64)
+        judged_row[row_codes[mine]] = mine
+        against = threshold[codes]
+        higher[mine] = np.bincount(codes[scores > against], minlength=n_codes)[row_codes[mine]]
+        tied = np.flatnonzero(scores == against)
+        owner = judged_row[codes[tied]]
+        keep = tied != rows[owner]
+        owners.append(owner[keep])
+        others.append(tied[keep])
+    owner, other = np.concatenate(owners), np.concatenate(others)
+    if len(owner):
+        mine = np.array([byte_key(t) for t in run.doc_text(rows[owner])], dtype=object)
+        theirs = np.array([byte_key(t) for t in run.doc_text(other)], dtype=object)
+        np.add.at(higher, owner[(theirs > mine).astype(bool)], 1)
+    return higher
+
+
 def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
     """0-based rank of each of ``rows`` within its query, by trec_eval's rule.
 
     Only the requested rows are ranked. A run already grouped by query with scores
     non-increasing (how systems write them) needs no sort: a row's rank is its position
     in its query, corrected inside its group of equal scores by comparing document ids.
-    Any other file is sorted by (query, score) once.
+    In any other file, queries with few judged rows are ranked by a few vectorised
+    passes (no sort); queries with many are sorted by (query, score).
     """
     codes, scores = run.qid_codes, run.scores
     if len(rows) == 0:
         return np.zeros(0, dtype=np.int64)
-    in_order, starts = _in_query_order(codes, scores)
-    order = None
-    pos = rows
-    if not in_order:
-        order = np.lexsort((-scores, codes))
-        codes, scores = codes[order], scores[order]
-        starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-        inverse = np.empty(len(order), dtype=np.int64)
-        inverse[order] = np.arange(len(order))
-        pos = inverse[rows]
-    which = np.searchsorted(starts, pos, side="right") - 1
-    first = starts[which]
-    end = np.append(starts, len(scores))[which + 1]
-    low, high = _tie_span(scores, pos, first, end)
-    return (low - first) + _tie_counts(run, pos, low, high - low, order)
+    in_order, _ = _in_query_order(codes, scores)
+    if in_order:
+        return _rank_in_sequence(run, codes, scores, rows, None)
+    per_query = np.bincount(codes[rows], minlength=len(run.qid_vocab))
+    heavy = per_query > PASSES
+    out = np.empty(len(rows), dtype=np.int64)
+    heavy_rows = heavy[codes[rows]]
+    if heavy_rows.all():
+        return _rank_sorted(run, rows)
+    if heavy_rows.any():
+        out[heavy_rows] = _rank_sorted(run, rows[heavy_rows], np.flatnonzero(heavy[codes]))
+    out[~heavy_rows] = _rank_by_passes(run, rows[~heavy_rows])
+    return out
 
 
 def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:

@@ -113,11 +113,15 @@ def _qids(column):
     vocab = encoded.dictionary.to_pylist()
     if any(q.startswith("#") for q in vocab):
         return None
-    return vocab, _numpy(encoded.indices, np.int32).astype(np.int64)
+    return vocab, _numpy(encoded.indices, np.int32)
 
 
 def _numeric_ids(column):
-    """int64 values when every id is a canonical non-negative decimal ("7", not "07" or "+7")."""
+    """int64 values when every id is a canonical non-negative decimal ("7", not "07" or "+7").
+
+    Arrow's cast rejects signs other than '-' and non-digits; a canonical id of length n
+    is at least 10**(n-1) (or is "0"), which rules out leading zeros and "-0".
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -125,14 +129,11 @@ def _numeric_ids(column):
         values = _numpy(pc.cast(column, pa.int64()), np.int64)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if len(values) == 0 or values.min() < 0 or pc.any(pc.starts_with(column, "+")).as_py():
+    if len(values) == 0 or values.min() < 0:
         return None
-    # "07" casts to 7 too: a leading zero is allowed only in "0" itself
-    zeros = values == 0
-    leading_zero = pc.sum(pc.starts_with(column, "0")).as_py() or 0
-    if leading_zero != int(zeros.sum()) or np.any(_numpy(pc.binary_length(column), np.int32)[zeros] != 1):
-        return None
-    return values
+    lengths = _numpy(pc.binary_length(column), np.int32)
+    canonical = (values >= _POW10[np.clip(lengths - 1, 0, len(_POW10) - 1)]) | (lengths == 1)
+    return values if canonical.all() else None
 
 
 def _last_field(path: str, fields: int) -> str | None:
@@ -182,11 +183,6 @@ class ArrowDocRun(Run):
         return _numpy(found.fill_null(-1), np.int32).astype(np.int64)
 
 
-def _sorted_has_repeat(keys: np.ndarray) -> bool:
-    keys = np.sort(keys)
-    return bool(np.any(keys[1:] == keys[:-1]))
-
-
 def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray) -> bool:
     """Any (query, document) pair twice? A sort of packed keys, in two threads when the
     file is grouped by query (each half then holds whole queries)."""
@@ -197,16 +193,21 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray) -> bool:
         order = np.lexsort((doc_codes, qid_codes))
         same_q = qid_codes[order][1:] == qid_codes[order][:-1]
         return bool(np.any(same_q & (doc_codes[order][1:] == doc_codes[order][:-1])))
-    packed = (qid_codes.astype(np.int64) << 40) | doc_codes
+    packed = qid_codes.astype(np.int64)
+    packed <<= 40
+    packed |= doc_codes
     changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
     grouped = len(np.unique(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
     if not grouped or n < 1_000_000 or len(changes) == 0 or JOBS < 2:
-        return _sorted_has_repeat(packed)
+        packed.sort()
+        return bool(np.any(packed[1:] == packed[:-1]))
     middle = changes[np.searchsorted(changes, n // 2)] if changes[-1] >= n // 2 else changes[-1]
+    halves = (packed[:middle], packed[middle:])
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:
-        return any(pool.map(_sorted_has_repeat, (packed[:middle], packed[middle:])))
+        list(pool.map(np.ndarray.sort, halves))
+    return any(bool(np.any(h[1:] == h[:-1])) for h in halves)
 
 
 def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str) -> Run | None:

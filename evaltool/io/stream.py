@@ -22,8 +22,8 @@ from evaltool.errors import InputError, ParseError
 from evaltool.io import columnar
 from evaltool.io.common import GZIP_MAGIC, Encoder, decode, resolve_duplicates
 
-CHUNK_ROWS = 1 << 20          # rows per evaluated chunk (at least; cut at a query boundary)
-BLOCK_BYTES = 1 << 24         # bytes pyarrow reads at a time
+CHUNK_ROWS = 1 << 18          # rows per evaluated chunk (at least; cut at a query boundary)
+BLOCK_BYTES = 1 << 23         # bytes of whole lines parsed at a time
 BUCKET_BYTES = 64 << 20       # size of a hash partition of an ungrouped run
 
 
@@ -100,26 +100,38 @@ def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid) -> Run:
 
 
 def _arrow_blocks(path: str, delimiter: str):
-    """(qids, docids, scores, tags) per block, from pyarrow's streaming CSV reader."""
+    """(qids, docids, scores, tag) per block: Python reads a block of whole lines, pyarrow
+    parses it (multi-threaded). Arrow's own streaming reader reads far ahead of its
+    consumer, so blocks are cut here to keep memory bounded."""
     import pyarrow as pa
     import pyarrow.csv as csv
 
-    with open(path, "rb") as handle:
-        compressed = handle.read(2) == GZIP_MAGIC
-    source = pa.input_stream(path, compression="gzip") if compressed else path
-    reader = csv.open_csv(
-        source,
-        read_options=csv.ReadOptions(column_names=["q", "iter", "d", "rank", "s", "tag"], block_size=BLOCK_BYTES),
-        parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                       escape_char=False, newlines_in_values=False),
-        convert_options=csv.ConvertOptions(include_columns=["q", "d", "s", "tag"],
-                                           column_types={"q": pa.string(), "d": pa.string(), "s": pa.float64(),
-                                                         "tag": pa.string()}),
+    read_options = csv.ReadOptions(column_names=["q", "iter", "d", "rank", "s", "tag"], block_size=1 << 22)
+    parse_options = csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                     escape_char=False, newlines_in_values=False)
+    convert_options = csv.ConvertOptions(
+        include_columns=["q", "d", "s", "tag"],
+        column_types={"q": pa.string(), "d": pa.string(), "s": pa.float64(),
+                      "tag": pa.dictionary(pa.int32(), pa.string())},
+        strings_can_be_null=False, quoted_strings_can_be_null=False,
     )
-    for batch in reader:
-        if batch.num_rows:
-            yield (batch.column(0), batch.column(1),
-                   columnar._numpy(batch.column(2), np.float64), batch.column(3)[-1].as_py())
+    pa.set_cpu_count(max(1, columnar.JOBS))
+    carry = b""
+    with _open(path) as handle:
+        while True:
+            data = handle.read(BLOCK_BYTES)
+            final = not data
+            data = carry + data
+            cut = len(data) if final else data.rfind(b"\n") + 1
+            block, carry = data[:cut], data[cut:]
+            if block.strip():
+                table = csv.read_csv(pa.BufferReader(block), read_options=read_options,
+                                     parse_options=parse_options, convert_options=convert_options)
+                if table.num_rows:
+                    yield (table.column("q").combine_chunks(), table.column("d").combine_chunks(),
+                           columnar._numpy(table.column("s"), np.float64), table.column("tag")[-1].as_py())
+            if final:
+                break
 
 
 def _line_blocks(path: str):

@@ -54,6 +54,7 @@ class Measure:
     on_missing: float | str | None = None
     doc: str = ""
     family: str = ""
+    on_missing_bare: float | str | None = None
 
     def summary_line(self) -> str:
         return (self.doc.strip().splitlines() or [""])[0]
@@ -63,8 +64,13 @@ REGISTRY: dict[str, Measure] = {}
 
 
 def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg: Agg = Agg.MEAN,
-            integer: bool = False, per_query: bool = True, on_missing=None):
-    """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``)."""
+            integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None):
+    """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
+
+    ``on_missing_bare`` does the same only when the output name is the bare measure name:
+    trec_eval resets the stand-in ranking of a missing query by exact name (``utility``,
+    ``rbp_resid``, ``relstring``), so ``utility_1,-1,0,0`` keeps the value computed on it.
+    """
 
     def register(kernel):
         if name in REGISTRY:
@@ -72,6 +78,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
         REGISTRY[name] = Measure(
             name, kernel, params, tuple(default), agg, integer, per_query, on_missing,
             kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
+            on_missing_bare=on_missing_bare,
         )
         return kernel
 
@@ -99,10 +106,15 @@ class Request:
 
     def compute(self, batch):
         out = self.measure.kernel(batch, self.values)
+        reset = self.measure.on_missing_bare
+        bare = reset is not None and self.names == [self.measure.name] and batch.missing.any()
         if isinstance(out, list):
-            return out
-        out = np.asarray(out, dtype=np.float64)
-        return out.reshape(batch.n_queries, -1)
+            return [reset if bare and batch.missing[i] else v for i, v in enumerate(out)]
+        out = np.asarray(out, dtype=np.float64).reshape(batch.n_queries, -1)
+        if bare:
+            out = out.copy()
+            out[batch.missing] = reset
+        return out
 
 
 # ---------------------------------------------------------------- shared helpers

@@ -6,6 +6,8 @@ The discount is log2(rank + 1) for 1-based ranks. ``-l`` does not change graded 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from evaltool.measures.base import (
@@ -15,9 +17,138 @@ from evaltool.measures.base import (
 from evaltool.measures.precision import CUTOFFS
 
 
+INT_MIN = -(2 ** 31)
+
+
+def _c_gain_compare(a: float, b: float) -> int:
+    """trec_eval's ``comp_rel_gain``: the double ``a - b`` returned as a C ``int``.
+
+    The conversion truncates toward zero, so gains less than 1 apart compare equal
+    (0.5 vs 0 is "equal", 2.5 vs 2 too). Out-of-range differences give INT_MIN, as
+    x86-64's cvttsd2si does.
+    """
+    diff = a - b
+    if not math.isfinite(diff) or not INT_MIN <= diff < 2 ** 31:
+        return INT_MIN
+    return math.trunc(diff)
+
+
+def _glibc_msort(items: list, compare) -> list:
+    """glibc's qsort for small arrays: a top-down merge sort, left half first, ties to the left.
+
+    Reproduced step by step because trec_eval's gain comparator is not a consistent
+    order, so the result depends on the algorithm, not only on the keys.
+    """
+    if len(items) <= 1:
+        return list(items)
+    half = len(items) // 2
+    left, right = _glibc_msort(items[:half], compare), _glibc_msort(items[half:], compare)
+    out, i, j = [], 0, 0
+    while i < len(left) and j < len(right):
+        if compare(left[i][1], right[j][1]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
+
+
+def _gain_table(pairs, n_levels: int) -> list[tuple[int, float, bool]]:
+    """trec_eval's ``setup_gains`` for a query with grades 0..n_levels-1: sorted (level, gain, counted).
+
+    Entries are the ``level=gain`` parameters in the order given, then every level below
+    ``n_levels`` without a parameter (gain = level); ``counted`` marks the one entry per
+    level that carries the number of judged documents at that level (the first one).
+    """
+    entries = []
+    for key, value in pairs:
+        body = key[1:] if key[:1] in "+-" else key
+        if body.isdigit():
+            entries.append([int(key), float(value), False])
+    for level in range(n_levels):
+        first = next((e for e in entries if e[0] == level), None)
+        if first is not None:
+            first[2] = True
+        else:
+            entries.append([level, float(level), True])
+    return [tuple(e) for e in _glibc_msort(entries, _c_gain_compare)]
+
+
+def _plain_gains(pairs) -> bool:
+    """True when trec_eval's gain sort is a true sort: integral gains, one per level.
+
+    Then the ideal ranking is simply every positive gain, descending.
+    """
+    levels = [int(key) for key, _ in pairs if (key[1:] if key[:1] in "+-" else key).isdigit()]
+    gains = list(pair_gains(pairs).values())
+    return len(levels) == len(set(levels)) and all(
+        math.isfinite(g) and g == int(g) and abs(g) < 2 ** 30 for g in gains
+    )
+
+
 def _gains(batch, pairs):
-    gain_of = gain_function(pairs)
-    return gain_of(batch.rel), batch.ideal_csr(gain_of)
+    """Gain of every stored row, and the ideal gains per query as trec_eval walks them.
+
+    trec_eval sorts the gain levels with a comparator that truncates the difference to an
+    int, then builds the ideal ranking by walking that list from the top: skipping empty
+    levels and stopping at the first non-empty level whose gain is not positive. With
+    integral gains that is the usual descending order; with fractional gains
+    (``G.1=0.5,3=2.5``) the walk can visit levels out of order or stop early, and the
+    values follow it.
+    """
+    if _plain_gains(pairs):
+        gain_of = gain_function(pairs)
+        return gain_of(batch.rel), batch.ideal_csr(gain_of)
+    n = batch.n_queries
+    has = np.diff(batch.judged_offsets) > 0
+    n_levels = np.zeros(n, dtype=np.int64)
+    n_levels[has] = batch.judged_grades[batch.judged_offsets[:-1][has]] + 1
+    row_gains = np.zeros(len(batch.rel))
+    row_levels = n_levels[batch.seg]
+    parts_q, parts_key, parts_gain, parts_count = [], [], [], []
+    for levels in np.unique(n_levels):
+        levels = int(levels)
+        table = _gain_table(pairs, levels)
+        queries = np.flatnonzero(n_levels == levels)
+        # gain of a grade: the first entry of that level in sorted order (trec_eval's get_gain)
+        lookup = {}
+        for level, gain, _ in table:
+            lookup.setdefault(level, gain)
+        rows = row_levels == levels
+        for level, gain in lookup.items():
+            row_gains[rows & (batch.rel == level)] = gain
+        if not table or table[-1][1] <= 0 or levels == 0:
+            continue
+        local = np.full(n, -1, dtype=np.int64)
+        local[queries] = np.arange(len(queries))
+        judged_local = local[batch.judged_seg]
+        inside = judged_local >= 0
+        counts = np.bincount(
+            judged_local[inside] * levels + batch.judged_grades[inside], minlength=len(queries) * levels
+        ).reshape(len(queries), levels)
+        alive = np.ones(len(queries), dtype=bool)
+        for key, (level, gain, counted) in enumerate(reversed(table)):
+            count = counts[:, level] if counted and level < levels else np.zeros(len(queries), dtype=np.int64)
+            present = alive & (count > 0)
+            if gain <= 0:
+                alive &= ~present
+                continue
+            parts_q.append(queries[present])
+            parts_key.append(np.full(int(present.sum()), key))
+            parts_gain.append(np.full(int(present.sum()), gain))
+            parts_count.append(count[present])
+    if parts_q:
+        q = np.concatenate(parts_q)
+        key = np.concatenate(parts_key)
+        order = np.lexsort((key, q))
+        count = np.concatenate(parts_count)[order]
+        seg = np.repeat(q[order], count)
+        ideal = np.repeat(np.concatenate(parts_gain)[order], count)
+    else:
+        seg, ideal = np.zeros(0, dtype=np.int64), np.zeros(0)
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=n)))).astype(np.int64)
+    return row_gains, (offsets, ideal)
 
 
 def _ideal_prefix(batch, ideal_offsets, ideal_gains):
@@ -249,12 +380,14 @@ def rank_biased_precision(batch, pairs):
     return (1.0 - p) * batch.total(gains * weight[batch.rank])
 
 
-@measure("rbp_resid", params=Params.PAIRS, on_missing=0.0)
+@measure("rbp_resid", params=Params.PAIRS, on_missing_bare=0.0)
 def rbp_residual(batch, pairs):
     """RBP residual: the most RBP could still rise if every unjudged retrieved document were relevant.
 
     p^n + (1 - p) * sum of p^(rank - 1) over unjudged retrieved documents (n = retrieved);
-    0 when every retrieved document is judged.
+    0 when every retrieved document is judged. With ``-c`` a query missing from the run
+    scores 0, but only under the bare name (with ``-m rbp_resid.p=..`` trec_eval keeps the
+    value of its one-document stand-in ranking, 1).
 
     >>> from evaltool import evaluate
     >>> round(evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["rbp_resid"]).summary["rbp_resid"], 4)

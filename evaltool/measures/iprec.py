@@ -60,13 +60,30 @@ def iprec_at_recall(batch, levels):
 def eleven_point_average(batch, levels):
     """Interpolated precision averaged over recall levels (default the 11 points 0, 0.1, ..., 1).
 
+    Levels are used in the order given, as trec_eval does (it does not sort them): it
+    fills them from the last one backwards while walking up the ranking, so a level given
+    before a smaller one (0.5 in ``11pt_avg.0.5,0.2``; ``11pt_avg.0.2,0.5`` is fine), a
+    level of 0 relevant documents, and every level before either of them get the best
+    precision of the whole ranking instead. Levels beyond the relevant documents
+    retrieved count 0 only at the end of the list.
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["11pt_avg"]).summary
     {'11pt_avg': 0.5}
     """
-    ordered = sorted(levels)
-    values = interpolated_precision(batch, ordered)
+    levels = list(levels)
+    values = interpolated_precision(batch, levels)
+    top = interpolated_precision(batch, [0.0])[:, 0]
+    found = batch.num_rel_ret
+    started = np.zeros(batch.n_queries, dtype=bool)
+    stuck = np.zeros(batch.n_queries, dtype=bool)
+    previous = np.full(batch.n_queries, np.iinfo(np.int64).max)
     total = np.zeros(batch.n_queries)
-    for j in reversed(range(len(ordered))):
-        total += values[:, j]
-    return total / len(ordered)
+    for j in reversed(range(len(levels))):
+        need = _lround(levels[j] * batch.num_rel)
+        started |= need <= found
+        reached = started & ~stuck & (need <= previous) & (need >= 1)
+        stuck |= started & ~reached
+        previous = np.where(reached, need, previous)
+        total += np.where(stuck, top, np.where(reached, values[:, j], 0.0))
+    return total / len(levels)

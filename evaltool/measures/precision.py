@@ -151,15 +151,21 @@ def set_f(batch, params):
     hits = batch.num_rel_ret
     p = safe_div(hits, batch.num_ret)
     r = safe_div(hits, batch.num_rel)
-    return np.where(hits > 0, safe_div((beta + 1.0) * p * r, beta * p + r), 0.0)
+    num, den = (beta + 1.0) * p * r, beta * p + r
+    # a negative beta can make the denominator 0: trec_eval then prints inf (0/0 stays 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(den != 0, num / np.where(den != 0, den, 1.0), np.where(num != 0, num * np.inf, 0.0))
+    return np.where(hits > 0, value, 0.0)
 
 
-@measure("utility", params=Params.NUMBERS, default=(1.0, -1.0, 0.0, 0.0), on_missing=0.0)
+@measure("utility", params=Params.NUMBERS, default=(1.0, -1.0, 0.0, 0.0), on_missing_bare=0.0)
 def utility(batch, params):
     """Linear set utility p1*a + p2*b + p3*c + p4*d over the contingency table.
 
     a = relevant retrieved, b = non-relevant retrieved, c = relevant missed,
     d = non-relevant missed (needs ``-N``, the collection size). Exactly four numbers.
+    With ``-c`` a query missing from the run scores 0, but only under the bare name: with
+    parameters given, trec_eval keeps the value of its one-document stand-in ranking.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["utility.2,-1,0,0"]).summary

@@ -21,12 +21,13 @@ def runid(batch, params):
 _SYMBOLS = np.array(list("<.-0123456789>"))
 
 
-@measure("relstring", params=Params.NUMBERS, default=(10.0,), agg=Agg.NONE, on_missing="")
+@measure("relstring", params=Params.NUMBERS, default=(10.0,), agg=Agg.NONE, on_missing_bare="")
 def relstring(batch, params):
     """The grades of the first N documents as text (per query only; default N = 10).
 
     A digit for grades 0-9, '>' above 9, '-' for a document outside the qrels, '.' for a
-    negative grade (in the pool, unjudged).
+    negative grade (in the pool, unjudged). With ``-c`` a query missing from the run shows
+    '' under the bare name, and '-' (trec_eval's stand-in document) as ``relstring_N``.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": -1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["relstring.5"], per_query=True).per_query

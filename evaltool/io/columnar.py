@@ -104,36 +104,76 @@ def _numpy_bool(column) -> np.ndarray:
 
 
 def _qids(column):
-    """Dictionary-encode query ids: (vocab, int64 codes), or None if a comment line slipped in."""
+    """Dictionary-encode query ids: (vocab, int32 codes), or None if a comment line slipped in.
+
+    Each chunk is encoded on its own (in threads: few distinct ids per chunk, small hash
+    tables), then the chunk dictionaries are merged.
+    """
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(column)
-    if hasattr(encoded, "combine_chunks"):
-        encoded = encoded.combine_chunks()
-    vocab = encoded.dictionary.to_pylist()
-    if any(q.startswith("#") for q in vocab):
+    codes = np.empty(len(column), dtype=np.int32)
+    parts = _map_chunks(lambda chunk, start: (start, pc.dictionary_encode(chunk)), column)
+    vocab: dict[str, int] = {}
+    for start, encoded in parts:
+        local = np.array([vocab.setdefault(q, len(vocab)) for q in encoded.dictionary.to_pylist()], dtype=np.int32)
+        indices = _numpy(encoded.indices, np.int32)
+        codes[start:start + len(indices)] = local[indices] if len(local) else 0
+    names = list(vocab)
+    if any(q.startswith("#") for q in names):
         return None
-    return vocab, _numpy(encoded.indices, np.int32)
+    return names, codes
+
+
+def _map_chunks(work, column) -> list:
+    """Run ``work(chunk, start)`` on every chunk of an Arrow column, in JOBS threads."""
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    starts = np.concatenate(([0], np.cumsum([len(c) for c in chunks])))
+    if JOBS < 2 or len(chunks) < 2:
+        return [work(c, int(a)) for c, a in zip(chunks, starts)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(JOBS) as pool:
+        return list(pool.map(work, chunks, starts[:-1].tolist()))
 
 
 def _numeric_ids(column):
     """int64 values when every id is a canonical non-negative decimal ("7", not "07" or "+7").
 
     Arrow's cast rejects signs other than '-' and non-digits; a canonical id of length n
-    is at least 10**(n-1) (or is "0"), which rules out leading zeros and "-0".
+    is at least 10**(n-1) (or is "0"), which rules out leading zeros and "-0". Works chunk
+    by chunk in threads, into one preallocated array.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    try:
-        values = _numpy(pc.cast(column, pa.int64()), np.int64)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    out = np.empty(len(column), dtype=np.int64)
+
+    def work(chunk, start):
+        if len(chunk) == 0:
+            return True
+        try:
+            values = _numpy(pc.cast(chunk, pa.int64()), np.int64)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+        out[start:start + len(values)] = values
+        lengths = _numpy(pc.binary_length(chunk), np.int32)
+        floor = _POW10[np.clip(lengths - 1, 0, len(_POW10) - 1)]
+        return bool(values.min() >= 0 and np.all((values >= floor) | (lengths == 1)))
+
+    if len(column) == 0 or not all(_map_chunks(work, column)):
         return None
-    if len(values) == 0 or values.min() < 0:
-        return None
-    lengths = _numpy(pc.binary_length(column), np.int32)
-    canonical = (values >= _POW10[np.clip(lengths - 1, 0, len(_POW10) - 1)]) | (lengths == 1)
-    return values if canonical.all() else None
+    return out
+
+
+def _floats(column) -> np.ndarray:
+    """A float64 Arrow column as one numpy array, copied chunk by chunk in threads."""
+    out = np.empty(len(column), dtype=np.float64)
+
+    def work(chunk, start):
+        out[start:start + len(chunk)] = _numpy(chunk, np.float64)
+
+    _map_chunks(work, column)
+    return out
 
 
 def _last_field(path: str, fields: int) -> str | None:
@@ -251,7 +291,7 @@ def read_run(path) -> Run | None:
     if table is None or table.num_rows == 0:
         return None
     runid = table["tag"][-1].as_py() if compressed else _last_field(name, 6)
-    scores = _numpy(table["s"], np.float64)
+    scores = _floats(table["s"])
     if runid is None or not np.all(np.isfinite(scores)):
         return None
     run = run_from_columns(table["q"], table["d"], scores, runid, name)

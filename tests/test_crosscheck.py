@@ -377,3 +377,23 @@ def test_set_F_negative_beta_zero_denominator_is_infinite():
     """P = 1/2, R = 1, beta = -2: (beta + 1) P R / (beta P + R) = -0.5 / 0 (trec_eval: -inf)."""
     got = evaluate({"q": {"a": 1}}, {"q": {"a": 2.0, "x": 1.0}}, ["set_F.-2"]).summary["set_F_-2"]
     assert got == -math.inf
+
+
+def test_ties_and_query_order_use_bytes_even_for_invalid_utf8(tmp_path):
+    """trec_eval compares ids with strcmp (unsigned bytes). Invalid UTF-8 bytes must not be
+    ordered as their surrogate-escaped code points (U+DCxx sorts below U+E000 and U+1F600).
+
+    All four documents tie; descending byte order is \\xff, \\xf5x, U+1F600 (\\xf0...),
+    U+E000 (\\xee...), with grades 1, 0, 0, 1 -> relstring '1001' (trec_eval: '1001').
+    Query ids \\xff and U+1F600: strcmp puts \\xf0... first.
+    """
+    docs = [(b"\xff", 1), (b"\xf0\x9f\x98\x80", 0), (b"\xf5x", 0), (b"\xee\x80\x80", 1)]
+    qrels = b"".join(b"1 0 " + d + b" %d\n" % g for d, g in docs)
+    qrels += b"\xff 0 a 1\n\xf0\x9f\x98\x80 0 a 1\n"
+    run = b"".join(b"1 Q0 " + d + b" 1 1.5 r\n" for d, _ in docs)
+    run += b"\xff Q0 a 1 1 r\n\xf0\x9f\x98\x80 Q0 a 1 1 r\n"
+    (tmp_path / "q").write_bytes(qrels)
+    (tmp_path / "r").write_bytes(run)
+    result = evaluate(tmp_path / "q", tmp_path / "r", ["relstring"], per_query=True)
+    assert result.per_query["1"]["relstring"] == "1001"
+    assert result.qids == ["1", "\U0001F600", "\udcff"]

@@ -43,7 +43,9 @@ Accepted differences (trec_eval divides 0 by 0 and prints ``nan``; evaltool prin
   ranking has no positive gain (``-l 0`` with only grade 0 judged, or gains that map
   every occupied level to <= 0): sum / number of R-levels = 0/0.
 
-The summary line of such a measure is then ``nan`` too. Those lines are checked to
+Other nan cases found, not in the option sets: ``set_F.-1`` when P = R (0 / 0), and
+every ``iprec_at_recall``/``11pt_avg`` value under ``-M 0`` (nothing retrieved; covered
+by the ``-c -M 0`` set). The summary line of such a measure is then ``nan`` too. Those lines are checked to
 differ only in the value; every other byte must match.
 """
 
@@ -60,7 +62,7 @@ from evaltool.cli import main
 from tests.test_crosscheck import CASES, generate, write_trec
 
 TREC_EVAL = shutil.which("trec_eval")
-pytestmark = pytest.mark.skipif(TREC_EVAL is None, reason="the trec_eval 10.0 binary is not on PATH (not available in CI)")
+needs_trec_eval = pytest.mark.skipif(TREC_EVAL is None, reason="the trec_eval 10.0 binary is not on PATH (not available in CI)")
 
 PARAMETERISED = (
     "-m ndcg.1=3,2=0,3=7 -m Rndcg.1=2,2=2 -m ndcg_rel.0=1 -m G.2=5 -m rbp.p=0.8 -m rbp_resid.p=0.5 "
@@ -130,6 +132,7 @@ def oracle_root(tmp_path_factory):
     return tmp_path_factory.mktemp("oracle")
 
 
+@needs_trec_eval
 @pytest.mark.parametrize("options", OPTION_SETS)
 @pytest.mark.parametrize("scenario,seed", CASES, ids=[f"{n}-{s}" for n, s in CASES])
 def test_output_identical_to_trec_eval(oracle_root, scenario, seed, options):
@@ -162,3 +165,40 @@ def test_accepted_nan_rule_is_narrow():
     assert _compare(b"map                   \tq1\t  -nan\n", b"map                   \tq1\t0.0000\n")[0]
     assert _compare(b"Rndcg                 \tall\t  -nan\n", b"Rndcg                 \tall\t0.2500\n") == ([], 1)
     assert _compare(b"P_5                   \tq1\t0.2000\n", b"P_5                   \tq1\t0.2000\n") == ([], 0)
+
+
+INVALID_UTF8 = [b"\xff", b"\xf5", b"\xc0", b"\x80", b"\xfe\xfe", b"\xed\xa0\x80"]
+
+
+@needs_trec_eval
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_invalid_utf8_ids_order_like_trec_eval(tmp_path, seed):
+    """Ids are bytes to trec_eval: invalid UTF-8 mixed with 3- and 4-byte characters must tie-break
+    and order queries by unsigned byte order, not by the decoded (surrogate-escaped) text."""
+    import numpy as np
+
+    qrels, run = generate("docids", seed)
+    rng = np.random.default_rng(seed)
+    docs = sorted({d for q in (*qrels.values(), *run.values()) for d in q})
+    raw = {}
+    for d in docs:
+        body = d.encode("utf-8")
+        pick = rng.random()
+        if pick < 0.3:
+            body = INVALID_UTF8[rng.integers(len(INVALID_UTF8))] + body
+        elif pick < 0.45:
+            body = "\U0001F600\ue000"[rng.integers(2)].encode("utf-8") + body
+        raw[d] = body
+    qids = {q: (q.encode() if i % 3 else b"\xfe" + q.encode()) for i, q in enumerate(sorted(set(qrels) | set(run)))}
+    qrels = {q: docs_ for q, docs_ in qrels.items() if q in run}
+    (tmp_path / "q").write_bytes(b"".join(b"%s 0 %s %d\n" % (qids[q], raw[d], g)
+                                          for q, ds in qrels.items() for d, g in ds.items()))
+    (tmp_path / "r").write_bytes(b"".join(b"%s Q0 %s 0 %s r\n" % (qids[q], raw[d], repr(s).encode())
+                                          for q, ds in run.items() for d, s in ds.items()))
+    args = ["-q", "-m", "all_trec", "-m", "relstring.60", str(tmp_path / "q"), str(tmp_path / "r")]
+    reference = subprocess.run([TREC_EVAL, *args], capture_output=True, timeout=120)
+    assert reference.returncode == 0, reference.stderr
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    problems, _ = _compare(reference.stdout, result.stdout_bytes)
+    assert not problems, "\n".join(problems[:15])

@@ -310,12 +310,20 @@ def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def _isin_kind(keys: np.ndarray, values: np.ndarray) -> str:
+    """numpy's lookup table when the key range is small enough, else its sort."""
+    if len(keys) and len(values) and keys.min() >= 0 and keys.max() < max(8 * len(values), 1 << 24):
+        return "table"
+    return "sort"
+
+
 def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
     qrels_used = np.flatnonzero(np.bincount(qrels.qid_codes, minlength=len(qrels.qid_vocab)))
     qrels_qids = sorted((qrels.qid_vocab[c] for c in qrels_used), key=byte_key)
     position = {qid: i for i, qid in enumerate(qrels_qids)}
-    run_used = np.flatnonzero(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))
+    rows_per_code = np.bincount(run.qid_codes, minlength=len(run.qid_vocab))
+    run_used = np.flatnonzero(rows_per_code)
     run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
 
     present = np.zeros(len(qrels_qids), dtype=bool)
@@ -337,28 +345,31 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     unjudged = sorted(run.qid_vocab[c] for c in run_used[found < 0])
 
     code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
-    row_q = code_q[run.qid_codes]
-    num_ret = np.bincount(row_q[row_q >= 0], minlength=n_q).astype(np.int64)
+    evaluated_codes = code_q >= 0
+    num_ret = np.zeros(n_q, dtype=np.int64)
+    num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
 
     # grades: join (query, document) of run rows with the qrels of evaluated queries
     qrels_q = eval_index[np.array([position[q] for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]]
     qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
     joinable = (qrels_q >= 0) & (qrels_key >= 0)
     keys = np.unique(qrels_key[joinable])
-    candidates = np.flatnonzero(np.isin(run.doc_codes, keys) & (row_q >= 0))
+    candidates = np.flatnonzero(np.isin(run.doc_codes, keys, kind=_isin_kind(keys, run.doc_codes)))
+    candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
+    candidate_q = code_q[run.qid_codes[candidates]]
     width = len(keys) + 1
     qrels_pair = qrels_q[joinable] * width + np.searchsorted(keys, qrels_key[joinable])
     pair_order = np.argsort(qrels_pair, kind="stable")
     qrels_pair = qrels_pair[pair_order]
     qrels_grade = qrels.grades[joinable][pair_order]
-    run_pair = row_q[candidates] * width + np.searchsorted(keys, run.doc_codes[candidates])
+    run_pair = candidate_q * width + np.searchsorted(keys, run.doc_codes[candidates])
     at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
     hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)
     rows = candidates[hit]
     grade = qrels_grade[at[hit]]
 
     ranks = rank_rows(run, rows)
-    sq = row_q[rows]
+    sq = candidate_q[hit]
     order = np.lexsort((ranks, sq))
     sq, ranks, grade = sq[order], ranks[order], grade[order]
 

@@ -45,6 +45,9 @@ def _parse_values(measure, text: str, whole: str):
     if kind is Params.FRACTIONS:
         return [_number(item, measure.name, whole) for item in items]
     if kind is Params.NUMBERS:
+        if measure.arity is not None and len(items) != measure.arity:
+            raise MeasureError(f"measure '{whole}': {measure.name} takes {measure.arity} "
+                               f"parameter{'s' if measure.arity > 1 else ''}, got {len(items)}")
         return [_number(item, measure.name, whole) for item in items]
     pairs = []
     for item in items:

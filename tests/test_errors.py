@@ -310,7 +310,7 @@ def test_unknown_measure_suggests_close_names(files):
     ("ndcg.1", "measure 'ndcg.1': ndcg takes name=value pairs such as 1=3,2=9"),
     ("ndcg.1=x", "measure 'ndcg.1=x': parameter 'x' of ndcg is not a finite number"),
     ("iprec_at_recall.nan", "parameter 'nan' of iprec_at_recall is not a finite number"),
-    ("utility.1,2", "utility takes exactly 4 coefficients, got 2"),
+    ("utility.1,2", "measure 'utility.1,2': utility takes 4 parameters, got 2"),
 ])
 def test_measure_parameter_errors(files, spec, expected):
     assert_fails(invoke(files.qrels, files.run, "-m", spec), expected)

@@ -54,6 +54,7 @@ class Measure:
     on_missing: float | str | None = None
     doc: str = ""
     family: str = ""
+    arity: int | None = None   # exact number of parameters, where the measure needs one
     on_missing_bare: float | str | None = None
 
     def summary_line(self) -> str:
@@ -64,7 +65,8 @@ REGISTRY: dict[str, Measure] = {}
 
 
 def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg: Agg = Agg.MEAN,
-            integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None):
+            integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
+            arity: int | None = None):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
@@ -78,7 +80,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
         REGISTRY[name] = Measure(
             name, kernel, params, tuple(default), agg, integer, per_query, on_missing,
             kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
-            on_missing_bare=on_missing_bare,
+            arity=arity, on_missing_bare=on_missing_bare,
         )
         return kernel
 

@@ -139,7 +139,7 @@ def set_map(batch, params):
     return safe_div(hits * hits, batch.num_ret.astype(np.float64) * batch.num_rel)
 
 
-@measure("set_F", params=Params.NUMBERS, default=(1.0,))
+@measure("set_F", params=Params.NUMBERS, default=(1.0,), arity=1)
 def set_f(batch, params):
     """F-measure of the retrieved set: (beta + 1) P R / (beta P + R); parameter beta (default 1).
 
@@ -158,7 +158,7 @@ def set_f(batch, params):
     return np.where(hits > 0, value, 0.0)
 
 
-@measure("utility", params=Params.NUMBERS, default=(1.0, -1.0, 0.0, 0.0), on_missing_bare=0.0)
+@measure("utility", params=Params.NUMBERS, default=(1.0, -1.0, 0.0, 0.0), on_missing_bare=0.0, arity=4)
 def utility(batch, params):
     """Linear set utility p1*a + p2*b + p3*c + p4*d over the contingency table.
 

@@ -21,7 +21,7 @@ def runid(batch, params):
 _SYMBOLS = np.array(list("<.-0123456789>"))
 
 
-@measure("relstring", params=Params.NUMBERS, default=(10.0,), agg=Agg.NONE, on_missing_bare="")
+@measure("relstring", params=Params.NUMBERS, default=(10.0,), agg=Agg.NONE, on_missing_bare="", arity=1)
 def relstring(batch, params):
     """The grades of the first N documents as text (per query only; default N = 10).
 

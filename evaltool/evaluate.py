@@ -242,6 +242,11 @@ def evaluate(
     if isinstance(measures, str):
         measures = [measures]
     requests = parse_measures(measures)
+    if relevance_level < 0:
+        raise EvaltoolError(
+            f"relevance level (-l) {relevance_level}: expected 0 or more (negative grades mean "
+            "'in the pool but unjudged' and never count as relevant)"
+        )
     options = RankOptions(relevance_level, max_ret, judged_only, complete)
     ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()

@@ -479,3 +479,15 @@ def test_bad_grade_and_duplicate_deep_in_large_files(files, padding):
     assert_parse_error(invoke(files.qrels, path), path, PAD_LINES + 4, "q1 Q0 d1 9 0.5 r",
                        f"each (query, document) pair once; query 'q1' document 'd1' "
                        f"was already given at line {PAD_LINES + 1}")
+
+
+def test_negative_relevance_level_is_refused(tmp_path):
+    """trec_eval would count documents outside the qrels as relevant (-1 >= -1); we refuse."""
+    qrels = tmp_path / "q.txt"
+    run = tmp_path / "r.txt"
+    qrels.write_text("q 0 a 1\n")
+    run.write_text("q Q0 a 1 1.0 t\n")
+    result = CliRunner().invoke(main, ["-l", "-1", str(qrels), str(run)])
+    assert result.exit_code == 2
+    assert "relevance level (-l) -1: expected 0 or more" in result.stderr
+    assert "Traceback" not in result.output

@@ -301,7 +301,8 @@ def r_ndcg(batch, pairs):
     order = np.lexsort((order_key, seg_all))
     total = np.bincount(seg_all[order], weights=vals_all[order], minlength=batch.n_queries)
     count = np.bincount(seg_all, minlength=batch.n_queries)
-    return np.where(batch.num_rel > 0, safe_div(total, count), 0.0)
+    # no R-level with a positive ideal DCG: trec_eval divides 0 by 0 (nan)
+    return np.where(batch.num_rel > 0, np.where(count > 0, safe_div(total, count), np.nan), 0.0)
 
 
 @measure("G", params=Params.PAIRS)

@@ -20,7 +20,8 @@ def interpolated_precision(batch, levels) -> np.ndarray:
 
     The level is turned into a number of relevant documents c = lround(level * R); the
     value is the best precision at or after the c-th relevant document (c = 0 is treated
-    as c = 1), and 0 if fewer than c relevant documents were retrieved.
+    as c = 1), and 0 if fewer than c relevant documents were retrieved. An empty ranking
+    gives nan where c = 0, as trec_eval's 0/0 does.
     """
     rows = np.flatnonzero(batch.is_rel)
     seg = batch.seg[rows]
@@ -39,6 +40,12 @@ def interpolated_precision(batch, levels) -> np.ndarray:
         bounds[0::2] = offsets[q] + need[q] - 1
         bounds[1::2] = offsets[q + 1]
         out[q, j] = np.maximum.reduceat(padded, bounds)[0::2]
+    # trec_eval starts from precision = relevant retrieved / retrieved: 0/0 for an empty
+    # ranking (-J, -M 0), which it prints as nan at the levels needing 0 relevant documents
+    empty = batch.num_ret == 0
+    if empty.any():
+        for j, level in enumerate(levels):
+            out[empty & (_lround(level * batch.num_rel) == 0), j] = np.nan
     return out
 
 

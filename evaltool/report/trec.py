@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from evaltool.evaluate import EvalResult
 from evaltool.measures.base import Agg
 
@@ -9,6 +11,8 @@ from evaltool.measures.base import Agg
 def _number(value, integer: bool, zscores: bool) -> str:
     if integer and not zscores:
         return str(int(value))
+    if math.isnan(value):
+        return f"{'-nan':>6}"  # glibc prints the 0/0 NaN with its sign bit
     return f"{value:6.4f}"
 
 

@@ -269,12 +269,14 @@ def collections(tmp_path_factory):
 
 @pytest.mark.parametrize("config", list(CONFIGS))
 @pytest.mark.parametrize("scenario,seed", CASES, ids=[f"{n}-{s}" for n, s in CASES])
-def test_every_measure_per_query_matches_pytrec_eval(collections, scenario, seed, config):
+def test_every_measure_per_query_matches_pytrec_eval(collections, scenario, seed, config, reading_mode):
+    """In every reading mode: line reader, pyarrow reader, and --stream with tiny chunks."""
     qrels, run, qpath, rpath = collections[scenario, seed]
     options = CONFIGS[config]
     expected = _pytrec(qrels, run, DEFAULT_MEASURES + list(SUMMARY_ONLY), **options)
     result = evaluate(qpath, rpath, DEFAULT_MEASURES + list(SUMMARY_ONLY), per_query=True,
-                      relevance_level=options["relevance_level"], judged_only=options["judged_only"])
+                      relevance_level=options["relevance_level"], judged_only=options["judged_only"],
+                      stream="--stream" in reading_mode)
     problems = _compare(expected, result.per_query)
     assert not problems, f"{len(problems)} differences, first: " + "\n".join(problems[:20])
 

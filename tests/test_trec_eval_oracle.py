@@ -106,7 +106,7 @@ def oracle_root(tmp_path_factory):
 @needs_trec_eval
 @pytest.mark.parametrize("options", OPTION_SETS)
 @pytest.mark.parametrize("scenario,seed", CASES, ids=[f"{n}-{s}" for n, s in CASES])
-def test_output_identical_to_trec_eval(oracle_root, scenario, seed, options):
+def test_output_identical_to_trec_eval(oracle_root, scenario, seed, options, reading_mode):
     args = options.split()
     qrels, run = generate(scenario, seed)
     if "-c" not in args:
@@ -121,7 +121,7 @@ def test_output_identical_to_trec_eval(oracle_root, scenario, seed, options):
     assert reference.returncode == 0, f"trec_eval failed: {reference.stderr.decode(errors='replace')}"
     assert reference.stdout, "trec_eval printed nothing"
 
-    result = CliRunner().invoke(main, [*args, str(qpath), str(rpath)], catch_exceptions=False)
+    result = CliRunner().invoke(main, [*reading_mode, *args, str(qpath), str(rpath)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
 
     problems = _compare(reference.stdout, result.stdout_bytes)

@@ -135,33 +135,36 @@ class BytesDocRun(Run):
         return np.where(self.doc_vocab[at] == wanted, at, -1).astype(np.int64)
 
 
-def _fast_qrels(name: str, data: bytes, on_duplicate: str) -> Qrels | None:
-    columns = _regular_columns(data, 4)
+def _fast_columns(data: bytes, fields: int, value_field: int, dtype):
+    """(columns, values, query vocab, query codes, doc vocab, doc codes) of a regular file
+    without duplicates, or None (the line reader then names what is wrong)."""
+    columns = _regular_columns(data, fields)
     if columns is None:
         return None
-    grades = _numbers(columns[3], np.int64)
-    if grades is None:
+    values = _numbers(columns[value_field], dtype)
+    if values is None:
         return None
     qid_vocab, qid_codes = _encode(columns[0])
     doc_vocab, doc_codes = _encode(columns[2])
     if columnar.has_duplicates(qid_codes, doc_codes):
         return None
-    return Qrels([decode(q) for q in qid_vocab.tolist()], qid_codes,
-                 [decode(d) for d in doc_vocab.tolist()], doc_codes, grades, None, path=name)
+    return columns, values, [decode(q) for q in qid_vocab.tolist()], qid_codes, doc_vocab, doc_codes
+
+
+def _fast_qrels(name: str, data: bytes) -> Qrels | None:
+    parsed = _fast_columns(data, 4, 3, np.int64)
+    if parsed is None:
+        return None
+    _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
+    return Qrels(qid_vocab, qid_codes, [decode(d) for d in doc_vocab.tolist()], doc_codes, grades, None, path=name)
 
 
 def _fast_run(name: str, data: bytes) -> Run | None:
-    columns = _regular_columns(data, 6)
-    if columns is None:
+    parsed = _fast_columns(data, 6, 4, np.float64)
+    if parsed is None:
         return None
-    scores = _numbers(columns[4], np.float64)
-    if scores is None:
-        return None
-    qid_vocab, qid_codes = _encode(columns[0])
-    doc_vocab, doc_codes = _encode(columns[2])
-    if columnar.has_duplicates(qid_codes, doc_codes):
-        return None
-    return BytesDocRun([decode(q) for q in qid_vocab.tolist()], qid_codes, doc_vocab, doc_codes, scores, None,
+    columns, scores, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
+    return BytesDocRun(qid_vocab, qid_codes, doc_vocab, doc_codes, scores, None,
                        runid=decode(columns[5][-1]), path=name)
 
 
@@ -173,7 +176,7 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
             return table
     check_policy(on_duplicate)
     name, data = read_bytes(path)
-    fast = _fast_qrels(name, data, on_duplicate)
+    fast = _fast_qrels(name, data)
     if fast is not None:
         return fast
     qids, docs = Encoder(), Encoder()

@@ -13,10 +13,15 @@ def _finite(obj):
         return None
     if isinstance(obj, dict):
         return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
+    if isinstance(obj, (list, tuple)):
         return [_finite(v) for v in obj]
     return obj
 
 
+def dump_json(obj) -> str:
+    """Any report object as indented JSON; nan and inf (which JSON lacks) become null."""
+    return json.dumps(_finite(obj), indent=2, ensure_ascii=False) + "\n"
+
+
 def format_json(result: EvalResult, per_query: bool = False) -> str:
-    return json.dumps(_finite(result.to_dict(per_query)), indent=2, ensure_ascii=False) + "\n"
+    return dump_json(result.to_dict(per_query))

@@ -1,0 +1,202 @@
+"""What each command shows, as :class:`~evaltool.report.table.Report` s and JSON objects.
+
+Formatting only: the numbers come from :func:`evaltool.evaluate`,
+:func:`evaltool.compare.compare_runs`, :mod:`evaltool.groups` and :func:`evaltool.regress.check`.
+"""
+
+from __future__ import annotations
+
+from evaltool.labels import label
+from evaltool.report.table import Report, Table, cell_text
+
+# ---------------------------------------------------------------- eval
+
+
+def eval_report(result, *, per_query: bool = False, summary: bool = True, groups: dict | None = None,
+                thresholds: dict | None = None) -> Report:
+    """One table: a row per query (``-q``), the summary row ``all``, a row per group (``FIELD=VALUE``)."""
+    names = result.measures
+    header = ["query", *(["queries"] if groups else []), *names, *(["label"] if thresholds else [])]
+
+    def row(key, count, values):
+        tail = [label(values, thresholds)] if thresholds else []
+        return [key, *([count] if groups else []), *[values.get(n) for n in names], *tail]
+
+    rows = []
+    if per_query:
+        rows += [row(qid, None, values) for qid, values in result.per_query.items()]
+    if summary:
+        rows.append(row("all", len(result.qids), result.summary))
+    for field, entries in (groups or {}).items():
+        rows += [row(f"{field}={value}", entry["count"], entry) for value, entry in entries.items()]
+    return Report([Table(header, rows)])
+
+
+def eval_json(result, *, per_query: bool = False, groups: dict | None = None, thresholds: dict | None = None) -> dict:
+    """The core JSON, plus ``groups`` ({field: {value: {"count", measure...}}}) and ``labels``."""
+    out = result.to_dict(per_query)
+    if groups:
+        out["groups"] = groups
+    if thresholds:
+        labels = {"all": label(result.summary, thresholds)}
+        if per_query:
+            labels.update({qid: label(values, thresholds) for qid, values in result.per_query.items()})
+        for field, entries in (groups or {}).items():
+            labels.update({f"{field}={value}": label(entry, thresholds) for value, entry in entries.items()})
+        out["labels"] = labels
+    return out
+
+
+def eval_trec_lines(result, *, per_query: bool = False, groups: dict | None = None,
+                    thresholds: dict | None = None) -> str:
+    """Group summaries and labels in trec_eval's three columns, after its own lines.
+
+    A group's rows carry ``FIELD=VALUE`` where trec_eval writes the query id; ``queries``
+    is the group's size. Labels are rows of the pseudo-measure ``label``.
+    """
+    from evaltool.report.trec import _number
+
+    integer = {c.name: c.measure.integer for c in result.columns}
+    lines = []
+    for field, entries in (groups or {}).items():
+        for value, entry in entries.items():
+            key = f"{field}={value}"
+            lines.append(f"{'queries':<22}\t{key}\t{entry['count']}\n")
+            lines += [f"{name:<22}\t{key}\t{_number(v, integer[name], result.zscores)}\n"
+                      for name, v in entry.items() if name != "count"]
+    labels = eval_json(result, per_query=per_query, groups=groups, thresholds=thresholds).get("labels", {})
+    lines += [f"{'label':<22}\t{key}\t{value}\n" for key, value in labels.items()]
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------- compare
+
+
+def _policy(cmp) -> str:
+    n = len(cmp.qids)
+    if cmp.complete:
+        return (f"{n} queries: every query judged in {cmp.qrels} (-c: a query a run does not answer "
+                "scores as trec_eval scores it)")
+    text = f"{n} queries: judged in {cmp.qrels} and answered by every run"
+    lacking = {name: qids for name, qids in cmp.left_out.items() if qids}
+    if lacking:
+        parts = [f"{len(q)} of {name}'s ({', '.join(q[:3])}{', ...' if len(q) > 3 else ''})"
+                 for name, q in lacking.items()]
+        text += f"; left out, as not every run answers them: {'; '.join(parts)}; -c scores them instead"
+    return text
+
+
+def compare_notes(cmp) -> list[str]:
+    from evaltool.compare import CORRECTIONS, TESTS
+
+    ci = "t interval" if cmp.test == "t" else f"paired bootstrap BCa interval ({cmp.trials} resamples)"
+    seeded = "" if cmp.test == "t" else f"; seed {cmp.seed}"
+    family = (len(cmp.names) - 1) * len(cmp.measures)
+    notes = [
+        f"baseline: {cmp.baseline}; {_policy(cmp)}",
+        f"test: {TESTS[cmp.test]}; correction over {family} comparison{'s' if family > 1 else ''}: "
+        f"{CORRECTIONS[cmp.correction]}; * adjusted p < {cmp.alpha:g}; ci: {1 - cmp.alpha:.0%} {ci} of the "
+        f"mean difference{seeded}; wins/ties/losses: queries where the run scores above/equal to/below the baseline",
+    ]
+    if cmp.ignored_measures:
+        notes.append(f"not compared (no per-query mean): {', '.join(cmp.ignored_measures)}")
+    return notes
+
+
+def p_text(p) -> str | None:
+    """p-values below 0.0001 in scientific notation (0.0000 would say nothing)."""
+    if p is None or p != p or p >= 1e-4 or p == 0:
+        return cell_text(p)
+    return f"{p:.1e}"
+
+
+def _ci_text(ci) -> str:
+    return f"[{cell_text(ci[0])}, {cell_text(ci[1])}]"
+
+
+def _run_labels(cmp, thresholds) -> dict:
+    return {name: label({m: cmp.cells[name][m].mean for m in cmp.measures}, thresholds) for name in cmp.names}
+
+
+def compare_report(cmp, *, groups: dict | None = None, thresholds: dict | None = None) -> Report:
+    """A row per run and a column per measure; the paired statistics; means per group."""
+    labels = _run_labels(cmp, thresholds) if thresholds else {}
+    main = []
+    for name in cmp.names:
+        row = [name]
+        for m in cmp.measures:
+            cell = cmp.cells[name][m]
+            if cell.delta is None:
+                row.append(cell.mean)
+            else:
+                mark = "*" if cmp.significant(name, m) else ""
+                row.append(f"{cell_text(cell.mean)} ({cell.delta:+.4f}){mark}")
+        main.append(row + ([labels[name]] if thresholds else []))
+    tables = [Table(["run", *cmp.measures, *(["label"] if thresholds else [])], main)]
+    details = []
+    for name in cmp.names[1:]:
+        for m in cmp.measures:
+            c = cmp.cells[name][m]
+            details.append([name, m, c.delta, p_text(c.p_value), p_text(c.p_adjusted), _ci_text(c.ci), c.wins, c.ties, c.losses])
+    tables.append(Table(["run", "measure", "delta", "p", "p_adjusted", "ci", "wins", "ties", "losses"], details,
+                        title=f"paired differences from {cmp.baseline}"))
+    for field, entries in (groups or {}).items():
+        rows = [[value, entry["count"], name, *[entry["runs"][name][m] for m in cmp.measures]]
+                for value, entry in entries.items() for name in cmp.names]
+        tables.append(Table([field, "queries", "run", *cmp.measures], rows, title=f"means by {field}"))
+    return Report(tables, compare_notes(cmp))
+
+
+def compare_csv(cmp, *, groups: dict | None = None, thresholds: dict | None = None) -> Report:
+    """One tidy table: a row per (group, run, measure); ``group`` is empty for all queries."""
+    labels = _run_labels(cmp, thresholds) if thresholds else {}
+    header = ["group", "run", "measure", "queries", "mean", "delta", "p_value", "p_adjusted", "significant",
+              "ci_low", "ci_high", "wins", "ties", "losses", *(["label"] if thresholds else [])]
+    rows = []
+    for name in cmp.names:
+        for m in cmp.measures:
+            c = cmp.cells[name][m]
+            stats = [None] * 9 if c.delta is None else [
+                c.delta, c.p_value, c.p_adjusted, int(cmp.significant(name, m)), c.ci[0], c.ci[1],
+                c.wins, c.ties, c.losses]
+            rows.append(["", name, m, len(cmp.qids), c.mean, *stats, *([labels[name]] if thresholds else [])])
+    for field, entries in (groups or {}).items():
+        for value, entry in entries.items():
+            for name in cmp.names:
+                for m in cmp.measures:
+                    mean = entry["runs"][name][m]
+                    delta = None if name == cmp.baseline else mean - entry["runs"][cmp.baseline][m]
+                    rows.append([f"{field}={value}", name, m, entry["count"], mean, delta, *[None] * 8,
+                                 *([None] if thresholds else [])])
+    return Report([Table(header, rows)])
+
+
+def compare_json(cmp, *, groups: dict | None = None, thresholds: dict | None = None) -> dict:
+    """The issue's layout; ``groups`` and ``labels`` only when asked for."""
+    out = cmp.to_dict()
+    if groups:
+        out["groups"] = groups
+    if thresholds:
+        out["labels"] = _run_labels(cmp, thresholds)
+    return out
+
+
+# ---------------------------------------------------------------- check
+
+
+def check_report(result, *, notes: bool = True) -> Report:
+    """The drifts (values past the tolerance, missing ones, allowed improvements)."""
+    rows = [[d.measure, d.query, d.reference, d.current, d.difference, d.status] for d in result.drifts]
+    table = Table(["measure", "query", "reference", "current", "difference", "status"], rows, digits=6)
+    if not notes:
+        return Report([table])
+    failed = len(result.failures)
+    held = result.checked - len(result.drifts)
+    summary = (f"{result.checked} value{'s' if result.checked != 1 else ''} checked against {result.reference} "
+               f"(tolerance {result.tolerance:g}): {held} hold{'s' if held == 1 else ''}")
+    if failed:
+        summary += f", {failed} drifted"
+    improved = len(result.drifts) - failed
+    if improved:
+        summary += f", {improved} improved (allowed)"
+    return Report([table], [summary])

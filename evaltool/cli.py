@@ -79,23 +79,20 @@ def _options(*decorators):
     return apply
 
 
-# the evaluate() options every scoring command shares, keyed by their evaluate() keyword
-EVALUATION_OPTIONS = {
-    "complete": click.option("-c", "--complete", is_flag=True, help="Average over every qrels query; queries "
-                             "without results score as trec_eval scores them."),
-    "relevance_level": click.option("-l", "--level-for-rel", "relevance_level", type=int, default=1,
-                                    show_default=True,
-                                    help="Minimum grade that counts as relevant (graded measures ignore it)."),
-    "max_ret": click.option("-M", "--max-retrieved", "max_ret", type=int, default=None,
-                            help="Use only the top N documents of each query."),
-    "judged_only": click.option("-J", "--judged-only", is_flag=True, help="Drop unjudged documents before scoring."),
-    "num_docs_in_coll": click.option("-N", "--num-docs-in-coll", "num_docs_in_coll", type=int, default=0,
-                                     help="Collection size (for utility)."),
-    "on_duplicate": click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error",
-                                 show_default=True, help="A (query, document) pair given twice: stop "
-                                 "(trec_eval), keep the first, or keep the max."),
-}
-evaluation_options = _options(*EVALUATION_OPTIONS.values())
+# the evaluate() options every scoring command shares; each parameter is named as evaluate()'s keyword
+evaluation_options = _options(
+    click.option("-c", "--complete", is_flag=True,
+                 help="Average over every qrels query; queries without results score as trec_eval scores them."),
+    click.option("-l", "--level-for-rel", "relevance_level", type=int, default=1, show_default=True,
+                 help="Minimum grade that counts as relevant (graded measures ignore it)."),
+    click.option("-M", "--max-retrieved", "max_ret", type=int, default=None,
+                 help="Use only the top N documents of each query."),
+    click.option("-J", "--judged-only", is_flag=True, help="Drop unjudged documents before scoring."),
+    click.option("-N", "--num-docs-in-coll", "num_docs_in_coll", type=int, default=0,
+                 help="Collection size (for utility)."),
+    click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error", show_default=True,
+                 help="A (query, document) pair given twice: stop (trec_eval), keep the first, or keep the max."),
+)
 grouping_options = _options(
     click.option("--group-by", "group_by", multiple=True, metavar="FIELD",
                  help="Also summarize each group of queries by FIELD of --topics (category, difficulty...); "

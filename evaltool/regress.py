@@ -86,8 +86,11 @@ class CheckResult:
 
 
 def _value(text: str, name: str):
-    """A number (``nan``/``-nan`` as trec_eval prints it), or the text of runid/relstring."""
-    return text if name in TEXT_MEASURES else float(text)
+    """A number (``nan``/``-nan`` as trec_eval prints it), or the text of runid/relstring
+    (trec_eval quotes relstring: ``'1010000000'``)."""
+    if name not in TEXT_MEASURES:
+        return float(text)
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] == "'" else text
 
 
 def _from_json(path: str, data) -> Reference:

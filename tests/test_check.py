@@ -84,7 +84,10 @@ def test_tsv_reference_with_comments_header_and_tolerance(files):
 
 def test_trec_eval_output_is_a_reference(files):
     reference = files.folder / "ref.trec"
-    reference.write_text(invoke(files.qrels, files.run, "-q", "-m", "recip_rank", "-m", "num_ret").stdout)
+    # relstring is text, printed quoted ('1000000000'): compared as text
+    reference.write_text(invoke(files.qrels, files.run, "-q", "-m", "recip_rank", "-m", "num_ret",
+                                "-m", "relstring").stdout)
+    assert "'01" in reference.read_text()
     assert invoke("check", reference, files.qrels, files.run, "--per-query").exit_code == 0
     assert invoke("check", reference, files.qrels, files.perturbed, "--per-query").exit_code == 1
 

@@ -74,7 +74,7 @@ def test_table_marks_significant_cells_and_states_the_policy(files, tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["run", "recip_rank"]
     assert lines[1].split() == ["D.run", "0.2000"]
-    assert lines[2].split() == ["B.run", "0.7500", "(+0.5500)*"]  # t = 0.55 / (0.2887 / 2): p = 0.0352
+    assert lines[2].split() == ["B.run", "0.7500", "(+0.5500)*"]  # t = 0.55 / (0.2887 / 2) = 3.81, 3 df: p = 0.032
     assert "4 queries: every query judged in" in result.stdout and "(-c:" in result.stdout
     assert "paired t-test" in result.stdout and "Holm" in result.stdout
 

@@ -26,3 +26,13 @@ def test_every_cli_option_is_documented():
     for param in eval_command.params:
         if param.param_type_name == "option" and not param.hidden:
             assert any(opt in README for opt in param.opts), param.opts
+
+
+def test_compare_and_check_have_a_readme_section_with_every_option():
+    from evaltool.cli import main
+
+    for name in ("compare", "check"):
+        assert f"evaltool {name} " in README, name
+        for param in main.commands[name].params:
+            if param.param_type_name == "option" and not param.hidden:
+                assert any(opt in README for opt in param.opts), (name, param.opts)

@@ -24,7 +24,7 @@ from evaltool.io.common import GZIP_MAGIC, Encoder, decode, resolve_duplicates
 
 CHUNK_ROWS = 1 << 18          # rows per evaluated chunk (at least; cut at a query boundary)
 BLOCK_BYTES = 1 << 23         # bytes of whole lines parsed at a time
-BUCKET_BYTES = 64 << 20       # size of a hash partition of an ungrouped run
+BUCKET_BYTES = 32 << 20       # size of a hash partition of an ungrouped run
 
 
 def _open(path: str):

@@ -261,6 +261,17 @@ queries compared are those all runs were scored on, which the output states.
 """
 
 
+def _warn_not_compared(cmp) -> None:
+    """Judged queries some run has no results for are left out (without -c): say so in every format."""
+    left = {q for result in cmp.results for q in result.meta["skipped_queries"]}
+    left.update(q for qids in cmp.left_out.values() for q in qids)
+    if left:
+        shown = sorted(left)
+        _warn(f"warning: {len(left)} judged quer{'y' if len(left) == 1 else 'ies'} left out of the comparison, "
+              f"as not every run has results for {'it' if len(left) == 1 else 'them'} "
+              f"({', '.join(shown[:5])}{', ...' if len(left) > 5 else ''}); use -c to score them as trec_eval does")
+
+
 @main.command("compare", help=COMPARE_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
@@ -290,6 +301,7 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
         cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
                            correction=correction, alpha=alpha, trials=trials, seed=seed, **options)
         _check_labels(label_thresholds, thresholds, cmp.measures)
+        _warn_not_compared(cmp)
         groups = None
         if table is not None:
             from evaltool.groups import group_means

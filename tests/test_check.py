@@ -222,3 +222,16 @@ def test_published_boundary_case_is_within_the_tolerance_only(tmp_path, monkeypa
     assert invoke(*args).exit_code == 0
     drifted = invoke(*args, "--tolerance", "5e-5")
     assert drifted.exit_code == 1 and "0.135751" in drifted.stdout
+
+
+def test_parameterised_output_names_map_back_to_measures(files):
+    """A reference's output names (ndcg_1=3,2=9, utility_1,-1,0,0, iprec_at_recall_0.10...) are recomputed."""
+    reference = files.folder / "ref.json"
+    specs = ["ndcg.1=3,2=9", "rbp.p=0.8", "set_F.0.5", "utility.1,-1,0,0", "Rprec_mult.0.5", "success.1",
+             "map_cut.7", "iprec_at_recall.0.1", "relative_P.5", "gm_map", "runid"]
+    written = invoke(files.qrels, files.run, "-q", *[a for s in specs for a in ("-m", s)], "--save-reference", reference)
+    assert written.exit_code == 0, written.stderr
+    names = json.loads(reference.read_text())["measures"]
+    assert {"ndcg_1=3,2=9", "utility_1,-1,0,0", "iprec_at_recall_0.10", "rbp_p=0.8", "runid"} <= set(names)
+    result = invoke("check", reference, files.qrels, files.run, "--per-query")
+    assert result.exit_code == 0, result.stdout

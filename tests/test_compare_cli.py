@@ -83,6 +83,7 @@ def test_queries_are_aligned_and_the_left_out_ones_named(files):
     qrels, runs = files
     result = invoke("compare", qrels, runs["A"], runs["C"], "-m", "recip_rank", "-o", "json")
     out = json.loads(result.stdout)
+    assert "1 judged query left out of the comparison" in result.stderr and "(q4)" in result.stderr
     # q4 is missing from C: compared on q1..q3; A's mean over those is (1 + 0.5 + 0.25) / 3
     assert out["queries"] == 3
     assert out["runs"]["A.run"]["recip_rank"]["mean"] == pytest.approx(1.75 / 3)

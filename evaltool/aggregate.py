@@ -29,6 +29,10 @@ def summarize(agg: Agg, values: np.ndarray, n_queries: int) -> float:
         return math.exp(sequential_sum(values) / n_queries) if n_queries else 0.0
     if agg is Agg.COUNT:
         return float(n_queries)
+    if agg is Agg.MEAN_DEFINED:
+        defined = np.asarray(values, dtype=np.float64)
+        defined = defined[~np.isnan(defined)]
+        return sequential_sum(defined) / len(defined) if len(defined) else math.nan
     raise ValueError(f"no numeric summary for {agg}")
 
 

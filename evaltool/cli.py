@@ -21,6 +21,13 @@ EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
   evaltool -c -l2 -m recall.100 qrels.txt run.txt.gz
   cat run.txt | evaltool qrels.txt - -o json
 
+QRELS may also be a queries file (JSON/JSONL: qid, query, relevant_ids or qrels, answer,
+metadata) and RUN a JSONL results file (qid, docid, score or rank, text): each query is
+then judged by its own qrels, else a pack, else token F1 of its answer (--relevance).
+
+\b
+  evaltool data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -q
+
 Options keep trec_eval's spelling and meaning. Deliberate differences: repeated -m for
 the same cutoff measure take the union of the cutoffs (-m P.5 -m P.10 prints P_5 and
 P_10, where trec_eval keeps one list); a qrels query absent from the run is skipped
@@ -92,6 +99,23 @@ evaluation_options = _options(
                  help="Collection size (for utility)."),
     click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error", show_default=True,
                  help="A (query, document) pair given twice: stop (trec_eval), keep the first, or keep the max."),
+)
+# where judgments come from when the inputs are a queries file and JSONL results (see 'Judgments without qrels')
+relevance_options = _options(
+    click.option("--relevance", type=click.Choice(["auto", "qrels", "pack", "token-f1"]), default="auto",
+                 show_default=True,
+                 help="Judge each query by its own qrels, else a pack, else token F1 of its answer (auto); "
+                      "or by one of them only."),
+    click.option("--pack", "packs", multiple=True, metavar="NAME|MODULE:ATTR",
+                 help="A relevance pack: an installed one (locomo, longmemeval) or module:attr; repeatable. "
+                      "Default: every installed pack."),
+    click.option("--f1-threshold", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+                 help="Token F1 (answer vs. item text) at or above which an item is relevant."),
+    click.option("--qrels-format", type=click.Choice(["auto", "trec", "json", "jsonl"]), default="auto",
+                 show_default=True, help="Format of QRELS: TREC qrels or a queries file (JSON, JSONL); auto reads "
+                                         "the content."),
+    click.option("--run-format", type=click.Choice(["auto", "trec", "jsonl"]), default="auto", show_default=True,
+                 help="Format of RUN: a TREC run or JSONL results; auto reads the content."),
 )
 grouping_options = _options(
     click.option("--group-by", "group_by", multiple=True, metavar="FIELD",
@@ -170,6 +194,7 @@ def _note_ungrouped(table, group_by, qids) -> None:
 @click.option("--save-reference", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the JSON of every value (summary and per query) to FILE, for 'evaltool check'.")
 @grouping_options
+@relevance_options
 @click.option("--stream", is_flag=True,
               help="Read the run chunk by chunk (memory bounded by a chunk of queries); same output.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
@@ -177,8 +202,10 @@ def _note_ungrouped(table, group_by, qids) -> None:
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
 def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, output, save_reference,
-                 group_by, topics, labels, thresholds, stream, jobs, timings, **options):
+                 group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold,
+                 qrels_format, run_format, **options):
     from evaltool.evaluate import evaluate
+    from evaltool.report.views import relevance_notes, relevance_warnings
 
     if jobs:
         from evaltool.io import columnar
@@ -186,11 +213,16 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
         columnar.JOBS = jobs
     try:
         table, label_thresholds = _read_grouping(group_by, topics, labels, thresholds)
-        result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream, **options)
+        result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
+                          relevance=relevance, packs=list(packs), f1_threshold=f1_threshold,
+                          qrels_format=None if qrels_format == "auto" else qrels_format,
+                          run_format=None if run_format == "auto" else run_format, **options)
         _check_labels(label_thresholds, thresholds, result.measures)
     except EvaltoolError as exc:
         _fail(exc)
     meta = result.meta
+    for line in relevance_warnings(result) + (relevance_notes(result) if fmt == "trec" else []):
+        _warn(line)
     skipped = meta["skipped_queries"]
     if skipped:
         shown = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
@@ -378,23 +410,28 @@ def check_command(reference, qrels, run, per_query, tolerance, allow_improvement
 @main.command("measures")
 @click.option("-m", "--measure", "name", default=None, help="Document one measure in full.")
 def measures_command(name):
-    """List every measure with its parameters and defaults, or document one.
+    """List every measure with its parameters and defaults, or document one (any spelling).
 
     \b
       evaltool measures
       evaltool measures -m ndcg_cut
+      evaltool measures -m "nDCG(dcg='exp-log2')@10"
     """
-    from evaltool.measures import MEASURES, NICKNAMES
-    from evaltool.names import suggest
+    from evaltool.measures import MEASURES, NICKNAMES, docs
+    from evaltool.measures.base import Params
+    from evaltool.names import find_measure, suggest
 
     if name:
         base = name.partition(".")[0]
         if base in NICKNAMES:
             _write(f"{base}: {' '.join(NICKNAMES[base])}\n")
             return
-        m = MEASURES.get(base)
+        m = find_measure(name)
         if m is None:
-            _fail(EvaltoolError(f"unknown measure '{name}'{suggest(base)}"))
+            _fail(EvaltoolError(f"unknown measure '{name}'{suggest(name)}"))
+        if m.params is Params.NAMED:
+            _write(docs.document(m))
+            return
         defaults = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in m.default)
         _write(f"{m.name}\n  parameters: {m.params.value}{f' (default {defaults})' if defaults else ''}\n"
                f"  summary: {m.agg.value}; per query: {'yes' if m.per_query else 'no'}\n\n"
@@ -407,6 +444,7 @@ def measures_command(name):
         lines.append(f"{m.name:<22}  {params:<28}  {m.summary_line()}")
     lines.append("")
     lines.append("nicknames: " + "; ".join(f"{k}" for k in NICKNAMES))
+    lines += ["", *docs.listing()]
     _write("\n".join(lines) + "\n")
 
 

@@ -1,7 +1,21 @@
-"""Measure names as users write them, resolved against the registry.
+"""Measure names as users write them, resolved against the registry: one grammar, three spellings.
 
-trec_eval syntax: ``name`` or ``name.params`` (``P.5,10``, ``ndcg.1=3,2=9``,
-``iprec_at_recall.0.1,0.5``) or a nickname (``official``, ``all_trec``, ``set``).
+* trec_eval: ``name`` or ``name.params`` (``P.5,10``, ``ndcg.1=3,2=9``,
+  ``iprec_at_recall.0.1,0.5``) or a nickname (``official``, ``all_trec``, ``set``).
+  Output names are trec_eval's (``P_5``), in trec_eval's order.
+* ir_measures: ``Name``, ``Name(param=value, ...)``, ``Name@k`` or both (``nDCG@10``,
+  ``P(rel=2)@5``, ``nDCG(gains={0:0,1:1,2:3})@10``); values are Python literals, as
+  ir_measures reads them.
+* aliases, declared on the measures themselves: ir_measures' (``NDCG``, ``MAP``, ``MRR``,
+  ``SetRelP``, ``NumRelRet``) and the project's (``ndcg@10``, ``ndcg_at_10``, ``mrr``,
+  ``hits@5``, ``hit_rate@5``, ``first_relevant_position``). An alias declared as
+  ``name_at_k`` is also written ``name_at_10``.
+
+A trec_eval name wins where both worlds have it (``map``, ``Rprec``, ``infAP``, ``ndcg``,
+``recall``: they mean the same). Every other spelling prints under the name the user
+wrote (spaces removed), after the trec_eval measures, in the order given.
+``Request.canonical`` is the one spelling of a request: trec_eval's with sorted
+parameters, or ir_measures' ``repr`` (defaults left out, aliases resolved).
 
 One deliberate difference from trec_eval: several ``-m`` for the same cutoff measure
 take the union of their cutoffs (``-m P.5 -m P.10`` gives P_5 and P_10); explicit
@@ -9,19 +23,125 @@ parameters still replace the defaults a nickname brings.
 
 >>> [r.names for r in parse_measures(["P.10,5", "map", "P.5,20"])]
 [['map'], ['P_5', 'P_10', 'P_20']]
+>>> [(r.names[0], r.canonical) for r in parse_measures(["ndcg_at_10", "NumRelRet", "P(rel=2)@5"])]
+[('ndcg_at_10', 'nDCG@10'), ('NumRelRet', 'NumRet(rel=1)'), ('P(rel=2)@5', 'P(rel=2)@5')]
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import math
+import re
 from collections.abc import Iterable
 
 from evaltool.errors import MeasureError
-from evaltool.measures import MEASURES, NICKNAMES, TREC_ORDER
-from evaltool.measures.base import Params, Request
+from evaltool.measures import MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER
+from evaltool.measures.base import Measure, Params, Request
 
 DEFAULT_MEASURES = ("official",)
+AT_SUFFIX = "_at_k"
+
+
+def _spellings() -> tuple[dict[str, tuple[Measure, dict]], dict[str, tuple[Measure, dict]]]:
+    """Every name of a named-parameter measure -> (measure, fixed parameters); and the ``name_at_k`` ones."""
+    tokens: dict[str, tuple[Measure, dict]] = {}
+    at_tokens: dict[str, tuple[Measure, dict]] = {}
+    for m in NAMED_MEASURES.values():
+        for alias in (m.name, *m.aliases):
+            token, fixed = (alias, {}) if isinstance(alias, str) else alias
+            table = at_tokens if token.endswith(AT_SUFFIX) else tokens
+            key = token[:-len(AT_SUFFIX)] if token.endswith(AT_SUFFIX) else token
+            if key in table:
+                raise RuntimeError(f"measure name {token} declared by both {table[key][0].name} and {m.name}")
+            table[key] = (m, dict(fixed))
+    return tokens, at_tokens
+
+
+TOKENS, AT_TOKENS = _spellings()
+_AT_FORM = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_at_(.+)$")
+_LOOKALIKE_DIGITS = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "i": "1", "S": "5", "s": "5", "B": "8"})
+
+
+class UnknownMeasure(MeasureError):
+    """No measure has this name (the message gets its suggestions from :func:`parse_measures`)."""
+
+
+def _literal(node, whole: str):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        raise MeasureError(f"measure '{whole}': {ast.unparse(node)} is not a literal value "
+                           "(numbers, 'strings', True/False, {grade: gain})") from None
+
+
+def _split_named(text: str, whole: str) -> tuple[str, dict, object]:
+    """``Name(key=value,...)@at`` -> (name, {key: value}, at); ``name_at_10`` -> (name, {}, 10)."""
+    form = _AT_FORM.match(text)
+    if form and form.group(1) in AT_TOKENS:
+        try:
+            return AT_SUFFIX + form.group(1), {}, ast.literal_eval(form.group(2))
+        except (ValueError, SyntaxError):
+            raise UnknownMeasure(whole) from None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        raise UnknownMeasure(whole) from None
+    at, args = None, {}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        at, node = _literal(node.right, whole), node.left
+    if isinstance(node, ast.Call):
+        if node.args or any(k.arg is None for k in node.keywords):
+            raise MeasureError(f"measure '{whole}': parameters are written name=value, as in nDCG(dcg='exp-log2')@10")
+        args = {k.arg: _literal(k.value, whole) for k in node.keywords}
+        node = node.func
+    if not isinstance(node, ast.Name):
+        raise UnknownMeasure(whole)
+    return node.id, args, at
+
+
+def _named_request(whole: str) -> Request:
+    """A named-parameter request from any of its spellings; UnknownMeasure if the name is unknown."""
+    text = "".join(whole.split())
+    token, args, at = _split_named(text, whole)
+    if token.startswith(AT_SUFFIX):
+        m, fixed = AT_TOKENS[token[len(AT_SUFFIX):]]
+    elif token in TOKENS:
+        m, fixed = TOKENS[token]
+    else:
+        raise UnknownMeasure(whole)
+    options = {o.name: o for o in m.options}
+    for key in args:
+        if key not in options:
+            takes = ", ".join(o.name for o in m.options) or "no parameters"
+            raise MeasureError(f"measure '{whole}': {m.name} has no parameter {key} (it takes {takes})")
+    for key, value in fixed.items():
+        if key in args and args[key] != value:
+            raise MeasureError(f"measure '{whole}': {token} means {m.name}({key}={value!r})")
+        args[key] = value
+    at_option = m.at_option
+    if at is not None:
+        if at_option is None:
+            raise MeasureError(f"measure '{whole}': {m.name} takes no @ parameter")
+        if at_option.name in args:
+            raise MeasureError(f"measure '{whole}': {at_option.name} given twice")
+        args[at_option.name] = at
+    values = []
+    for option in m.options:
+        if option.name in args:
+            value = option.check(args[option.name], m.name, whole)
+        elif option.required:
+            raise MeasureError(f"measure '{whole}': {m.name} needs its {option.name}: {m.name}@"
+                               f"{'k' if option.kind is int else 'r'}")
+        else:
+            value = option.default
+        values.append((option.name, value))
+    given = dict(values)
+    for option in m.options:
+        if option.needs_at and given[option.name] != option.default and given[at_option.name] is None:
+            raise MeasureError(f"measure '{whole}': {option.name} needs a cutoff, as in {m.name}"
+                               f"({option.name}={given[option.name]!r})@10")
+    return Request(m, tuple(values), spelling=text)
 
 
 def _number(text: str, measure: str, whole: str) -> float:
@@ -58,17 +178,54 @@ def _parse_values(measure, text: str, whole: str):
     return pairs
 
 
-def suggest(name: str) -> str:
-    known = list(MEASURES) + list(NICKNAMES)
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+def _valid(spec: str) -> bool:
+    try:
+        parse_measures([spec], suggestions=False)
+    except MeasureError:
+        return False
+    return True
+
+
+def suggest(spec: str) -> str:
+    """``; did you mean X?`` with the closest valid spellings of ``spec``, or a pointer to the list.
+
+    A value with letters that look like digits is read as those digits (``ndcg@1O`` ->
+    ``ndcg@10``); a misspelt name is matched against every name and alias, keeping what
+    follows it (``nDGC@10`` -> ``nDCG@10``).
+    """
+    for marker in ("@", "_at_", "."):
+        head, found, tail = spec.rpartition(marker) if marker != "." else spec.partition(marker)
+        if found and head and tail:
+            fixed = head + found + tail.translate(_LOOKALIKE_DIGITS)
+            if fixed != spec and _valid(fixed):
+                return f"; did you mean {fixed}?"
+    head = re.match(r"[A-Za-z0-9_]*", spec).group(0)
+    rest = spec[len(head):]
+    known = [*MEASURES, *NICKNAMES, *TOKENS]
+    close = [name + rest for name in difflib.get_close_matches(head, known, n=6, cutoff=0.6)]
+    close = [c for c in dict.fromkeys(close) if _valid(c)][:3]
     return f"; did you mean {' or '.join(close)}?" if close else "; 'evaltool measures' lists them"
 
 
-def parse_measures(specs: Iterable[str] | None) -> list[Request]:
-    """Resolve ``-m`` arguments to requests in trec_eval's output order."""
+def find_measure(spec: str) -> Measure | None:
+    """The measure any spelling names (``ndcg_cut.10``, ``nDCG(dcg='exp-log2')@10``, ``mrr``); None if unknown."""
+    name = spec.partition(".")[0]
+    if name in MEASURES:
+        return MEASURES[name]
+    if spec in TOKENS:
+        return TOKENS[spec][0]
+    try:
+        return _named_request(spec).measure
+    except MeasureError:
+        return None
+
+
+def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> list[Request]:
+    """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given."""
     specs = list(specs) if specs else list(DEFAULT_MEASURES)
     marked: set[str] = set()
     explicit: dict[str, list] = {}
+    named: dict[str, Request] = {}
     for whole in specs:
         name, dot, text = whole.partition(".")
         if name in NICKNAMES:
@@ -78,7 +235,12 @@ def parse_measures(specs: Iterable[str] | None) -> list[Request]:
             continue
         measure = MEASURES.get(name)
         if measure is None:
-            raise MeasureError(f"unknown measure '{whole}'{suggest(name)}")
+            try:
+                request = _named_request(whole)
+            except UnknownMeasure:
+                raise MeasureError(f"unknown measure '{whole}'{suggest(whole) if suggestions else ''}") from None
+            named.setdefault(request.names[0], request)
+            continue
         marked.add(name)
         if not dot:
             continue
@@ -107,4 +269,4 @@ def parse_measures(specs: Iterable[str] | None) -> list[Request]:
                     requests.append(Request(measure, tuple(values), text))
         else:
             requests.append(Request(measure))
-    return requests
+    return requests + list(named.values())

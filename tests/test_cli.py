@@ -111,7 +111,8 @@ def test_module_entry_point_evaluates(files):
 def test_measures_lists_every_measure_and_nickname():
     result = invoke("measures")
     assert result.exit_code == 0, result.stderr
-    listed = [line.split()[0] for line in result.stdout.splitlines()[1:] if line and not line.startswith("nicknames")]
+    trec_section = result.stdout.split("\n\n")[0]
+    listed = [line.split()[0] for line in trec_section.splitlines()[1:]]
     assert listed == list(MEASURES)
     nicknames = [line for line in result.stdout.splitlines() if line.startswith("nicknames: ")]
     assert len(nicknames) == 1

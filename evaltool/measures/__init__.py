@@ -1,13 +1,16 @@
 """The measure registry: every measure declared once, in trec_eval's output order.
 
 ``TREC_ORDER`` is the order in which trec_eval 10.0 computes and prints measures;
-``NICKNAMES`` are its named sets. Both are data; nothing else maps names to kernels.
+``NICKNAMES`` are its named sets. ``NAMED_ORDER`` lists the named-parameter measures
+(ir_measures' names and evaltool's own) in the order ``evaltool measures`` documents
+them; their aliases are declared on each measure. All of it is data; nothing else maps
+names to kernels.
 """
 
 from __future__ import annotations
 
-from evaltool.measures import ap, counts, gain, iprec, precision, strings  # noqa: F401  (registration)
-from evaltool.measures.base import REGISTRY, Agg, Measure, Params, Request
+from evaltool.measures import ap, counts, dcg, err, gain, iprec, precision, rr, strings  # noqa: F401  (registration)
+from evaltool.measures.base import NAMED_REGISTRY, REGISTRY, Agg, Measure, Params, Request
 
 TREC_ORDER = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
@@ -35,4 +38,15 @@ if set(TREC_ORDER) != set(REGISTRY):
 
 MEASURES: dict[str, Measure] = {name: REGISTRY[name] for name in TREC_ORDER}
 
-__all__ = ["MEASURES", "NICKNAMES", "TREC_ORDER", "Agg", "Measure", "Params", "Request"]
+NAMED_ORDER = (
+    "P", "R", "AP", "RR", "nDCG", "DCG", "Rprec", "Bpref", "infAP", "Success", "SetP", "SetR", "SetF", "SetAP",
+    "IPrec", "NumQ", "NumRet", "NumRel", "Judged", "ERR", "RBP", "Hits", "FirstRelPos",
+)
+
+if set(NAMED_ORDER) != set(NAMED_REGISTRY):
+    raise RuntimeError(f"NAMED_ORDER and the registry disagree: {set(NAMED_ORDER) ^ set(NAMED_REGISTRY)}")
+
+NAMED_MEASURES: dict[str, Measure] = {name: NAMED_REGISTRY[name] for name in NAMED_ORDER}
+
+__all__ = ["MEASURES", "NAMED_MEASURES", "NAMED_ORDER", "NICKNAMES", "TREC_ORDER", "Agg", "Measure", "Params",
+           "Request"]

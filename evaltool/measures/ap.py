@@ -1,13 +1,14 @@
-"""Average precision and its relatives: map, gm_map, map_cut, yaap, infAP, bpref, binG, recip_rank."""
+"""Average precision and its relatives: map, gm_map, map_cut, yaap, infAP, bpref, binG, recip_rank; AP, Bpref, infAP."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from evaltool.measures.base import (
-    INFAP_EPSILON, MIN_GEO_MEAN, Agg, Params, log2_int, measure, safe_div, segment_first,
+    CUTOFF, INFAP_EPSILON, JUDGED_ONLY, MIN_GEO_MEAN, REL, Agg, Params, log2_int, measure, safe_div, segment_first,
 )
 from evaltool.measures.precision import CUTOFFS
+from evaltool.measures.views import view
 from evaltool.ranking import RELVALUE_UNJUDGED
 
 
@@ -154,3 +155,50 @@ def binary_g(batch, params):
     weight = 1.0 / log2_int(3 + batch.rank - batch.rel_so_far)
     total = batch.total(weight, batch.is_rel)
     return np.where(batch.num_rel_ret > 0, safe_div(total, batch.num_rel), 0.0)
+
+
+# ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
+
+
+@measure("AP", options=(CUTOFF, REL, JUDGED_ONLY), aliases=("MAP", "map", "map_at_k"))
+def named_average_precision(batch, p):
+    """Average precision: sum of P@rank over the relevant retrieved documents / R; the mean is MAP.
+
+    With a cutoff k only the relevant documents in the top k add (the divisor stays R):
+    trec_eval's ``map_cut.k``; without, trec_eval's ``map``. 0 when R = 0. (Harman 1992.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["AP", "AP@1", "map@2"]).summary
+    {'AP': 0.5555555555555555, 'AP@1': 0.3333333333333333, 'map@2': 0.3333333333333333}
+    """
+    b = view(batch, p)
+    return average_precision(b) if p.cutoff is None else map_at_cutoff(b, (p.cutoff,))[:, 0]
+
+
+@measure("Bpref", options=(REL,), aliases=("BPref",))
+def named_bpref(batch, p):
+    """Binary preference: for each relevant retrieved document, 1 - min(n, R) / min(N, R), summed / R.
+
+    n = judged non-relevant documents above it, N = judged non-relevant documents of the
+    query; unjudged documents are ignored. (Buckley & Voorhees 2004.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1, "n": 0}}, {"q": {"a": 3.0, "n": 2.0, "b": 1.0}}, ["Bpref"]).summary
+    {'Bpref': 0.5}
+    """
+    return _bpref(view(batch, p))
+
+
+@measure("infAP", options=(REL,))
+def named_inferred_ap(batch, p):
+    """Inferred AP (Yilmaz & Aslam 2006): AP estimated from sampled judgments; see ``infAP``.
+
+    Documents with a negative grade are "pooled but unjudged" and are inferred; documents
+    outside the qrels count as non-relevant. Below, with rel=2 'a' is judged non-relevant
+    and 'b' relevant at rank 2: 1/2 + 1/2 * (0 + 1 + 0)/1 * (0 + e)/(0 + 1 + 2e) = 0.500005.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "b": 1.0}}, ["infAP(rel=2)"]).summary
+    {'infAP(rel=2)': 0.500004999900002}
+    """
+    return inferred_ap(view(batch, p), ())

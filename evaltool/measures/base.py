@@ -1,9 +1,18 @@
 """How a measure is declared, and the vectorised helpers kernels share.
 
 A measure is one decorated kernel. The decorator records every fact about it: its
-trec_eval name, how its parameters are written, its defaults, how per-query values
-are combined into the summary, and what it prints. The kernel takes the whole
+name, how its parameters are written, its defaults, how per-query values are combined
+into the summary, and what it prints. The kernel takes the whole
 :class:`~evaltool.ranking.RankedBatch` and returns one column per output name.
+
+Two kinds of declaration share the decorator:
+
+* trec_eval measures (``P``, ``ndcg_cut``...): parameters after a dot (``P.5,10``),
+  trec_eval's output names (``P_5``);
+* named-parameter measures in ir_measures' syntax (``nDCG(dcg='exp-log2')@10``), declared
+  with ``options=``: each :class:`Option` is a parameter, ``@`` sets the one marked
+  ``at``, ``aliases`` are the other spellings of the name (``NDCG``, ``ndcg``,
+  ``ndcg_at_k`` for ``ndcg_at_10``). The output is named as the user wrote it.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ class Params(Enum):
     FRACTIONS = "fractions"    # iprec_at_recall.0.1,0.5: numbers, sorted, one output each
     NUMBERS = "numbers"        # utility.1,-1,0,0: an ordered list, one output
     PAIRS = "pairs"            # ndcg.1=3,2=9 or rbp.p=0.8: name=value list, one output
+    NAMED = "named"            # nDCG(dcg='exp-log2')@10: ir_measures syntax, one output as written
 
 
 class Agg(Enum):
@@ -40,6 +50,67 @@ class Agg(Enum):
     COUNT = "count"            # number of queries
     NONE = "none"              # no summary (relstring)
     RUNID = "runid"            # the run tag
+    MEAN_DEFINED = "mean over queries with a value"  # nan (no value) is left out
+
+
+_KIND_NAMES = {int: "an integer", float: "a number", bool: "True or False", str: "a string",
+               dict: "a dict {grade: gain}"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """A named parameter of a named-parameter measure, as in ``nDCG(dcg='exp-log2')@10``.
+
+    ``default`` None means "not given" (the kernel decides, e.g. ``rel`` falls back to
+    ``-l``); ``at`` marks the parameter that ``@`` sets; ``required`` ones must be given;
+    ``needs_at`` ones make sense only together with the ``@`` parameter.
+    """
+
+    name: str
+    kind: type
+    default: object = None
+    choices: tuple = ()
+    doc: str = ""
+    at: bool = False
+    required: bool = False
+    minimum: float | None = None
+    needs_at: bool = False     # a value other than the default needs the @ parameter too
+
+    def check(self, value, owner: str, whole: str):
+        """``value`` as this parameter holds it (dicts become sorted pairs), or MeasureError."""
+        where = f"measure '{whole}': {self.name} of {owner}"
+        if self.kind is dict:
+            if not isinstance(value, dict) or not all(
+                isinstance(k, int) and not isinstance(k, bool) and k >= 0 and isinstance(v, (int, float))
+                and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for k, v in value.items()
+            ):
+                raise MeasureError(f"{where} must be {_KIND_NAMES[dict]} with grades and gains >= 0, not {value!r}")
+            return tuple(sorted((k, float(v)) for k, v in value.items() if k != v))
+        if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, self.kind) or (self.kind is not bool and isinstance(value, bool)):
+            raise MeasureError(f"{where} must be {_KIND_NAMES[self.kind]}, not {value!r}")
+        if self.kind is float and not math.isfinite(value):
+            raise MeasureError(f"{where} must be a finite number, not {value!r}")
+        if self.choices and value not in self.choices:
+            raise MeasureError(f"{where} must be one of {', '.join(map(repr, self.choices))}, not {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise MeasureError(f"{where} must be at least {self.minimum:g}, not {value!r}")
+        return value
+
+    def text(self, value) -> str:
+        """How the canonical spelling writes ``value`` (ir_measures' repr)."""
+        if self.kind is dict:
+            return "{" + ",".join(f"{k}:{v:g}" for k, v in value) + "}"
+        if self.at:
+            return f"{value:g}" if isinstance(value, float) else str(value)
+        return repr(value)
+
+    def describe(self) -> str:
+        default = "{}" if self.kind is dict else repr(self.default)
+        shown = f"{self.name}={default}" if self.default is not None else self.name
+        choices = f" (one of {', '.join(map(repr, self.choices))})" if self.choices else ""
+        return f"{shown}{choices}: {self.doc}"
 
 
 @dataclass(frozen=True)
@@ -56,48 +127,85 @@ class Measure:
     family: str = ""
     arity: int | None = None   # exact number of parameters, where the measure needs one
     on_missing_bare: float | str | None = None
+    options: tuple[Option, ...] = ()   # named-parameter measures only
+    aliases: tuple = ()                # other spellings: "NDCG", "ndcg_at_k", ("SetRelP", {"relative": True})
 
     def summary_line(self) -> str:
         return (self.doc.strip().splitlines() or [""])[0]
 
+    @property
+    def at_option(self) -> Option | None:
+        return next((o for o in self.options if o.at), None)
 
-REGISTRY: dict[str, Measure] = {}
+
+REGISTRY: dict[str, Measure] = {}        # trec_eval measures, by trec_eval name
+NAMED_REGISTRY: dict[str, Measure] = {}  # named-parameter measures, by canonical name
 
 
 def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg: Agg = Agg.MEAN,
             integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
-            arity: int | None = None):
+            arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = ()):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
     trec_eval resets the stand-in ranking of a missing query by exact name (``utility``,
     ``rbp_resid``, ``relstring``), so ``utility_1,-1,0,0`` keeps the value computed on it.
+    With ``options`` the measure takes named parameters (ir_measures' syntax) and
+    ``aliases`` lists its other spellings.
     """
+    named = options is not None
+    registry = NAMED_REGISTRY if named else REGISTRY
 
     def register(kernel):
-        if name in REGISTRY:
+        if name in registry:
             raise RuntimeError(f"measure {name} declared twice")
-        REGISTRY[name] = Measure(
-            name, kernel, params, tuple(default), agg, integer, per_query, on_missing,
-            kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
-            arity=arity, on_missing_bare=on_missing_bare,
+        registry[name] = Measure(
+            name, kernel, Params.NAMED if named else params, tuple(default), agg, integer, per_query,
+            on_missing, kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
+            arity=arity, on_missing_bare=on_missing_bare, options=tuple(options or ()), aliases=tuple(aliases),
         )
         return kernel
 
     return register
 
 
+# the parameters many named-parameter measures share (ir_measures' names and meanings)
+CUTOFF = Option("cutoff", int, doc="rank cutoff k (written @k)", at=True, minimum=1)
+CUTOFF_REQUIRED = Option("cutoff", int, doc="rank cutoff k (written @k; required)", at=True, required=True,
+                         minimum=1)
+REL = Option("rel", int, doc="minimum grade that counts as relevant (default: -l, which defaults to 1)",
+             minimum=0)
+JUDGED_ONLY = Option("judged_only", bool, False, doc="drop retrieved documents without a judgment first (as -J)")
+
+
+class Settings:
+    """The parameters of one named-parameter request, as attributes (``p.cutoff``, ``p.rel``)."""
+
+    def __init__(self, pairs):
+        self.__dict__.update(pairs)
+
+    def __repr__(self) -> str:
+        return f"Settings({self.__dict__})"
+
+
 @dataclass(frozen=True)
 class Request:
-    """A measure with resolved parameters; knows its output names."""
+    """A measure with resolved parameters; knows its output names and its canonical spelling.
+
+    For a named-parameter measure ``values`` holds every (option, value) pair, defaults
+    included, and ``spelling`` what the user wrote (the output name).
+    """
 
     measure: Measure
     values: tuple = ()
     printable: str | None = None
+    spelling: str | None = None
 
     @property
     def names(self) -> list[str]:
         m = self.measure
+        if m.params is Params.NAMED:
+            return [self.spelling or self.canonical]
         if m.params is Params.CUTOFFS:
             return [f"{m.name}_{c}" for c in self.values]
         if m.params is Params.FRACTIONS:
@@ -106,8 +214,28 @@ class Request:
             return [f"{m.name}_{self.printable}"]
         return [m.name]
 
+    @property
+    def canonical(self) -> str:
+        """The one spelling every equivalent request has: ``P.5,10``, ``nDCG(gains={2:3})@10``."""
+        m = self.measure
+        if m.params is Params.NAMED:
+            given = dict(self.values)
+            shown = [f"{o.name}={o.text(given[o.name])}" for o in m.options
+                     if not o.at and given[o.name] != o.default]
+            at = m.at_option
+            text = m.name + (f"({','.join(shown)})" if shown else "")
+            return text + (f"@{at.text(given[at.name])}" if at and given[at.name] is not None else "")
+        if m.params in (Params.CUTOFFS, Params.FRACTIONS):
+            if self.values == tuple(sorted(m.default)):
+                return m.name
+            return f"{m.name}." + ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in self.values)
+        if m.params in (Params.NUMBERS, Params.PAIRS) and self.printable is not None:
+            return f"{m.name}.{self.printable}"
+        return m.name
+
     def compute(self, batch):
-        out = self.measure.kernel(batch, self.values)
+        params = Settings(self.values) if self.measure.params is Params.NAMED else self.values
+        out = self.measure.kernel(batch, params)
         reset = self.measure.on_missing_bare
         bare = reset is not None and self.names == [self.measure.name] and batch.missing.any()
         if isinstance(out, list):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import Agg, measure
+from evaltool.measures.base import REL, Agg, Option, measure
+from evaltool.measures.views import at_level
 
 
 @measure("num_q", agg=Agg.COUNT, integer=True, per_query=False)
@@ -63,3 +64,45 @@ def num_nonrel_judged_ret(batch, params):
     {'num_nonrel_judged_ret': 1}
     """
     return batch.count((batch.rel >= 0) & ~batch.is_rel)
+
+
+# ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
+
+
+@measure("NumQ", options=(), agg=Agg.COUNT, integer=True, per_query=False)
+def named_num_q(batch, p):
+    """Number of queries evaluated (trec_eval's ``num_q``; with ``-c`` every query of the qrels).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["NumQ"]).summary
+    {'NumQ': 1}
+    """
+    return np.ones(batch.n_queries)
+
+
+@measure("NumRet", options=(Option("rel", int, doc="count only retrieved documents with at least this grade",
+                                   minimum=0),),
+         agg=Agg.SUM, integer=True, on_missing=0.0, aliases=(("NumRelRet", {"rel": 1}),))
+def named_num_ret(batch, p):
+    """Documents retrieved; with ``rel``, only those with a grade >= rel. The summary is the sum.
+
+    ``NumRelRet`` is ``NumRet(rel=1)`` (trec_eval's ``num_rel_ret`` at ``-l 1``).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 1.0, "b": 0.5, "x": 0.1}}, ["NumRet", "NumRelRet", "NumRet(rel=2)"]).summary
+    {'NumRet': 3, 'NumRelRet': 2, 'NumRet(rel=2)': 1}
+    """
+    if p.rel is None:
+        return batch.num_ret
+    return at_level(batch, p.rel).num_rel_ret
+
+
+@measure("NumRel", options=(REL,), agg=Agg.SUM, integer=True)
+def named_num_rel(batch, p):
+    """Relevant documents in the qrels (grade >= rel), retrieved or not. The summary is the sum.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 2, "b": 1, "c": 0}}, {"q": {"a": 1.0}}, ["NumRel", "NumRel(rel=2)"]).summary
+    {'NumRel': 2, 'NumRel(rel=2)': 1}
+    """
+    return at_level(batch, p.rel).num_rel

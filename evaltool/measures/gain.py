@@ -1,4 +1,4 @@
-"""Graded measures: DCG family (ndcg, ndcg_cut, ndcg_rel, Rndcg, dcg, ideal_dcg), G, RBP.
+"""Graded measures: DCG family (ndcg, ndcg_cut, ndcg_rel, Rndcg, dcg, ideal_dcg), G, RBP (and ir_measures' RBP).
 
 Gains default to the grade; ``-m ndcg.1=3,2=9`` overrides the gain of grades 1 and 2.
 The discount is log2(rank + 1) for 1-based ranks. ``-l`` does not change graded measures.
@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
+from evaltool.measures import views
 from evaltool.measures.base import (
-    Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers,
+    CUTOFF, Option, Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers,
     safe_div, segment_cumsum,
 )
 from evaltool.measures.precision import CUTOFFS
@@ -402,3 +403,44 @@ def rbp_residual(batch, pairs):
     total = np.bincount(seg[unjudged], weights=weight[pos[unjudged]], minlength=batch.n_queries)
     any_unjudged = np.bincount(seg[unjudged], minlength=batch.n_queries) > 0
     return np.where(any_unjudged, weight[batch.num_ret] + (1 - p) * total, 0.0)
+
+
+# ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
+
+
+@measure("RBP", options=(CUTOFF, Option("p", float, 0.8, doc="persistence: the chance of going on to the next rank",
+                                        minimum=0),
+                         Option("rel", int, doc="binary gains: 1 for grade >= rel, else 0 (not given: graded gains, "
+                                "scaled to [0, 1] per query as trec_eval 10 does)", minimum=0),
+                         Option("residual", bool, False, doc="give the residual instead: the most RBP could "
+                                "still rise if every unjudged document were relevant")))
+def named_rank_biased_precision(batch, p):
+    """Rank-biased precision: (1 - p) * sum over ranks i of gain(i) * p^(i - 1) (Moffat & Zobel 2008).
+
+    With ``rel`` the gain is 1 for a grade >= rel and 0 otherwise (cwl_eval's RBP, as
+    ir_measures computes ``RBP(rel=...)``); without, trec_eval 10's graded RBP: gains
+    are the grades, scaled to [0, 1] per query (divided by the query's highest grade)
+    when they leave that range. A cutoff k drops the ranks below k. ``p`` defaults to
+    0.8 as in ir_measures (trec_eval's ``rbp`` defaults to 0.9).
+
+    ``residual=True`` gives trec_eval 10's ``rbp_resid``: p^n + (1 - p) * sum of p^(i - 1)
+    over the unjudged documents among the n retrieved (within the cutoff) -- what the
+    unjudged documents and those past the end could still add; 0 when every retrieved
+    document is judged (trec_eval's rule).
+
+    Worked example, p = 0.5, grades [1, 0, 1]: (1 - 0.5) * (1 + 0.25) = 0.625.
+
+    >>> from evaltool import evaluate
+    >>> qrels, run = {"q": {"a": 1, "b": 0, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0, "x": 0.5}}
+    >>> evaluate(qrels, run, ["RBP(p=0.5)", "RBP(p=0.5,rel=1)@1", "RBP(p=0.5,residual=True)"]).summary
+    {'RBP(p=0.5)': 0.625, 'RBP(p=0.5,rel=1)@1': 0.5, 'RBP(p=0.5,residual=True)': 0.125}
+    """
+    batch = views.top(batch, p.cutoff)
+    pairs = (("p", p.p),)
+    if p.residual:
+        return rbp_residual(batch, pairs)
+    if p.rel is None:
+        return rank_biased_precision(batch, pairs)
+    relevant = batch.rel >= p.rel
+    weight = powers(p.p, int(batch.rank.max()) if len(batch.rank) else 0)
+    return (1.0 - p.p) * batch.total(np.where(relevant, weight[batch.rank], 0.0))

@@ -1,10 +1,11 @@
-"""Interpolated precision at recall levels, and its average (11-point)."""
+"""Interpolated precision at recall levels, and its average (11-point); ir_measures' IPrec."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import Params, measure
+from evaltool.measures.base import JUDGED_ONLY, REL, Option, Params, measure
+from evaltool.measures.views import view
 
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -15,8 +16,13 @@ def _lround(x: np.ndarray) -> np.ndarray:
     return (whole + (x - whole >= 0.5)).astype(np.int64)
 
 
-def interpolated_precision(batch, levels) -> np.ndarray:
-    """Columns of interpolated precision at each recall level (trec_eval 10 rounding).
+def _trec9_round(x: np.ndarray) -> np.ndarray:
+    """trec_eval 9's (and so pytrec_eval's) relevant-document count for a level: (long)(x + 0.9)."""
+    return (np.asarray(x) + 0.9).astype(np.int64)
+
+
+def interpolated_precision(batch, levels, rounding=_lround) -> np.ndarray:
+    """Columns of interpolated precision at each recall level (trec_eval 10 rounding by default).
 
     The level is turned into a number of relevant documents c = lround(level * R); the
     value is the best precision at or after the c-th relevant document (c = 0 is treated
@@ -31,7 +37,7 @@ def interpolated_precision(batch, levels) -> np.ndarray:
     found = batch.num_rel_ret
     out = np.zeros((batch.n_queries, len(levels)))
     for j, level in enumerate(levels):
-        need = np.maximum(_lround(level * batch.num_rel), 1)
+        need = np.maximum(rounding(level * batch.num_rel), 1)
         ok = (found > 0) & (need <= found)
         q = np.flatnonzero(ok)
         if len(q) == 0:
@@ -45,7 +51,7 @@ def interpolated_precision(batch, levels) -> np.ndarray:
     empty = batch.num_ret == 0
     if empty.any():
         for j, level in enumerate(levels):
-            out[empty & (_lround(level * batch.num_rel) == 0), j] = np.nan
+            out[empty & (rounding(level * batch.num_rel) == 0), j] = np.nan
     return out
 
 
@@ -94,3 +100,22 @@ def eleven_point_average(batch, levels):
         previous = np.where(reached, need, previous)
         total += np.where(stuck, top, np.where(reached, values[:, j], 0.0))
     return total / len(levels)
+
+
+@measure("IPrec", options=(Option("recall", float, doc="recall level in [0, 1] (written @r; required)", at=True,
+                                  required=True, minimum=0), REL, JUDGED_ONLY))
+def named_interpolated_precision(batch, p):
+    """Interpolated precision at recall level r: the best precision at any rank where recall >= r.
+
+    As ir_measures (through pytrec_eval, trec_eval 9) computes it: level r needs
+    c = (long)(r * R + 0.9) relevant documents (c = 0 counts as 1), and the value is the
+    best precision at or after the c-th relevant retrieved document, 0 if fewer were
+    retrieved. trec_eval 10's ``iprec_at_recall`` rounds c = lround(r * R) instead; the
+    two differ when r * R has a fraction in (0.1, 0.5), e.g. r = 0.3, R = 7.
+    (Manning et al. 2008, section 8.4.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["IPrec@0.5", "IPrec@1"]).summary
+    {'IPrec@0.5': 1.0, 'IPrec@1': 0.6666666666666666}
+    """
+    return interpolated_precision(view(batch, p), [p.recall], rounding=_trec9_round)[:, 0]

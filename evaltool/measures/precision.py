@@ -1,11 +1,14 @@
-"""Set and cutoff measures: precision, recall, their relatives, utility, unjudged share."""
+"""Set and cutoff measures: precision, recall, their relatives, utility, unjudged share, judged share, hits."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from evaltool.errors import MeasureError
-from evaltool.measures.base import Params, measure, safe_div
+from evaltool.measures.base import (
+    CUTOFF, CUTOFF_REQUIRED, JUDGED_ONLY, REL, Option, Params, measure, safe_div,
+)
+from evaltool.measures.views import view
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -193,3 +196,147 @@ def unjudged(batch, cutoffs):
         seen = np.minimum(batch.num_ret, k)
         columns.append((seen - batch.count(judged & (batch.rank < k))) / k)
     return np.column_stack(columns)
+
+
+# ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
+
+
+@measure("P", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), aliases=("Precision", "precision", "precision_at_k"))
+def named_precision(batch, p):
+    """P@k: relevant documents in the top k / k (ir_measures' ``P``; trec_eval's ``P.k``).
+
+    A ranking shorter than k counts as padded with non-relevant documents, so P@10 of a
+    3-document ranking with 3 relevant is 0.3. ``rel`` is the minimum relevant grade,
+    ``judged_only`` drops unjudged documents first. (van Rijsbergen 1979.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["P@2", "P(rel=2)@3", "precision_at_5"]).summary
+    {'P@2': 0.5, 'P(rel=2)@3': 0.3333333333333333, 'precision_at_5': 0.4}
+    """
+    return precision(view(batch, p), (p.cutoff,))[:, 0]
+
+
+@measure("R", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), aliases=("Recall", "recall", "recall_at_k"))
+def named_recall(batch, p):
+    """R@k: relevant documents in the top k / all relevant documents of the query (0 when there are none).
+
+    ir_measures' ``R`` and trec_eval's ``recall.k``. (Whether *any* relevant document is in
+    the top k is ``Success@k``.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["R@2", "recall@10"]).summary
+    {'R@2': 0.3333333333333333, 'recall@10': 0.6666666666666666}
+    """
+    return recall(view(batch, p), (p.cutoff,))[:, 0]
+
+
+@measure("Success", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), aliases=("hit_rate", "hit_rate_at_k"))
+def named_success(batch, p):
+    """Success@k: 1 if a relevant document is in the top k, else 0; averaged, the hit rate.
+
+    ir_measures' ``Success`` and trec_eval's ``success.k``; ``hit_rate@k`` is the same.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"b": 1}, "r": {"c": 1}}, {"q": {"a": 3.0, "b": 2.0}, "r": {"d": 1.0}}, ["Success@2", "hit_rate@1"]).summary
+    {'Success@2': 0.5, 'hit_rate@1': 0.0}
+    """
+    return success(view(batch, p), (p.cutoff,))[:, 0]
+
+
+@measure("Rprec", options=(REL, JUDGED_ONLY), aliases=("RPrec",))
+def named_r_precision(batch, p):
+    """Precision after R documents, R = relevant documents of the query (0 when R = 0).
+
+    Also the recall at R. (Buckley & Voorhees 2005.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["Rprec(rel=2)"]).summary
+    {'Rprec(rel=2)': 0.0}
+    """
+    return r_precision(view(batch, p), ())
+
+
+@measure("SetP", options=(REL, Option("relative", bool, False, doc="divide by min(retrieved, R) instead"),
+                          JUDGED_ONLY),
+         aliases=(("SetRelP", {"relative": True}),))
+def named_set_precision(batch, p):
+    """Precision of the retrieved set: relevant retrieved / retrieved.
+
+    With ``relative=True`` (``SetRelP``): relevant retrieved / min(retrieved, R), the
+    best precision a set of that size could have. 0 when a denominator is 0.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "y": 1.0}}, ["SetP", "SetRelP"]).summary
+    {'SetP': 0.3333333333333333, 'SetRelP': 0.5}
+    """
+    b = view(batch, p)
+    return set_relative_precision(b, ()) if p.relative else set_precision(b, ())
+
+
+@measure("SetR", options=(REL,))
+def named_set_recall(batch, p):
+    """Recall of the retrieved set: relevant retrieved / R (0 when R = 0).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0}}, ["SetR", "SetR(rel=2)"]).summary
+    {'SetR': 0.5, 'SetR(rel=2)': 0.0}
+    """
+    return set_recall(view(batch, p), ())
+
+
+@measure("SetF", options=(REL, Option("beta", float, 1.0, doc="weight of recall against precision", minimum=0),
+                          JUDGED_ONLY))
+def named_set_f(batch, p):
+    """F-measure of the retrieved set: (1 + beta) P R / (beta P + R), P and R the set precision and recall.
+
+    trec_eval's ``set_F`` formula (beta weighs linearly, not squared as in van
+    Rijsbergen's F); 0 when nothing relevant is retrieved.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["SetF(beta=1)", "SetF(beta=0.5)"]).summary
+    {'SetF(beta=1)': 0.6666666666666666, 'SetF(beta=0.5)': 0.75}
+    """
+    return set_f(view(batch, p), (p.beta,))
+
+
+@measure("SetAP", options=(REL, JUDGED_ONLY))
+def named_set_ap(batch, p):
+    """Unranked set AP: set precision x set recall (trec_eval's ``set_map``).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["SetAP"]).summary
+    {'SetAP': 0.5}
+    """
+    return set_map(view(batch, p), ())
+
+
+@measure("Judged", options=(CUTOFF,))
+def judged(batch, p):
+    """Judgment rate: share of the top k documents that appear in the qrels (any grade).
+
+    Divides by min(k, retrieved), so a short ranking is not penalised; without a
+    cutoff, over the whole ranking; 0 for an empty ranking. A document with a negative
+    grade is in the qrels, so it counts as judged here (trec_eval's ``unj`` counts it as
+    unjudged). ir_measures' ``Judged`` (MacAvaney et al., OpenNIR).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 0, "c": -1}}, {"q": {"a": 4.0, "x": 3.0, "b": 2.0, "c": 1.0}}, ["Judged@2", "Judged"]).summary
+    {'Judged@2': 0.5, 'Judged': 0.75}
+    """
+    k = batch.num_ret if p.cutoff is None else np.minimum(batch.num_ret, p.cutoff)
+    return safe_div(batch.count(batch.rank < (k[batch.seg])), k)
+
+
+@measure("Hits", options=(CUTOFF, REL, JUDGED_ONLY), aliases=("hits", "hits_at_k"))
+def hits(batch, p):
+    """Number of relevant documents in the top k (all retrieved without a cutoff); the summary is the mean.
+
+    P@k times k: the ``hits_in_top_k`` of the specification documents. A document is
+    counted once (a run holds a document once per query).
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["hits@2", "Hits"]).summary
+    {'hits@2': 1.0, 'Hits': 2.0}
+    """
+    b = view(batch, p)
+    return (b.num_rel_ret if p.cutoff is None else rel_in_top(b, p.cutoff)).astype(np.float64)

@@ -1,0 +1,135 @@
+"""DCG and nDCG with named variants: gain, gain mapping, discount, and where the ideal ranking comes from.
+
+Every variant is a parameter of the one kernel, so ``nDCG@10`` (trec_eval's ``ndcg_cut.10``),
+gdeval's ``nDCG(dcg='exp-log2')@10`` and the specification documents' variants are the
+same code with other settings:
+
+============  =====================  ==========================================================
+parameter     value                  meaning
+============  =====================  ==========================================================
+``dcg``       ``'log2'`` (default)   gain = grade (after ``gains``)
+              ``'exp-log2'``         gain = 2^grade - 1 (Burges et al. 2005; gdeval)
+``gains``     ``{grade: gain}``      gain of a grade, others gain their grade (ir_measures)
+``discount``  ``'log2'`` (default)   rank i (1-based) divides by log2(i + 1) (trec_eval)
+              ``'jarvelin'``         rank i divides by log2(max(i, 2)): ranks 1 and 2 undiscounted
+                                     (Järvelin & Kekäläinen 2002 with base 2)
+``ideal``     ``'qrels'`` (default)  ideal ranking: every judged document of the query, best first
+              ``'ranking'``          ideal ranking: the retrieved documents, best first
+                                     (scikit-learn's ``ndcg_score``)
+============  =====================  ==========================================================
+
+Negative grades and documents outside the qrels gain 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaltool.measures.base import CUTOFF, JUDGED_ONLY, Option, log2_int, measure, safe_div
+from evaltool.measures.views import judged_only as judged_view
+
+GAIN_FORM = Option("dcg", str, "log2", choices=("log2", "exp-log2"),
+                   doc="gain = grade ('log2') or 2^grade - 1 ('exp-log2')")
+GAINS = Option("gains", dict, (), doc="{grade: gain}: the gain of these grades; other grades gain their grade")
+DISCOUNT = Option("discount", str, "log2", choices=("log2", "jarvelin"),
+                  doc="rank i divides by log2(i + 1) ('log2') or log2(max(i, 2)) ('jarvelin')")
+IDEAL = Option("ideal", str, "qrels", choices=("qrels", "ranking"),
+               doc="ideal ranking from every judged document ('qrels') or from the retrieved ones ('ranking')")
+
+
+def gain_function(p):
+    """Map an array of grades to gains as ``p.dcg`` and ``p.gains`` say; negative grades gain 0."""
+    table = dict(p.gains)
+
+    def gain_of(grades) -> np.ndarray:
+        grades = np.asarray(grades)
+        gains = np.where(grades > 0, grades, 0).astype(np.float64)
+        for grade, gain in table.items():
+            gains[grades == grade] = gain
+        if p.dcg == "exp-log2":
+            gains = np.exp2(gains) - 1.0
+        return gains
+
+    return gain_of
+
+
+def rank_discount(rank: np.ndarray, kind: str) -> np.ndarray:
+    """The divisor of a gain at 0-based ``rank``: log2(rank + 2), or log2(max(rank + 1, 2)) for 'jarvelin'."""
+    rank = np.asarray(rank, dtype=np.int64)
+    return log2_int(rank + 2) if kind == "log2" else log2_int(np.maximum(rank + 1, 2))
+
+
+def _discounted_sum(seg, pos, gains, kind, cutoff, n_queries) -> np.ndarray:
+    keep = gains != 0 if cutoff is None else (gains != 0) & (pos < cutoff)
+    return np.bincount(seg[keep], weights=gains[keep] / rank_discount(pos[keep], kind), minlength=n_queries)
+
+
+def dcg_parts(batch, p, ideal_from: str | None):
+    """(DCG, ideal DCG) per query at ``p.cutoff``; the ideal is skipped when ``ideal_from`` is None."""
+    if p.judged_only:
+        batch = judged_view(batch)
+    gain_of = gain_function(p)
+    gains = gain_of(batch.rel)
+    got = _discounted_sum(batch.seg, batch.rank, gains, p.discount, p.cutoff, batch.n_queries)
+    if ideal_from is None:
+        return got, None
+    if ideal_from == "qrels":
+        offsets, best = batch.ideal_csr(gain_of)
+        seg = np.repeat(np.arange(batch.n_queries), np.diff(offsets))
+    else:
+        positive = gains > 0
+        seg = batch.seg[positive]
+        order = np.lexsort((-gains[positive], seg))
+        seg, best = seg[order], gains[positive][order]
+        offsets = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=batch.n_queries))))
+    pos = np.arange(len(best)) - offsets[seg]
+    return got, _discounted_sum(seg, pos, best, p.discount, p.cutoff, batch.n_queries)
+
+
+@measure("DCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT), aliases=("dcg", "dcg_at_k"))
+def named_dcg(batch, p):
+    """Discounted cumulative gain of the top k: sum over ranks i <= k of gain(i) / discount(i).
+
+    Parameters as in the module table; without a cutoff, the whole ranking (trec_eval's
+    ``dcg``). Worked example, the specification documents' (seed 001) grades
+    [4, 4, 3, 0, 0, 1, 3, 3, 3, 0] at k = 6 with the Järvelin discount log2(max(i, 2)):
+    4/1 + 4/1 + 3/log2(3) + 0 + 0 + 1/log2(6) = 10.2796...; with trec_eval's log2(i + 1):
+    4/1 + 4/log2(3) + 3/2 + 1/log2(7) = 8.3799...; exponential gains with log2(i + 1):
+    15/1 + 15/log2(3) + 7/2 + 1/log2(7) = 28.320... (Järvelin & Kekäläinen 2002.)
+
+    >>> from evaltool import evaluate
+    >>> grades = [4, 4, 3, 0, 0, 1, 3, 3, 3, 0]
+    >>> qrels, run = {"q": {f"d{i}": g for i, g in enumerate(grades)}}, {"q": {f"d{i}": 10.0 - i for i in range(10)}}
+    >>> evaluate(qrels, run, ["DCG(discount='jarvelin')@6", "dcg@6", "DCG(dcg='exp-log2')@6"]).summary
+    {"DCG(discount='jarvelin')@6": 10.279642067948915, 'dcg@6': 8.379926201393854, "DCG(dcg='exp-log2')@6": 28.320153490679886}
+    """
+    return dcg_parts(batch, p, None)[0]
+
+
+@measure("nDCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, IDEAL),
+         aliases=("NDCG", "ndcg", "ndcg_at_k"))
+def named_ndcg(batch, p):
+    """Normalised DCG: DCG of the top k / DCG of the ideal top k; 0 when the ideal DCG is 0.
+
+    Defaults give trec_eval's ``ndcg_cut.k`` (``ndcg`` without a cutoff) and ir_measures'
+    ``nDCG@k``; ``dcg='exp-log2'`` gives gdeval's nDCG@k (TREC Web track); ``gains``
+    ir_measures' gain mapping; ``discount='jarvelin'`` the original discount;
+    ``ideal='ranking'`` scikit-learn's ``ndcg_score`` (the ideal is the retrieved grades
+    sorted, so documents never retrieved do not lower the score).
+
+    Worked example (seed 001): grades [4, 4, 3, 0, 0, 1, 3, 3, 3, 0], k = 6, Järvelin
+    discount, ideal from the ranking [4, 4, 3, 3, 3, 3]: 10.2796 / 13.8454 = 0.74246...
+    With ideal='qrels' a relevant document the ranking missed lowers the score: below, a
+    grade-2 document 'z' is judged but not retrieved: 1 / (2 + 1/log2(3)) = 0.3800...
+    (Järvelin & Kekäläinen 2002.)
+
+    >>> from evaltool import evaluate
+    >>> grades = [4, 4, 3, 0, 0, 1, 3, 3, 3, 0]
+    >>> qrels, run = {"q": {f"d{i}": g for i, g in enumerate(grades)}}, {"q": {f"d{i}": 10.0 - i for i in range(10)}}
+    >>> evaluate(qrels, run, ["nDCG(discount='jarvelin',ideal='ranking')@6"]).summary
+    {"nDCG(discount='jarvelin',ideal='ranking')@6": 0.7424602308163405}
+    >>> evaluate({"q": {"a": 1, "z": 2}}, {"q": {"a": 1.0}}, ["nDCG@2", "nDCG(ideal='ranking')@2"]).summary
+    {'nDCG@2': 0.38009376671593426, "nDCG(ideal='ranking')@2": 1.0}
+    """
+    got, ideal = dcg_parts(batch, p, p.ideal)
+    return safe_div(got, ideal)

@@ -1,0 +1,64 @@
+"""Reciprocal rank with a cutoff (ir_measures' ``RR``, the specification documents' ``MRR@K``) and
+the position of the first relevant document."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaltool.measures.base import CUTOFF, JUDGED_ONLY, REL, Agg, Option, measure, segment_first
+from evaltool.measures.views import view
+
+BEYOND = Option("beyond", str, "zero", choices=("zero", "k+1"),
+                doc="a first relevant document past the cutoff k scores 0 ('zero') or 1/(k+1) ('k+1')",
+                needs_at=True)
+
+
+def first_relevant_rank(batch) -> np.ndarray:
+    """0-based rank of each query's first relevant retrieved document, -1 if none."""
+    first = segment_first(batch.seg, batch.is_rel, batch.n_queries)
+    return np.where(first >= 0, batch.rank[np.maximum(first, 0)] if len(batch.rank) else -1, -1)
+
+
+@measure("RR", options=(CUTOFF, REL, JUDGED_ONLY, BEYOND), aliases=("MRR", "mrr", "mrr_at_k"))
+def named_reciprocal_rank(batch, p):
+    """Reciprocal rank: 1 / rank of the first relevant document; the mean over queries is MRR.
+
+    With a cutoff k the search stops at rank k (ir_measures' ``RR@k``, MS MARCO's
+    MRR@10): a first relevant document past k, or none at all, scores 0. With
+    ``beyond='k+1'`` it scores 1/(k+1) instead, as if it were at rank k+1: the
+    ``MRR@K = mean of 1 / min(rank, K+1)`` of the specification documents (seed 004),
+    which gives a first relevant document at rank 7 with K = 5 the value 1/6; a query with
+    no relevant document retrieved also scores 1/(k+1) (min(inf, K+1)). Without a cutoff,
+    trec_eval's ``recip_rank``. (Kantor & Voorhees 2000.)
+
+    >>> from evaltool import evaluate
+    >>> qrels, run = {"q": {"b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}
+    >>> evaluate(qrels, run, ["RR", "RR@2", "RR(beyond='k+1')@2", "mrr"]).summary
+    {'RR': 0.3333333333333333, 'RR@2': 0.0, "RR(beyond='k+1')@2": 0.3333333333333333, 'mrr': 0.3333333333333333}
+    """
+    rank = first_relevant_rank(view(batch, p))
+    found = rank >= 0
+    if p.cutoff is not None:
+        found &= rank < p.cutoff
+    out = np.where(found, 1.0 / (np.maximum(rank, 0) + 1.0), 0.0)
+    if p.beyond == "k+1":
+        out = np.where(found, out, 1.0 / (p.cutoff + 1.0))
+    return out
+
+
+@measure("FirstRelPos", options=(REL, JUDGED_ONLY), agg=Agg.MEAN_DEFINED, aliases=("first_relevant_position",))
+def first_relevant_position(batch, p):
+    """1-based rank of the first relevant retrieved document; nan (JSON null) when none is retrieved.
+
+    The summary is the mean over the queries that have one (nan if none does). 1 / this
+    value is the reciprocal rank. The ``first_relevant_position`` of the specification
+    documents (seed 000).
+
+    >>> from evaltool import evaluate
+    >>> result = evaluate({"q": {"b": 1}, "r": {"c": 1}}, {"q": {"a": 2.0, "b": 1.0}, "r": {"d": 1.0}},
+    ...                   ["first_relevant_position"], per_query=True)
+    >>> result.per_query, result.summary
+    ({'q': {'first_relevant_position': 2.0}, 'r': {'first_relevant_position': nan}}, {'first_relevant_position': 2.0})
+    """
+    rank = first_relevant_rank(view(batch, p))
+    return np.where(rank >= 0, rank + 1.0, np.nan)

@@ -40,7 +40,7 @@ TREC = [
     ("recip_rank", "recip_rank", ["recip_rank"]),
     ("ndcg.1=3,2=9", "ndcg.1=3,2=9", ["ndcg_1=3,2=9"]),
 ]
-IR_MEASURES = [
+ISSUE_IR_MEASURES = [
     ("nDCG@10", "nDCG@10"),
     ("P(rel=2)@5", "P(rel=2)@5"),
     ("AP", "AP"),
@@ -67,11 +67,13 @@ IR_MEASURES = [
     ("nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@10"),
     ("nDCG(gains={0:0,1:1,2:3})@10", "nDCG(gains={2:3})@10"),
     ("nDCG(judged_only=True)@10", "nDCG(judged_only=True)@10"),
-    # ir_measures' own aliases
+]
+IR_MEASURES_ALIASES = [
     ("NDCG@10", "nDCG@10"), ("MAP", "AP"), ("MRR@10", "RR@10"), ("BPref", "Bpref"), ("RPrec(rel=2)", "Rprec(rel=2)"),
     ("Precision@5", "P@5"), ("Recall@10", "R@10"), ("SetRelP", "SetP(relative=True)"),
     ("P(cutoff=5)", "P@5"), ("RBP(p=0.5, rel=2)", "RBP(p=0.5,rel=2)"),
 ]
+IR_MEASURES = ISSUE_IR_MEASURES + IR_MEASURES_ALIASES
 PROJECT = [
     ("ndcg@10", "nDCG@10"),
     ("ndcg_at_10", "nDCG@10"),

@@ -12,6 +12,7 @@ import click
 
 from evaltool import __version__
 from evaltool.errors import EvaltoolError
+from evaltool.runner.command import BENCH_HELP, BENCH_OPTIONS
 
 EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
 
@@ -405,6 +406,18 @@ def check_command(reference, qrels, run, per_query, tolerance, allow_improvement
     except EvaltoolError as exc:
         _fail(exc)
     sys.exit(0 if result.ok else 1)
+
+
+@main.command("bench", help=BENCH_HELP)
+@_options(*BENCH_OPTIONS)
+def bench_command(**options):
+    from evaltool.runner.command import run_command
+
+    try:
+        code = run_command(**options)
+    except EvaltoolError as exc:
+        _fail(exc)
+    sys.exit(code)
 
 
 @main.command("measures")

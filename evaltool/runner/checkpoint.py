@@ -1,0 +1,148 @@
+"""The checkpoint: one JSON line per finished query, written as each query finishes.
+
+The first line is a header naming what the run is (the queries file and its SHA-256,
+the backend, the limit, when it started); every other line is one query's outcome.
+Each line is flushed and synced before the next query's result is written, so Ctrl-C,
+a kill or a crash loses only the queries still in flight. ``--resume`` reads the file
+back, checks that the header matches the command, and runs only the queries it lacks;
+a last line cut off mid-write is dropped (its query runs again). When the report has
+been written the checkpoint is deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+
+from evaltool.errors import EvaltoolError
+
+FORMAT = 1
+MATCHED = ("queries_sha256", "backend", "limit")
+
+
+@dataclass
+class Outcome:
+    """What one query got: its ranking or its error, how long it took, how many attempts."""
+
+    qid: str
+    ids: list[str]
+    scores: list[float] | None
+    error: str | None
+    execution_time_ms: float
+    attempts: int
+    duplicates_removed: int = 0
+
+    @classmethod
+    def from_record(cls, record: dict) -> Outcome:
+        return cls(**{name: record[name] for name in cls.__dataclass_fields__})
+
+
+def checkpoint_path(out_dir: str, queries_path: str) -> str:
+    stem = os.path.basename(queries_path)
+    stem = stem[: -len(".json")] if stem.endswith(".json") else stem
+    return os.path.join(out_dir, f"{stem}.checkpoint.jsonl")
+
+
+class Checkpoint:
+    """An open checkpoint file, appended to one finished query at a time."""
+
+    def __init__(self, path: str, header: dict, done: dict[str, Outcome]):
+        self.path = path
+        self.header = header
+        self.done = done
+        self._handle = None
+
+    @classmethod
+    def start(cls, path: str, header: dict) -> Checkpoint:
+        """A new checkpoint; refuses to overwrite one that holds finished queries."""
+        if os.path.exists(path):
+            previous = cls.read(path)
+            if previous is not None and previous.done:
+                raise EvaltoolError(
+                    f"{path} holds an unfinished run ({len(previous.done)} queries done, started "
+                    f"{previous.header.get('started', '?')}): add --resume to finish it, or delete the file "
+                    "to start over")
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        checkpoint = cls(path, {"evaltool_checkpoint": FORMAT, **header}, {})
+        try:
+            checkpoint._handle = open(path, "w", encoding="utf-8")
+        except OSError as exc:
+            raise EvaltoolError(f"cannot write the checkpoint {path}: {exc.strerror or exc}") from None
+        checkpoint._write(checkpoint.header)
+        return checkpoint
+
+    @classmethod
+    def resume(cls, path: str, header: dict) -> Checkpoint:
+        """The checkpoint of the same run, opened for appending; refuses one of another run."""
+        previous = cls.read(path)
+        if previous is None:
+            raise EvaltoolError(f"--resume: no checkpoint to resume at {path} (was the run started with the "
+                                "same queries file and --out?)")
+        differ = [f"{key}: {previous.header.get(key)!r} then, {header[key]!r} now"
+                  for key in MATCHED if previous.header.get(key) != header[key]]
+        if differ:
+            raise EvaltoolError(f"--resume: {path} is a run with other settings ({'; '.join(differ)}); "
+                                "use the same ones, or delete the file to start over")
+        previous._handle = open(path, "a", encoding="utf-8")
+        return previous
+
+    @classmethod
+    def read(cls, path: str) -> Checkpoint | None:
+        """The header and finished queries of a checkpoint; None when there is none (or no header yet)."""
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise EvaltoolError(f"cannot read {path}: {exc.strerror or exc}") from None
+        lines = data.split(b"\n")
+        complete = lines[:-1]  # a last piece without its newline was cut off mid-write
+        kept = sum(len(line) + 1 for line in complete)
+        if kept < len(data):
+            with open(path, "r+b") as handle:
+                handle.truncate(kept)
+        if not complete:
+            return None
+        records = []
+        for number, line in enumerate(complete, 1):
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                raise EvaltoolError(f"{path}:{number}: not a checkpoint line (corrupt JSON); "
+                                    "delete the file to start over") from None
+        header = records[0]
+        if not isinstance(header, dict) or header.get("evaltool_checkpoint") != FORMAT:
+            raise EvaltoolError(f"{path}:1: not an evaltool bench checkpoint header")
+        done: dict[str, Outcome] = {}
+        for number, record in enumerate(records[1:], 2):
+            try:
+                outcome = Outcome.from_record(record)
+            except (KeyError, TypeError):
+                raise EvaltoolError(f"{path}:{number}: not a query outcome; delete the file to start over") from None
+            if outcome.qid in done:
+                raise EvaltoolError(f"{path}:{number}: query {outcome.qid} is recorded twice")
+            done[outcome.qid] = outcome
+        return cls(path, header, done)
+
+    def _write(self, record: dict) -> None:
+        try:
+            self._handle.write(json.dumps(record) + "\n")
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        except OSError as exc:
+            raise EvaltoolError(f"cannot write the checkpoint {self.path}: {exc.strerror or exc}") from None
+
+    def append(self, outcome: Outcome) -> None:
+        self._write(asdict(outcome))
+        self.done[outcome.qid] = outcome
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def remove(self) -> None:
+        self.close()
+        os.unlink(self.path)

@@ -1,0 +1,235 @@
+"""The benchmark queries file: read, validate, and turn into judgments.
+
+A JSON list of objects (or an object whose ``queries`` key holds that list)::
+
+    [{"id": 1, "query": "electronic invoicing Spain", "version": "16.0",
+      "category": "localization", "difficulty": "easy",
+      "expected_modules": ["l10n_es_facturae", "l10n_es_aeat"]}]
+
+Fields: ``id`` (integer or string without whitespace, unique), ``query`` (non-empty
+string), ``category`` and ``difficulty`` (non-empty strings) and exactly one way to give
+the expected ids: ``expected_modules`` or ``relevant_ids`` (a non-empty list of distinct
+ids, each relevant with grade 1) or ``qrels`` (``{id: integer grade}`` with at least one
+grade above 0). ``version`` (string or number) is optional; any other field is kept and
+passed on (to a backend that asks for it by name, and into the report).
+
+Every problem in the file is reported at once, each with its line, before anything runs.
+
+>>> import json, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "q.json")
+>>> _ = open(path, "w").write(json.dumps([{"id": 1, "query": "q", "category": "c",
+...     "difficulty": "easy", "relevant_ids": ["a", "b"]}]))
+>>> [(q.qid, q.judgments) for q in load_queries(path)]
+[('1', {'a': 1, 'b': 1})]
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import re
+from dataclasses import dataclass, field, replace
+
+from evaltool.errors import EvaltoolError, ParseError
+
+EXPECTED_FIELDS = ("expected_modules", "relevant_ids", "qrels")
+REQUIRED_TEXT = ("query", "category", "difficulty")
+KNOWN_FIELDS = ("id", *REQUIRED_TEXT, "version", *EXPECTED_FIELDS)
+MAX_PROBLEMS = 20
+_WHITESPACE = re.compile(r"\s")
+
+
+class QueriesError(EvaltoolError):
+    """The queries file is not a valid benchmark; the message lists every problem found."""
+
+
+@dataclass(frozen=True)
+class BenchQuery:
+    """One benchmark query. ``qid`` is ``id`` as text (the TREC query id)."""
+
+    id: int | str
+    qid: str
+    text: str
+    category: str
+    difficulty: str
+    expected_field: str
+    expected: list | dict
+    judgments: dict[str, int]
+    version: str | int | float | None = None
+    fields: dict = field(default_factory=dict)
+    line: int | None = None
+
+    @property
+    def returned_field(self) -> str:
+        """The report's key for the returned ids: SPEC-002's ``returned_modules`` for ``expected_modules``."""
+        return "returned_modules" if self.expected_field == "expected_modules" else "returned_ids"
+
+    def backend_fields(self) -> dict:
+        """Fields a backend may ask for by parameter name: everything but the expected ids."""
+        out = {"id": self.id, "category": self.category, "difficulty": self.difficulty, **self.fields}
+        if self.version is not None:
+            out["version"] = self.version
+        return out
+
+
+def _kind(value) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            type(None): "null"}.get(type(value), "a number")
+
+
+def id_problem(value, what: str) -> str | None:
+    """Why ``value`` cannot be an id in a TREC file, or None."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
+        return f"{what} must be a string or an integer, not {_kind(value)} ({json.dumps(value)[:40]})"
+    if isinstance(value, str) and (not value or _WHITESPACE.search(value)):
+        return f"{what} {value!r} must be non-empty without whitespace (TREC files separate fields by it)"
+    return None
+
+
+def _expected(obj: dict) -> tuple[str | None, list[str], dict[str, int]]:
+    """(field used, problems, judgments) of the expected ids of one query."""
+    given = [name for name in EXPECTED_FIELDS if name in obj]
+    if not given:
+        return None, [f"missing field: one of {', '.join(map(repr, EXPECTED_FIELDS))}"], {}
+    if len(given) > 1:
+        return None, [f"gives {' and '.join(map(repr, given))}; give exactly one"], {}
+    name = given[0]
+    value = obj[name]
+    problems: list[str] = []
+    judgments: dict[str, int] = {}
+    if name == "qrels":
+        if not isinstance(value, dict):
+            return name, [f"'qrels' must be an object {{id: grade}}, not {_kind(value)}"], {}
+        for doc, grade in value.items():
+            problem = id_problem(doc, "'qrels' id")
+            if problem is None and (isinstance(grade, bool) or not isinstance(grade, int)):
+                problem = f"'qrels' grade of {doc!r} must be an integer, not {_kind(grade)} ({json.dumps(grade)})"
+            if problem:
+                problems.append(problem)
+            else:
+                judgments[doc] = grade
+        if not problems and not any(g > 0 for g in judgments.values()):
+            problems.append("'qrels' has no id with a grade above 0: nothing is relevant")
+        return name, problems, judgments
+    if not isinstance(value, list):
+        return name, [f"{name!r} must be a list of ids, not {_kind(value)}"], {}
+    if not value:
+        return name, [f"{name!r} is empty: a query needs at least one expected id"], {}
+    for item in value:
+        problem = id_problem(item, f"{name!r} item")
+        if problem:
+            problems.append(problem)
+        elif str(item) in judgments:
+            problems.append(f"{name!r} lists {item!r} twice")
+        else:
+            judgments[str(item)] = 1
+    return name, problems, judgments
+
+
+def _check(obj) -> tuple[list[str], BenchQuery | None]:
+    if not isinstance(obj, dict):
+        return [f"must be an object, not {_kind(obj)}"], None
+    problems = []
+    if "id" not in obj:
+        problems.append("missing field 'id'")
+    else:
+        problem = id_problem(obj["id"], "'id'")
+        if problem:
+            problems.append(problem)
+    for name in REQUIRED_TEXT:
+        if name not in obj:
+            problems.append(f"missing field {name!r}")
+        elif not isinstance(obj[name], str):
+            problems.append(f"{name!r} must be a string, not {_kind(obj[name])} ({json.dumps(obj[name])[:40]})")
+        elif not obj[name].strip():
+            problems.append(f"{name!r} is empty")
+    version = obj.get("version")
+    if isinstance(version, bool) or not isinstance(version, (str, int, float, type(None))):
+        problems.append(f"'version' must be a string or a number, not {_kind(version)}")
+    expected_field, expected_problems, judgments = _expected(obj)
+    problems += expected_problems
+    if problems:
+        return problems, None
+    fields = {k: v for k, v in obj.items() if k not in KNOWN_FIELDS}
+    query = BenchQuery(obj["id"], str(obj["id"]), obj["query"], obj["category"], obj["difficulty"],
+                       expected_field, obj[expected_field], judgments, version, fields)
+    return [], query
+
+
+def _item_offsets(text: str) -> list[int]:
+    """Character offset of each query object in a (valid) queries file, for line numbers."""
+    decoder = json.JSONDecoder()
+    space = re.compile(r"[ \t\n\r]*")
+
+    def skip(i: int) -> int:
+        return space.match(text, i).end()
+
+    def list_items(i: int) -> list[int]:
+        offsets, i = [], skip(i + 1)
+        while text[i] != "]":
+            offsets.append(i)
+            i = skip(decoder.raw_decode(text, i)[1])
+            if text[i] == ",":
+                i = skip(i + 1)
+        return offsets
+
+    i = skip(0)
+    if text[i] == "[":
+        return list_items(i)
+    found, i = [], skip(i + 1)
+    while text[i] != "}":
+        key, i = decoder.raw_decode(text, i)
+        i = skip(skip(i) + 1)
+        if key == "queries" and text[i] == "[":
+            found = list_items(i)
+        i = skip(decoder.raw_decode(text, i)[1])
+        if text[i] == ",":
+            i = skip(i + 1)
+    return found
+
+
+def parse_queries(path: str, text: str) -> list[BenchQuery]:
+    """Validate the text of a queries file; raise :class:`QueriesError` listing every problem."""
+    text = text.removeprefix("\ufeff")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
+        raise ParseError(path, exc.lineno, line.strip()[:80] or None,
+                         f"valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    items = data.get("queries") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise QueriesError(f"{path}: expected a JSON list of query objects (or an object with a 'queries' "
+                           f"list), found {_kind(data if items is None else items)}")
+    if not items:
+        raise QueriesError(f"{path}: the file has no queries")
+    lines = [text.count("\n", 0, offset) + 1 for offset in _item_offsets(text)]
+    problems, queries, first_line = [], [], {}
+    for position, obj in enumerate(items):
+        line = lines[position] if position < len(lines) else None
+        where = f"{path}:{line}" if line else path
+        label = f"query {position + 1}" + (f" (id {json.dumps(obj['id'])[:40]})"
+                                           if isinstance(obj, dict) and "id" in obj else "")
+        found, query = _check(obj)
+        if isinstance(obj, dict) and id_problem(obj.get("id"), "") is None:
+            qid = str(obj["id"])
+            if qid in first_line:
+                found.append(f"duplicate id: query {first_line[qid]} has the same id")
+            first_line.setdefault(qid, position + 1)
+        problems += [f"{where}: {label}: {p}" for p in found]
+        if not found:
+            queries.append(replace(query, line=line))
+    if problems:
+        shown = problems[:MAX_PROBLEMS]
+        more = len(problems) - len(shown)
+        head = (f"{path}: {len(problems)} problems in the queries file:\n  " if len(problems) > 1 else "")
+        raise QueriesError(head + "\n  ".join(shown) + (f"\n  ... and {more} more" if more else ""))
+    return queries
+
+
+def load_queries(path) -> list[BenchQuery]:
+    """Read and validate a queries file (UTF-8 JSON, gzip allowed); see the module docstring."""
+    from evaltool.textfiles import read_text
+
+    name, text = read_text(path)
+    return parse_queries(name, text)

@@ -1,0 +1,400 @@
+"""Metrics on plain Python lists, for people who hold rankings in memory rather than in files.
+
+Two shapes, both scored by evaltool's core (the same :func:`evaltool.evaluate`, kernels
+and measure names as the files; nothing is computed a second way here):
+
+* relevance vectors (the specification documents' notebook, seed 001): the grades of the
+  retrieved documents in rank order, ``[0, 1, 0, 1]`` or graded ``[3, 0, 2]``. Each
+  position becomes a document judged with that grade; a grade >= 1 is relevant.
+* document ids (seed 000): ``MetricsCalculator.calculate_all(retrieved, expected)`` with
+  the ranked ids and the ids that should have been found, into an :class:`IRMetrics`
+  record; :class:`ReportAggregator` takes means, medians and per-category or
+  per-difficulty groups of such records.
+
+>>> average_precision([0, 1, 0, 1, 1, 1, 1])
+0.5961904761904762
+>>> m = MetricsCalculator.calculate_all(["mod1", "mod2", "mod3", "mod4", "mod5"], ["mod1", "mod3", "mod6"])
+>>> round(m.precision_at_3, 3), m.mrr, m.hits_in_top_3, m.first_relevant_position
+(0.667, 1.0, 2, 1)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from statistics import median
+
+import numpy as np
+
+from evaltool.aggregate import summarize
+from evaltool.data import Qrels, Run
+from evaltool.evaluate import evaluate
+from evaltool.measures.base import Agg
+
+PLACEHOLDER = "-"  # a judged non-relevant document nobody retrieves: every query is then in the qrels
+
+
+def _score(retrieved_grades: Sequence[Sequence[int]], missed_grades: Sequence[Sequence[int]],
+           measures: list[str]) -> list[dict]:
+    """Per query (in the order given), the value of each measure.
+
+    Query i retrieved documents whose grades are ``retrieved_grades[i]`` in rank order,
+    and has further judged documents, never retrieved, of grades ``missed_grades[i]``.
+    Every query is scored, one with nothing retrieved as trec_eval scores it with ``-c``.
+    """
+    n = len(retrieved_grades)
+    depth = max((len(g) for g in retrieved_grades), default=0)
+    extra = max((len(g) for g in missed_grades), default=0)
+    positions = [str(j) for j in range(depth)]
+    doc_vocab = positions + [f"x{j}" for j in range(extra)] + [PLACEHOLDER]
+    qid_vocab = [str(i) for i in range(n)]
+    lengths = np.array([len(g) for g in retrieved_grades], dtype=np.int64)
+    run_q = np.repeat(np.arange(n), lengths)
+    run_pos = np.arange(len(run_q)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    missed = np.array([len(g) for g in missed_grades], dtype=np.int64)
+    missed_q = np.repeat(np.arange(n), missed)
+    missed_pos = np.arange(len(missed_q)) - np.repeat(np.cumsum(missed) - missed, missed)
+    qrels = Qrels(
+        qid_vocab,
+        np.concatenate((run_q, missed_q, np.arange(n))),
+        doc_vocab,
+        np.concatenate((run_pos, depth + missed_pos, np.full(n, depth + extra))),
+        np.array([g for grades in (*retrieved_grades, *missed_grades) for g in grades] + [0] * n, dtype=np.int64),
+        np.arange(1, len(run_q) + len(missed_q) + n + 1),
+        path="<lists>",
+    )
+    run = Run(qid_vocab, run_q, positions, run_pos, (depth - run_pos).astype(np.float64),
+              np.arange(1, len(run_q) + 1), runid="lists", path="<lists>")
+    table = evaluate(qrels, run, measures, per_query=True, complete=True).per_query
+    return [table[qid] for qid in qid_vocab]
+
+
+def _grades(relevance) -> list[int]:
+    grades = []
+    for value in relevance:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value) or value < 0:
+            raise ValueError(f"relevance grades must be non-negative integers, not {value!r}")
+        grades.append(int(value))
+    return grades
+
+
+def _cutoff(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k <= 0:
+        raise ValueError(f"k should be an integer greater than 0, not {k!r}")
+    return int(k)
+
+
+def _one(relevance, measure: str, missed: Sequence[int] = ()) -> float:
+    [values] = _score([_grades(relevance)], [list(missed)], [measure])
+    return values[measure]
+
+
+# ---------------------------------------------------------------- relevance vectors (seed 001)
+
+
+def precision(relevance) -> float:
+    """Share of the documents in the list that are relevant (grade >= 1); 0.0 for an empty list.
+
+    ``P@n`` with n the length of the list.
+
+    >>> precision([0, 0, 0, 1])
+    0.25
+    """
+    return _one(relevance, f"P@{max(len(relevance), 1)}")
+
+
+def precision_at_k(relevance, k: int) -> float:
+    """Relevant documents among the first k / k (``P@k``).
+
+    A list shorter than k counts as padded with non-relevant documents (trec_eval's P, and
+    seed 000's "usar k como denominador siempre"); seed 001's notebook divides by the
+    length of the list instead when it is shorter than k. k must be at least 1.
+
+    >>> precision_at_k([0, 0, 0, 1], 1), precision_at_k([1, 0, 1], 5)
+    (0.0, 0.4)
+    """
+    return _one(relevance, f"P@{_cutoff(k)}")
+
+
+def recall_at_k(relevance, number_relevant_documents: int, k: int) -> float:
+    """Relevant documents among the first k / number_relevant_documents (``R@k``).
+
+    ``number_relevant_documents`` counts the relevant documents of the whole collection,
+    retrieved or not; it cannot be fewer than the relevant documents in the list (a
+    ValueError says so). 0.0 when it is 0.
+
+    >>> recall_at_k([0, 0, 0, 1], 4, 1), recall_at_k([1, 0, 1, 1], 6, 3)
+    (0.0, 0.3333333333333333)
+    """
+    grades = _grades(relevance)
+    found = sum(g >= 1 for g in grades)
+    if isinstance(number_relevant_documents, bool) or not isinstance(number_relevant_documents, numbers.Integral) \
+            or number_relevant_documents < found:
+        raise ValueError(f"number_relevant_documents ({number_relevant_documents!r}) must be an integer of at least "
+                         f"the {found} relevant documents in the list")
+    return _one(grades, f"R@{_cutoff(k)}", [1] * (int(number_relevant_documents) - found))
+
+
+def average_precision(relevance) -> float:
+    """Average precision: sum of P@i at each relevant position i / relevant documents in the list (``AP``).
+
+    The list is taken to hold every relevant document of the query (seed 001's rule);
+    0.0 when it holds none. Seed 001: [0, 1, 0, 1, 1, 1, 1] gives
+    (1/2 + 2/4 + 3/5 + 4/6 + 5/7) / 5 = 0.5961904761904762.
+
+    >>> average_precision([0, 1, 0, 1, 1, 1, 1])
+    0.5961904761904762
+    """
+    return _one(relevance, "AP")
+
+
+def mean_average_precision(queries_relevances) -> float:
+    """Mean of :func:`average_precision` over the lists, one list per query; 0.0 for no lists.
+
+    >>> mean_average_precision([[1, 0], [0, 1]])
+    0.75
+    """
+    lists = [_grades(r) for r in queries_relevances]
+    if not lists:
+        return 0.0
+    values = [v["AP"] for v in _score(lists, [[]] * len(lists), ["AP"])]
+    return summarize(Agg.MEAN, np.array(values), len(values))
+
+
+def dcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:
+    """DCG of the first k: sum of grade_i / log2(max(i, 2)) (``DCG(discount='jarvelin')@k``).
+
+    The discount of seed 001's notebook (Järvelin & Kekäläinen's original: ranks 1 and 2
+    undiscounted); ``discount='log2'`` divides by log2(i + 1) as trec_eval. Seed 001:
+    [4, 4, 3, 0, 0, 1, 3, 3, 3, 0] at k = 6 gives 10.279642067948915.
+
+    >>> dcg_at_k([4, 4, 3, 0, 0, 1, 3, 3, 3, 0], 6)
+    10.279642067948915
+    """
+    return _one(relevance, f"DCG(discount={discount!r})@{_cutoff(k)}")
+
+
+def ndcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:
+    """DCG@k / DCG@k of the same grades sorted best first (``nDCG(discount='jarvelin',ideal='ranking')@k``).
+
+    The ideal ranking is the list's own grades sorted (seed 001, scikit-learn's
+    ``ndcg_score``); 0.0 when it has no positive grade. Seed 001:
+    [4, 4, 3, 0, 0, 1, 3, 3, 3, 0] at k = 6 gives 0.7424602308163405.
+
+    >>> ndcg_at_k([4, 4, 3, 0, 0, 1, 3, 3, 3, 0], 6)
+    0.7424602308163405
+    """
+    return _one(relevance, f"nDCG(discount={discount!r},ideal='ranking')@{_cutoff(k)}")
+
+
+# ---------------------------------------------------------------- document ids (seed 000)
+
+
+@dataclass
+class IRMetrics:
+    """The metrics of one query (seed 000's record)."""
+
+    precision_at_3: float
+    precision_at_5: float
+    recall_at_10: float
+    mrr: float
+    ndcg_at_10: float | None = None
+    hits_in_top_3: int = 0
+    hits_in_top_5: int = 0
+    first_relevant_position: int | None = None
+
+    def as_dict(self) -> dict:
+        """The keys of seed 003's reports: ``precision@3``, ..., ``first_relevant_position``."""
+        return {"precision@3": self.precision_at_3, "precision@5": self.precision_at_5,
+                "recall@10": self.recall_at_10, "mrr": self.mrr, "ndcg@10": self.ndcg_at_10,
+                "hits_in_top_3": self.hits_in_top_3, "hits_in_top_5": self.hits_in_top_5,
+                "first_relevant_position": self.first_relevant_position}
+
+
+# how calculate_all names its measures; see MetricsCalculator for the grades 1 and 2
+_FIELDS = {
+    "precision_at_3": "P@3", "precision_at_5": "P@5", "recall_at_10": "R(rel=2)@10", "mrr": "RR",
+    "ndcg_at_10": "nDCG(gains={1:0,2:1})@10", "hits_in_top_3": "hits@3", "hits_in_top_5": "hits@5",
+    "first_relevant_position": "first_relevant_position",
+}
+
+
+class MetricsCalculator:
+    """Metrics of ranked document ids against the ids expected (seed 000's ``MetricsCalculator``).
+
+    Ids compare exactly (case-sensitive). Duplicates in ``expected`` count once: it is a
+    set. Duplicates in ``retrieved`` follow seed 000's rule "cada A cuenta como hit
+    individual": for precision and hits every occurrence of an expected id counts
+    (["A", "A", "B"] against ["A"] has P@3 = 2/3); for recall and nDCG an id is found once,
+    at its first position, and a repeat gains nothing (so neither exceeds 1); reciprocal
+    rank and first position take the first occurrence. In the core this is one judgment
+    per position: grade 2 for the first occurrence of an expected id, 1 for a repeat, 0
+    otherwise, and grade 2 for each expected id never retrieved; precision and hits count
+    grade >= 1, recall counts grade >= 2 (``R(rel=2)@10``), nDCG gains 1 for grade 2 only.
+    """
+
+    @staticmethod
+    def _judge(retrieved: Sequence[Hashable], expected: Sequence[Hashable]) -> tuple[list[int], list[int]]:
+        wanted = dict.fromkeys(expected)
+        seen: set = set()
+        grades = []
+        for doc in retrieved:
+            grades.append(0 if doc not in wanted else 1 if doc in seen else 2)
+            seen.add(doc)
+        return grades, [2] * sum(doc not in seen for doc in wanted)
+
+    @staticmethod
+    def _values(pairs, measures: list[str]) -> list[dict]:
+        judged = [MetricsCalculator._judge(retrieved, expected) for retrieved, expected in pairs]
+        return _score([g for g, _ in judged], [m for _, m in judged], measures)
+
+    @staticmethod
+    def _value(retrieved, expected, measure: str) -> float:
+        return MetricsCalculator._values([(retrieved, expected)], [measure])[0][measure]
+
+    @staticmethod
+    def calculate_many(pairs: Sequence[tuple[Sequence, Sequence]]) -> list[IRMetrics]:
+        """:meth:`calculate_all` for many (retrieved, expected) pairs at once, in one call of the core."""
+        out = []
+        for values in MetricsCalculator._values(list(pairs), list(_FIELDS.values())):
+            record = {field: values[name] for field, name in _FIELDS.items()}
+            for field in ("hits_in_top_3", "hits_in_top_5"):
+                record[field] = int(record[field])
+            position = record["first_relevant_position"]
+            record["first_relevant_position"] = None if math.isnan(position) else int(position)
+            out.append(IRMetrics(**record))
+        return out
+
+    @staticmethod
+    def calculate_all(retrieved: Sequence, expected: Sequence) -> IRMetrics:
+        """Every metric of one query (seed 000).
+
+        >>> metrics = MetricsCalculator.calculate_all(["mod1", "mod2", "mod3", "mod4", "mod5"], ["mod1", "mod3", "mod6"])
+        >>> round(metrics.precision_at_3, 3), metrics.mrr
+        (0.667, 1.0)
+        """
+        return MetricsCalculator.calculate_many([(retrieved, expected)])[0]
+
+    @staticmethod
+    def precision_at_k(retrieved: Sequence, expected: Sequence, k: int) -> float:
+        """Occurrences of expected ids among the first k / k (``P@k``); 0.0 for an empty list.
+
+        >>> MetricsCalculator.precision_at_k(["A", "B"], ["A"], k=5)
+        0.2
+        """
+        return MetricsCalculator._value(retrieved, expected, f"P@{_cutoff(k)}")
+
+    @staticmethod
+    def recall_at_k(retrieved: Sequence, expected: Sequence, k: int) -> float:
+        """Distinct expected ids among the first k / distinct expected ids; 0.0 when none is expected.
+
+        >>> MetricsCalculator.recall_at_k(["A", "B", "C"], ["A", "C", "D", "E"], k=3)
+        0.5
+        """
+        return MetricsCalculator._value(retrieved, expected, f"R(rel=2)@{_cutoff(k)}")
+
+    @staticmethod
+    def mrr(retrieved: Sequence, expected: Sequence, k: int | None = None, beyond: str = "zero") -> float:
+        """1 / position of the first expected id (``RR``); 0.0 if none is retrieved.
+
+        With ``k`` the search stops at position k (``RR@k``); ``beyond='k+1'`` scores a first
+        expected id past k as if it were at k + 1 (seed 004's MRR@K, ``RR(beyond='k+1')@k``).
+
+        >>> MetricsCalculator.mrr(["A", "B", "C"], ["C"]), MetricsCalculator.mrr(list("ABCDEFG"), ["G"], k=5, beyond="k+1")
+        (0.3333333333333333, 0.16666666666666666)
+        """
+        if k is None:
+            return MetricsCalculator._value(retrieved, expected, "RR")
+        return MetricsCalculator._value(retrieved, expected, f"RR(beyond={beyond!r})@{_cutoff(k)}")
+
+    @staticmethod
+    def ndcg_at_k(retrieved: Sequence, expected: Sequence, k: int) -> float:
+        """Binary nDCG@k: gain 1 at each expected id, discount log2(i + 1), ideal from all expected ids.
+
+        >>> round(MetricsCalculator.ndcg_at_k(["A", "B"], ["B"], 10), 4)
+        0.6309
+        """
+        return MetricsCalculator._value(retrieved, expected, f"nDCG(gains={{1:0,2:1}})@{_cutoff(k)}")
+
+    @staticmethod
+    def count_hits(retrieved: Sequence, expected: Sequence) -> int:
+        """Occurrences of expected ids in ``retrieved`` (``Hits``); pass ``retrieved[:3]`` for the top 3.
+
+        >>> MetricsCalculator.count_hits(["A", "B", "A"], ["A"])
+        2
+        """
+        return int(MetricsCalculator._value(retrieved, expected, "Hits"))
+
+    @staticmethod
+    def first_relevant_position(retrieved: Sequence, expected: Sequence) -> int | None:
+        """1-based position of the first expected id, None if none is retrieved (``first_relevant_position``).
+
+        >>> MetricsCalculator.first_relevant_position(["A", "B", "C"], ["C"]), MetricsCalculator.first_relevant_position(["A"], ["B"])
+        (3, None)
+        """
+        position = MetricsCalculator._value(retrieved, expected, "first_relevant_position")
+        return None if math.isnan(position) else int(position)
+
+
+def _metrics(entry) -> dict:
+    metrics = entry["metrics"] if isinstance(entry, dict) else entry
+    return metrics.as_dict() if isinstance(metrics, IRMetrics) else metrics
+
+
+def _mean(values) -> float:
+    """The mean as evaltool's summaries take it (left-to-right sum / n)."""
+    values = np.asarray(list(values), dtype=np.float64)
+    if len(values) == 0:
+        raise ValueError("no results to aggregate")
+    return summarize(Agg.MEAN, values, len(values))
+
+
+class ReportAggregator:
+    """Means, medians and groups of per-query metrics (seed 000's ``ReportAggregator``).
+
+    The mean is evaltool's summary mean: ``aggregate_metrics`` of the records of
+    :meth:`MetricsCalculator.calculate_many` equals ``evaluate(...).summary`` of the same
+    queries. Detailed results are dicts with ``metrics`` (a dict with seed 003's keys, or
+    an :class:`IRMetrics`) and ``category`` / ``difficulty``.
+    """
+
+    @staticmethod
+    def aggregate_metrics(results: Sequence[IRMetrics]) -> dict:
+        """Means of precision@3, precision@5, recall@10, mrr and ndcg@10; medians of precision@3 and mrr.
+
+        >>> ReportAggregator.aggregate_metrics([IRMetrics(1.0, 0.6, 1.0, 1.0), IRMetrics(0.0, 0.2, 0.5, 0.5)])["mrr"]
+        0.75
+        """
+        rows = [_metrics(r) for r in results]
+        out = {key: _mean(row[key] for row in rows) for key in ("precision@3", "precision@5", "recall@10", "mrr")}
+        ndcg = [row["ndcg@10"] for row in rows if row.get("ndcg@10") is not None]
+        if ndcg:
+            out["ndcg@10"] = _mean(ndcg)
+        out["median_precision@3"] = median(row["precision@3"] for row in rows)
+        out["median_mrr"] = median(row["mrr"] for row in rows)
+        return out
+
+    @staticmethod
+    def group_by_category(detailed_results: Sequence[dict], metric_field: str) -> dict:
+        """{category: mean of ``metric_field``}, categories in order of first appearance.
+
+        >>> ReportAggregator.group_by_category([{"category": "a", "metrics": {"mrr": 1.0}},
+        ...                                     {"category": "a", "metrics": {"mrr": 0.5}}], "mrr")
+        {'a': 0.75}
+        """
+        groups: dict = {}
+        for entry in detailed_results:
+            groups.setdefault(entry["category"], []).append(_metrics(entry)[metric_field])
+        return {category: _mean(values) for category, values in groups.items()}
+
+    @staticmethod
+    def group_by_difficulty(detailed_results: Sequence[dict]) -> dict:
+        """{difficulty: {count, precision@3, precision@5, mrr}} with means, in order of first appearance."""
+        groups: dict = {}
+        for entry in detailed_results:
+            groups.setdefault(entry["difficulty"], []).append(_metrics(entry))
+        return {difficulty: {"count": len(rows), **{key: _mean(row[key] for row in rows)
+                                                    for key in ("precision@3", "precision@5", "mrr")}}
+                for difficulty, rows in groups.items()}

@@ -20,6 +20,8 @@ demo: venv
 	$(BIN)/evaltool data/qrels.txt data/run.txt
 	@echo "== evaltool data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c"
 	$(BIN)/evaltool data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c
+	@echo "== evaltool data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table"
+	$(BIN)/evaltool data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table
 
 test: test-deps
 	$(BIN)/python -m pytest

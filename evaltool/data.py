@@ -63,3 +63,37 @@ class Run:
         """The ``doc_codes`` value each id has in this run, -1 for ids the run never retrieved."""
         index = {d: i for i, d in enumerate(self.doc_vocab)}
         return np.array([index.get(d, -1) for d in docids], dtype=np.int64)
+
+
+@dataclass
+class Query:
+    """One query of a queries (benchmark) file, as the relevance sources see it.
+
+    ``relevant`` holds the query's explicit judgments (``relevant_ids`` as grade 1, or the
+    graded ``qrels``), None when it has none; ``answers`` the expected answer texts
+    (``answer``, ``expected_text``). ``fields`` is the whole object as read, for packs
+    that need a benchmark's own keys.
+    """
+
+    qid: str
+    text: str | None = None
+    relevant: dict[str, int] | None = None
+    answers: tuple[str, ...] = ()
+    category: str | None = None
+    difficulty: str | None = None
+    metadata: dict = field(default_factory=dict)
+    fields: dict = field(default_factory=dict)
+    line: int | None = None
+
+
+@dataclass
+class Item:
+    """One retrieved item: a results line (JSONL) or a run line (TREC, without text)."""
+
+    qid: str
+    docid: str
+    score: float | None = None
+    rank: int | None = None
+    text: str | None = None
+    metadata: dict = field(default_factory=dict)
+    line: int | None = None

@@ -29,3 +29,7 @@ class MeasureError(EvaltoolError):
 
 class InputError(EvaltoolError):
     """Inputs parse but cannot be evaluated together (no common queries, ...)."""
+
+
+class PackError(EvaltoolError):
+    """A relevance pack could not be loaded, raised an exception or answered something unusable."""

@@ -11,8 +11,8 @@ import numpy as np
 
 from evaltool.aggregate import read_zscores, summarize, to_zscores
 from evaltool.data import Qrels, Run
-from evaltool.errors import EvaltoolError, InputError
-from evaltool.measures.base import Agg, Request
+from evaltool.errors import EvaltoolError, InputError, ParseError
+from evaltool.measures.base import Agg, Params, Request
 from evaltool.names import parse_measures
 from evaltool.ranking import RankOptions, byte_key, rank
 
@@ -37,7 +37,9 @@ class EvalResult:
     ``summary`` maps output names (``P_10``, ``map``...) to values; ``per_query`` maps
     query ids to such dicts (measures that trec_eval prints per query only).
     ``per_query_requested`` (``evaluate(per_query=...)``) decides whether ``to_dict`` and
-    ``to_json`` include the per-query values when not told explicitly.
+    ``to_json`` include the per-query values when not told explicitly. ``strategies``
+    maps every evaluated query to the source of its judgments (``qrels``, ``pack``,
+    ``token-fallback``), which ``meta["relevance"]`` summarises.
     """
 
     qids: list[str]
@@ -47,6 +49,7 @@ class EvalResult:
     zscores: bool = False
     timings: dict = field(default_factory=dict, repr=False)
     per_query_requested: bool = True
+    strategies: dict = field(default_factory=dict)
 
     @property
     def measures(self) -> list[str]:
@@ -69,9 +72,12 @@ class EvalResult:
         if per_query is None:
             per_query = self.per_query_requested
         out = {"measures": self.measures, "summary": self.summary}
+        meta = self.meta
         if per_query:
             out["per_query"] = self.per_query
-        out["meta"] = self.meta
+            if "relevance" in meta:
+                meta = dict(meta, relevance=dict(meta["relevance"], per_query=self.strategies))
+        out["meta"] = meta
         return out
 
     def to_json(self, per_query: bool | None = None, indent: int | None = 2) -> str:
@@ -119,6 +125,84 @@ def load_run(run, on_duplicate: str = "error", runid: str | None = None) -> Run:
     if isinstance(run, (str, os.PathLike)):
         return trec.read_run(run, on_duplicate=on_duplicate)
     raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
+
+
+def _input_kind(obj, fmt: str | None = None) -> str:
+    """What an input is, for meta: a file format, or the kind of Python object."""
+    if fmt:
+        return fmt
+    return "dict" if isinstance(obj, dict) else "DataFrame" if _is_frame(obj) else type(obj).__name__
+
+
+def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
+    """The first input: Qrels (a TREC qrels file, dict, DataFrame) or Queries (a JSON/JSONL queries file).
+
+    ``fmt`` forces ``trec``, ``json`` or ``jsonl``; by default a file's content decides.
+    Returns (judgments, format).
+    """
+    from evaltool.io import jsonl
+
+    if isinstance(qrels, jsonl.Queries):
+        return qrels, qrels.format
+    if not isinstance(qrels, (str, os.PathLike)):
+        return load_qrels(qrels, on_duplicate), _input_kind(qrels)
+    if os.fspath(qrels) == "-":  # refused by the qrels reader, with its message
+        return load_qrels(qrels, on_duplicate), "trec"
+    if (fmt or jsonl.sniff(jsonl.head_of(qrels), "judgments")) == "trec":
+        return load_qrels(qrels, on_duplicate), "trec"
+    queries = jsonl.read_queries(qrels, fmt)  # JSON or JSONL: decided on the whole content unless forced
+    return queries, queries.format
+
+
+def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt: str | None = None):
+    """The second input: a Run (a TREC run file, dict, DataFrame) or Results (a JSONL results file).
+
+    ``fmt`` forces ``trec`` or ``jsonl``; by default a file's content decides (stdin, ``-``,
+    is read whole first). Returns (results, format).
+    """
+    from evaltool.io import jsonl, trec
+    from evaltool.io.common import read_bytes
+
+    if isinstance(run, jsonl.Results):
+        return run, "jsonl"
+    if not isinstance(run, (str, os.PathLike)):
+        return load_run(run, on_duplicate, runid), _input_kind(run)
+    if os.fspath(run) == "-" and fmt is None:
+        name, data = read_bytes(run, allow_stdin=True)
+        fmt = jsonl.sniff(data, "results")
+        if fmt == "jsonl":
+            return jsonl.parse_results(name, data, on_duplicate), fmt
+        return trec.parse_run(name, data, on_duplicate=on_duplicate), fmt
+    fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
+    if fmt == "json":
+        raise ParseError(os.fspath(run), 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
+                                                  "not a JSON array")
+    if fmt == "jsonl":
+        return jsonl.read_results(run, on_duplicate), fmt
+    return load_run(run, on_duplicate, runid), fmt
+
+
+def _streamed_format(run) -> str:
+    """The format of a run file to stream (stdin cannot be looked at twice: taken as TREC)."""
+    from evaltool.io import jsonl
+
+    if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
+        return jsonl.sniff(jsonl.head_of(run), "results")
+    return "trec"
+
+
+def _cutoffs(requests) -> list[int]:
+    """The rank cutoffs asked for (``P.5,10``: 5 and 10; ``nDCG@10``: 10), for ``meta.relevance.k``."""
+    found = set()
+    for request in requests:
+        m = request.measure
+        if m.params is Params.CUTOFFS:
+            found.update(request.values)
+        elif m.params is Params.NAMED and m.at_option is not None:
+            k = dict(request.values).get(m.at_option.name)
+            if k is not None:
+                found.add(int(k))
+    return sorted(found)
 
 
 def _batch_columns(requests, batch, ztable) -> list[Column]:
@@ -226,6 +310,11 @@ def evaluate(
     on_duplicate: str = "error",
     runid: str | None = None,
     stream: bool = False,
+    relevance: str = "auto",
+    packs=None,
+    f1_threshold: float = 0.3,
+    qrels_format: str | None = None,
+    run_format: str | None = None,
 ) -> EvalResult:
     """Score ``run`` against ``qrels`` with trec_eval's semantics.
 
@@ -234,6 +323,14 @@ def evaluate(
     ``per_query`` (trec_eval's ``-q``) puts the per-query values into ``to_json()``;
     ``result.per_query`` is available either way. ``stream=True`` reads a run file
     grouped by query chunk by chunk, so memory stays bounded; results are identical.
+
+    ``qrels`` may also be a queries file (JSON or JSONL) and ``run`` a JSONL results file
+    (:mod:`evaltool.io.jsonl`; ``qrels_format`` / ``run_format`` force a format). Each
+    query is then judged by the first source that applies (:mod:`evaltool.relevance`):
+    its own qrels, a pack (``packs``: names, ``module:attr`` or objects; default every
+    installed pack), token F1 of its expected answer against the item texts
+    (``f1_threshold``). ``relevance`` (``auto``, ``qrels``, ``pack``, ``token-f1``) allows
+    one source only; ``meta["relevance"]`` records what judged the queries.
 
     >>> result = evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["P.1", "map"])
     >>> result.summary
@@ -247,17 +344,29 @@ def evaluate(
             f"relevance level (-l) {relevance_level}: expected 0 or more (negative grades mean "
             "'in the pool but unjudged' and never count as relevant)"
         )
+    from evaltool.relevance.resolve import check_options, relevance_meta, resolve
+
+    check_options(relevance, f1_threshold)
     options = RankOptions(relevance_level, max_ret, judged_only, complete)
     ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()
-    qrels_t = load_qrels(qrels, on_duplicate)
+    judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format)
     timings = {}
+    resolution = None
     if stream:
+        run_kind = run_format or _streamed_format(run)
+        if not isinstance(judgments, Qrels) or relevance not in ("auto", "qrels") or run_kind != "trec":
+            raise EvaltoolError("--stream reads a TREC run scored against TREC qrels; "
+                                "queries files, JSONL results and --relevance need it off")
+        qrels_t = judgments
         parts, info = _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid)
         timings["stream"] = time.perf_counter() - clock
         clock = time.perf_counter()
     else:
-        run_t = load_run(run, on_duplicate, runid)
+        results, run_kind = load_results(run, on_duplicate, runid, run_format)
+        resolution = resolve(judgments, results, mode=relevance, packs=packs, f1_threshold=f1_threshold,
+                             relevance_level=relevance_level)
+        qrels_t, run_t = resolution.qrels, resolution.run
         if runid is not None:
             run_t.runid = runid
         timings["parse"] = time.perf_counter() - clock
@@ -308,5 +417,9 @@ def evaluate(
         "skipped_queries": info["skipped"],
         "run_queries_without_judgments": info["unjudged"],
     }
+    meta["relevance"] = relevance_meta(resolution, qids, qrels_t, mode=relevance, relevance_level=relevance_level,
+                                       cutoffs=_cutoffs(requests), f1_threshold=f1_threshold,
+                                       inputs={"qrels": qrels_kind, "run": run_kind})
+    strategies = resolution.strategies if resolution else {}
     return EvalResult(qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
-                      per_query_requested=per_query)
+                      per_query_requested=per_query, strategies={q: strategies.get(q, "qrels") for q in qids})

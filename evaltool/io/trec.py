@@ -213,8 +213,13 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
         table = columnar.read_run(path)
         if table is not None:
             return table
-    check_policy(on_duplicate)
     name, data = read_bytes(path, allow_stdin=True)
+    return parse_run(name, data, on_duplicate=on_duplicate)
+
+
+def parse_run(name: str, data: bytes, *, on_duplicate: str = "error") -> Run:
+    """A TREC run from the bytes of a file (``name`` is what messages call it)."""
+    check_policy(on_duplicate)
     fast = _fast_run(name, data)
     if fast is not None:
         return fast

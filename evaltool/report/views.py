@@ -12,24 +12,80 @@ from evaltool.report.table import Report, Table, cell_text
 # ---------------------------------------------------------------- eval
 
 
+def _resolved(result) -> bool:
+    """Whether judgments came from more than a TREC qrels file (a queries file, JSONL results, --relevance)."""
+    relevance = result.meta.get("relevance")
+    if not relevance:
+        return False
+    inputs = relevance["inputs"].values()
+    return relevance["mode"] != "auto" or any(kind in ("json", "jsonl") for kind in inputs)
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def relevance_notes(result) -> list[str]:
+    """What judged the queries, in a line or two under the table (none for TREC files alone)."""
+    if not _resolved(result):
+        return []
+    rel = result.meta["relevance"]
+    counts = ", ".join(f"{name} {n}" for name, n in rel["strategy_counts"].items() if n)
+    packs = ", ".join(f"{name} {n}" for name, n in rel["packs"].items())
+    k = f"; k {','.join(map(str, rel['k']))}" if rel["k"] else ""
+    lines = [f"relevance: {rel['strategy_used']} ({counts}{f'; packs: {packs}' if packs else ''}) over "
+             f"{_plural(rel['total'], 'query', 'queries')}, {rel['queries_with_relevant']} with relevant items{k}; "
+             f"F1 threshold {rel['f1_threshold']:g}"]
+    found_only = rel["relevant_found_only"]
+    if found_only:
+        lines.append(f"note: {_plural(found_only, 'query has', 'queries have')} no known number of relevant items "
+                     "(token F1, or a pack without total_relevant): the ideal DCG is built from the relevant items "
+                     "found alone, so nDCG and recall may be overestimated there")
+    return lines
+
+
+def relevance_warnings(result) -> list[str]:
+    """Queries no source could judge, and items token F1 could not read (every format)."""
+    rel = result.meta.get("relevance") or {}
+    out = []
+    unjudged = rel.get("unjudged_queries") or []
+    if unjudged:
+        shown = ", ".join(unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
+        out.append(f"warning: {_plural(len(unjudged), 'query', 'queries')} of {result.meta['qrels']} could not be "
+                   f"judged with --relevance {rel['mode']} (no qrels, no pack applies, no expected answer) and "
+                   f"{'is' if len(unjudged) == 1 else 'are'} not scored: {shown}")
+    without_text = rel.get("items_without_text")
+    if without_text:
+        out.append(f"warning: {_plural(without_text, 'retrieved item has', 'retrieved items have')} no text, so "
+                   "token F1 could not judge them; they count as unjudged")
+    return out
+
+
 def eval_report(result, *, per_query: bool = False, summary: bool = True, groups: dict | None = None,
                 thresholds: dict | None = None) -> Report:
-    """One table: a row per query (``-q``), the summary row ``all``, a row per group (``FIELD=VALUE``)."""
-    names = result.measures
-    header = ["query", *(["queries"] if groups else []), *names, *(["label"] if thresholds else [])]
+    """One table: a row per query (``-q``), the summary row ``all``, a row per group (``FIELD=VALUE``).
 
-    def row(key, count, values):
+    When judgments were resolved (a queries file, JSONL results), per-query rows say which
+    source judged the query (column ``relevance``) and notes under the table summarise it.
+    """
+    names = result.measures
+    strategy = per_query and _resolved(result)
+    header = ["query", *(["queries"] if groups else []), *names, *(["relevance"] if strategy else []),
+              *(["label"] if thresholds else [])]
+
+    def row(key, count, values, source=None):
         tail = [label(values, thresholds)] if thresholds else []
-        return [key, *([count] if groups else []), *[values.get(n) for n in names], *tail]
+        return [key, *([count] if groups else []), *[values.get(n) for n in names], *([source] if strategy else []),
+                *tail]
 
     rows = []
     if per_query:
-        rows += [row(qid, None, values) for qid, values in result.per_query.items()]
+        rows += [row(qid, None, values, result.strategies.get(qid)) for qid, values in result.per_query.items()]
     if summary:
         rows.append(row("all", len(result.qids), result.summary))
     for field, entries in (groups or {}).items():
         rows += [row(f"{field}={value}", entry["count"], entry) for value, entry in entries.items()]
-    return Report([Table(header, rows)])
+    return Report([Table(header, rows)], relevance_notes(result))
 
 
 def eval_json(result, *, per_query: bool = False, groups: dict | None = None, thresholds: dict | None = None) -> dict:
@@ -49,10 +105,11 @@ def eval_json(result, *, per_query: bool = False, groups: dict | None = None, th
 
 def eval_trec_lines(result, *, per_query: bool = False, groups: dict | None = None,
                     thresholds: dict | None = None) -> str:
-    """Group summaries and labels in trec_eval's three columns, after its own lines.
+    """Group summaries, labels and per-query relevance in trec_eval's three columns, after its own lines.
 
     A group's rows carry ``FIELD=VALUE`` where trec_eval writes the query id; ``queries``
-    is the group's size. Labels are rows of the pseudo-measure ``label``.
+    is the group's size. Labels are rows of the pseudo-measure ``label``; with ``-q``,
+    when judgments were resolved, rows of ``relevance`` name each query's source.
     """
     from evaltool.report.trec import _number
 
@@ -66,6 +123,8 @@ def eval_trec_lines(result, *, per_query: bool = False, groups: dict | None = No
                       for name, v in entry.items() if name != "count"]
     labels = eval_json(result, per_query=per_query, groups=groups, thresholds=thresholds).get("labels", {})
     lines += [f"{'label':<22}\t{key}\t{value}\n" for key, value in labels.items()]
+    if per_query and _resolved(result):
+        lines += [f"{'relevance':<22}\t{qid}\t{result.strategies[qid]}\n" for qid in result.qids]
     return "".join(lines)
 
 

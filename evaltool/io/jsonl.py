@@ -1,0 +1,419 @@
+"""Queries (benchmark) files and JSONL results files, and telling them from TREC files.
+
+A **queries file** is JSON (an array of query objects, or an object whose ``queries`` key
+holds that array) or JSONL (one query object per line). A query object has
+
+* ``qid`` (or ``query_id``, ``id``): a string or an integer, once per file;
+* ``query``: the query text (optional);
+* ``relevant_ids``: a list of document ids, each relevant with grade 1, or ``qrels``:
+  ``{doc_id: integer grade}`` (optional; not both);
+* ``answer`` (a string, a number or a list of them) and/or ``expected_text``: the
+  expected answer, for token-F1 judgments (optional);
+* ``category``, ``difficulty``: strings or numbers (optional); ``metadata``: an object
+  (optional). Other keys are kept in :attr:`~evaltool.data.Query.fields` for packs.
+
+A **results file** is JSONL, one retrieved item per line: ``qid``, ``docid`` (or
+``doc_id``), ``score`` and/or ``rank``, optional ``text`` and ``metadata``. Items are
+ordered by score; a file that gives only ranks is ordered by rank (score = -rank), and
+ties fall to the document id rule of :mod:`evaltool.ranking` either way.
+
+Formats are recognised from the content (:func:`sniff`): a first non-blank character
+``[`` is a JSON document; ``{`` is JSONL when the first line is a complete JSON object by
+itself (and not a ``{"queries": [...]}`` wrapper), else a JSON document; anything else
+is TREC. Every error names the file, the line, the text and what the format expects.
+
+>>> queries = parse_queries("q.jsonl", b'{"qid": "q1", "relevant_ids": ["d1"], "answer": "Paris"}\\n')
+>>> queries.queries[0].relevant, queries.queries[0].answers
+({'d1': 1}, ('Paris',))
+>>> results = parse_results("r.jsonl", b'{"qid": "q1", "docid": "d1", "rank": 1, "text": "Paris"}\\n')
+>>> results.run.scores.tolist(), results.items[0].text
+([-1.0], 'Paris')
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import numbers
+import os
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaltool.data import Item, Query, Run
+from evaltool.errors import EvaltoolError, ParseError
+from evaltool.io.common import GZIP_MAGIC, Encoder, check_policy, read_bytes, resolve_duplicates
+
+JUDGMENT_FORMATS = ("trec", "json", "jsonl")
+RESULT_FORMATS = ("trec", "jsonl")
+LABELS = {"json": "queries file, JSON", "jsonl": "queries file, JSONL", "results": "results file, JSONL"}
+QID_KEYS = ("qid", "query_id", "id")
+DOCID_KEYS = ("docid", "doc_id")
+BOM = "\ufeff"
+
+
+@dataclass
+class Queries:
+    """The queries of a queries file, in the file's order."""
+
+    path: str
+    format: str
+    queries: list[Query]
+
+
+@dataclass
+class Results:
+    """A results file: the run it ranks, and the item behind every row of that run."""
+
+    run: Run
+    items: list[Item]
+
+
+# ---------------------------------------------------------------- format detection
+
+
+def _first_char(head: bytes) -> str:
+    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
+    return text[:1].decode("latin-1")
+
+
+def head_of(path, size: int = 1 << 16) -> bytes:
+    """The first bytes of a file (decompressed when gzip), for :func:`sniff`.
+
+    A gzip stream that cannot be read gives no bytes: the reader of the format then
+    reports what is wrong with it.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as handle:
+            start = handle.read(size)
+    except OSError as exc:
+        raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if start[:2] == GZIP_MAGIC:
+        try:
+            with gzip.open(name, "rb") as handle:
+                start = handle.read(size)
+        except (OSError, EOFError, zlib.error):
+            return b""
+    return start
+
+
+def sniff(head: bytes, kind: str) -> str:
+    """``trec``, ``json`` or ``jsonl``: what ``head`` (the start of a file) looks like.
+
+    ``kind`` is ``judgments`` (the first input) or ``results`` (the second).
+
+    >>> sniff(b"q1 0 d1 1\\n", "judgments"), sniff(b'[{"qid": "q1"}]', "judgments")
+    ('trec', 'json')
+    >>> sniff(b'{"qid": "q1"}\\n{"qid": "q2"}\\n', "judgments"), sniff(b'{"qid": "q1", "docid": "d"}', "results")
+    ('jsonl', 'jsonl')
+    """
+    first = _first_char(head)
+    if first == "[":
+        return "json"
+    if first != "{":
+        return "trec"
+    if kind == "results":
+        return "jsonl"
+    line = head.lstrip(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return "json"
+    return "json" if isinstance(obj, dict) and "queries" in obj and not any(k in obj for k in QID_KEYS) else "jsonl"
+
+
+# ---------------------------------------------------------------- values
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _shown(obj) -> str:
+    return _clip(json.dumps(obj, ensure_ascii=False))
+
+
+class _Lines:
+    """Raises ParseError for one object of one file: path, line, the object, what was expected."""
+
+    def __init__(self, path: str, label: str):
+        self.path, self.label = path, label
+
+    def fail(self, line: int | None, obj, expected: str):
+        raise ParseError(self.path, line, None if obj is None else _shown(obj), f"{expected} ({self.label})")
+
+    def ident(self, line, obj, keys) -> str:
+        key = next((k for k in keys if k in obj), None)
+        value = obj.get(key) if key else None
+        if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral)) or value == "":
+            self.fail(line, obj, f"a non-empty string or an integer in '{keys[0]}'")
+        return str(value)
+
+    def optional(self, line, obj, key, types, expected):
+        value = obj.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            self.fail(line, obj, f"'{key}' as {expected}")
+        return value
+
+    def scalar_text(self, line, obj, key) -> str | None:
+        value = self.optional(line, obj, key, (str, numbers.Real), "a string or a number")
+        return None if value is None else str(value)
+
+
+def _decode(name: str, data: bytes, label: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ParseError(name, line, None, f"UTF-8 text ({exc.reason} at byte {exc.start}) ({label})") from None
+    return text[1:] if text.startswith(BOM) else text
+
+
+def _jsonl_objects(name: str, text: str, label: str):
+    """(line number, object) for every non-blank line."""
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ParseError(name, number, _clip(line), f"one JSON object per line ({exc.msg} at column {exc.colno}) "
+                                                        f"({label})") from None
+        if not isinstance(obj, dict):
+            raise ParseError(name, number, _clip(line), f"a JSON object, not {type(obj).__name__} ({label})")
+        yield number, obj
+
+
+# ---------------------------------------------------------------- JSON documents with line numbers
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _expect(text: str, pos: int, chars: str, message: str) -> str:
+    if pos >= len(text) or text[pos] not in chars:
+        raise json.JSONDecodeError(message, text, pos)
+    return text[pos]
+
+
+def _array(decoder, text: str, pos: int):
+    """The elements of the JSON array at ``pos`` with the line each starts on, and the end."""
+    out, line, counted = [], 1, 0
+    pos = _skip(text, pos + 1)
+    if text[pos:pos + 1] == "]":
+        return out, pos + 1
+    while True:
+        value, end = decoder.raw_decode(text, pos)
+        line += text.count("\n", counted, pos)
+        counted = pos
+        out.append((line, value))
+        pos = _skip(text, end)
+        if _expect(text, pos, ",]", "Expecting ',' delimiter") == "]":
+            return out, pos + 1
+        pos = _skip(text, pos + 1)
+
+
+def _wrapped_array(decoder, text: str, pos: int):
+    """``{"queries": [...], ...}``: the elements of its ``queries`` array (None if absent), and the end."""
+    found = None
+    pos = _skip(text, pos + 1)
+    if text[pos:pos + 1] == "}":
+        return found, pos + 1
+    while True:
+        _expect(text, pos, '"', "Expecting property name enclosed in double quotes")
+        key, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        _expect(text, pos, ":", "Expecting ':' delimiter")
+        pos = _skip(text, pos + 1)
+        if key == "queries" and text[pos:pos + 1] == "[":
+            found, pos = _array(decoder, text, pos)
+        else:
+            _, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        if _expect(text, pos, ",}", "Expecting ',' delimiter") == "}":
+            return found, pos + 1
+        pos = _skip(text, pos + 1)
+
+
+def _json_objects(name: str, text: str, label: str):
+    decoder = json.JSONDecoder()
+    pos = _skip(text, 0)
+    try:
+        if text[pos:pos + 1] == "[":
+            elements, end = _array(decoder, text, pos)
+        elif text[pos:pos + 1] == "{":
+            elements, end = _wrapped_array(decoder, text, pos)
+        else:
+            raise json.JSONDecodeError("Expecting '[' or '{'", text, pos)
+        end = _skip(text, end)
+        if end < len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+    except json.JSONDecodeError as exc:
+        found = text.split("\n")[exc.lineno - 1] if text else ""
+        raise ParseError(name, exc.lineno, _clip(found.strip()), f"valid JSON ({exc.msg} at column {exc.colno}) "
+                                                                 f"({label})") from None
+    if elements is None:
+        raise ParseError(name, 1, None, f"an array of query objects, or an object with a 'queries' array ({label})")
+    for line, obj in elements:
+        if not isinstance(obj, dict):
+            raise ParseError(name, line, _shown(obj), f"a JSON object for each query ({label})")
+        yield line, obj
+
+
+# ---------------------------------------------------------------- queries
+
+
+def _grade(check: _Lines, line, obj, docid, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        check.fail(line, obj, f"an integer grade for document {docid!r} in 'qrels'")
+    return int(value)
+
+
+def _relevant(check: _Lines, line, obj) -> dict[str, int] | None:
+    ids, graded = obj.get("relevant_ids"), obj.get("qrels")
+    if ids is not None and graded is not None:
+        check.fail(line, obj, "either 'relevant_ids' or 'qrels', not both")
+    if ids is not None:
+        if not isinstance(ids, list) or any(isinstance(d, bool) or not isinstance(d, (str, numbers.Integral))
+                                            for d in ids):
+            check.fail(line, obj, "'relevant_ids' as a list of document ids (strings or integers)")
+        return {str(d): 1 for d in ids}
+    if graded is not None:
+        if not isinstance(graded, dict):
+            check.fail(line, obj, "'qrels' as an object {doc_id: integer grade}")
+        return {str(d): _grade(check, line, obj, d, g) for d, g in graded.items()}
+    return None
+
+
+def _answers(check: _Lines, line, obj) -> tuple[str, ...]:
+    found = []
+    for key in ("answer", "expected_text"):
+        value = obj.get(key)
+        values = value if isinstance(value, list) else [] if value is None else [value]
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (str, numbers.Real)):
+                check.fail(line, obj, f"'{key}' as a string, a number or a list of them")
+            found.append(str(v))
+    return tuple(found)
+
+
+def _query(check: _Lines, line: int, obj: dict) -> Query:
+    metadata = check.optional(line, obj, "metadata", dict, "an object")
+    return Query(
+        qid=check.ident(line, obj, QID_KEYS),
+        text=check.optional(line, obj, "query", str, "a string"),
+        relevant=_relevant(check, line, obj),
+        answers=_answers(check, line, obj),
+        category=check.scalar_text(line, obj, "category"),
+        difficulty=check.scalar_text(line, obj, "difficulty"),
+        metadata=metadata or {},
+        fields=obj,
+        line=line,
+    )
+
+
+def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
+    """A queries file's content (``fmt`` json or jsonl; None: recognise it)."""
+    fmt = fmt or sniff(data, "judgments")
+    if fmt not in ("json", "jsonl"):
+        raise ParseError(name, None, None, "a queries file: a JSON array of query objects or JSONL")
+    label = LABELS[fmt]
+    text = _decode(name, data, label)
+    check = _Lines(name, label)
+    objects = (_json_objects if fmt == "json" else _jsonl_objects)(name, text, label)
+    queries, seen = [], {}
+    for line, obj in objects:
+        query = _query(check, line, obj)
+        if query.qid in seen:
+            check.fail(line, obj, f"each qid once; {query.qid!r} was already given at line {seen[query.qid]}")
+        seen[query.qid] = line
+        queries.append(query)
+    if not queries:
+        raise ParseError(name, None, None, f"at least one query object ({label})")
+    return Queries(name, fmt, queries)
+
+
+def read_queries(path, fmt: str | None = None) -> Queries:
+    """Read a queries file (JSON or JSONL, gzip allowed)."""
+    name, data = read_bytes(path)
+    return parse_queries(name, data, fmt)
+
+
+# ---------------------------------------------------------------- results
+
+
+def _run_tag(name: str) -> str:
+    base = os.path.basename(name)
+    for suffix in (".gz", ".jsonl", ".json"):
+        base = base[: -len(suffix)] if base.endswith(suffix) else base
+    return base or "run"
+
+
+def _item(check: _Lines, line: int, obj: dict) -> Item:
+    score = check.optional(line, obj, "score", numbers.Real, "a finite number")
+    if score is not None and not math.isfinite(score):
+        check.fail(line, obj, "'score' as a finite number")
+    rank = check.optional(line, obj, "rank", numbers.Integral, "a whole number of 0 or more")
+    if rank is not None and rank < 0:
+        check.fail(line, obj, "'rank' as a whole number of 0 or more")
+    if score is None and rank is None:
+        check.fail(line, obj, "a 'score' or a 'rank' for each item")
+    return Item(
+        qid=check.ident(line, obj, QID_KEYS),
+        docid=check.ident(line, obj, DOCID_KEYS),
+        score=None if score is None else float(score),
+        rank=None if rank is None else int(rank),
+        text=check.optional(line, obj, "text", str, "a string"),
+        metadata=check.optional(line, obj, "metadata", dict, "an object") or {},
+        line=line,
+    )
+
+
+def _scores(check: _Lines, items: list[Item]) -> np.ndarray:
+    """Every item's score; when some item gives only a rank, every item's -rank."""
+    if all(item.score is not None for item in items):
+        return np.array([item.score for item in items], dtype=np.float64)
+    ranked_only = next(item for item in items if item.score is None)
+    for item in items:
+        if item.rank is None:
+            check.fail(item.line, None, f"a 'rank' on every line: line {ranked_only.line} gives only a rank, "
+                                        "so items are ordered by rank")
+    return -np.array([item.rank for item in items], dtype=np.float64)
+
+
+def parse_results(name: str, data: bytes, on_duplicate: str = "error") -> Results:
+    """A JSONL results file's content: the run (one row per item) and its items."""
+    check_policy(on_duplicate)
+    label = LABELS["results"]
+    check = _Lines(name, label)
+    items = [_item(check, line, obj) for line, obj in _jsonl_objects(name, _decode(name, data, label), label)]
+    if not items:
+        raise ParseError(name, None, None, f"at least one result line ({label})")
+    qids, docs = Encoder(), Encoder()
+    qid_codes = np.array([qids(item.qid) for item in items], dtype=np.int64)
+    doc_codes = np.array([docs(item.docid) for item in items], dtype=np.int64)
+    scores = _scores(check, items)
+    lines = np.array([item.line for item in items], dtype=np.int64)
+
+    def duplicate(first: int, repeated: int) -> None:
+        check.fail(items[repeated].line, None,
+                   f"each (query, document) pair once; query {items[first].qid!r} document {items[first].docid!r} "
+                   f"was already given at line {items[first].line} (use --on-duplicate first|max to accept duplicates)")
+
+    keep, dropped = resolve_duplicates(on_duplicate, qid_codes, doc_codes, scores, len(docs.vocab), duplicate)
+    run = Run(qids.vocab, qid_codes[keep], docs.vocab, doc_codes[keep], scores[keep], lines[keep],
+              runid=_run_tag(name), path=name, duplicates_resolved=dropped)
+    return Results(run, [items[i] for i in keep])
+
+
+def read_results(path, on_duplicate: str = "error") -> Results:
+    """Read a JSONL results file (gzip allowed; ``-`` is stdin)."""
+    name, data = read_bytes(path, allow_stdin=True)
+    return parse_results(name, data, on_duplicate)

@@ -1,0 +1,229 @@
+"""Relevance resolution: which source judges each query, turned into one ordinary Qrels.
+
+For every query of a queries file the first source that applies wins (``--relevance
+auto``; ``qrels``, ``pack`` or ``token-f1`` allow one source only):
+
+A. **qrels** — the query's own ``relevant_ids`` / ``qrels`` (an empty list too: nothing
+   is relevant). Its relevant items are all the relevant items, found or not, so the
+   ideal DCG and recall count every one of them (|REL|). A TREC qrels file as the first
+   input judges every query this way.
+B. **pack** — the first pack (:mod:`evaltool.relevance.packs`) that applies grades every
+   retrieved item; ``total_relevant(query)`` adds the relevant items it did not find.
+C. **token-fallback** — a query with an expected answer: an item whose text reaches the
+   F1 threshold against the answer (:mod:`evaltool.relevance.token_f1`) is relevant
+   (grade 1), any other item with a text is not (grade 0); an item without text stays
+   unjudged.
+
+Without qrels, and for a pack without ``total_relevant``, the relevant items are only
+those found in the results: the ideal DCG is built from them alone and nDCG and recall
+may be overestimated for those queries (:attr:`Resolution.found_only`).
+
+The judgments become rows of one :class:`~evaltool.data.Qrels`
+(:class:`~evaltool.relevance.qrels.QrelsBuilder`), which :func:`evaltool.ranking.rank`
+and the measures then use exactly as a TREC qrels file: there is one implementation of
+every measure, whatever judged the queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from evaltool.data import Item, Qrels, Run
+from evaltool.errors import EvaltoolError, InputError
+from evaltool.io.jsonl import Queries, Results
+from evaltool.relevance.qrels import QrelsBuilder
+from evaltool.relevance.token_f1 import DEFAULT_THRESHOLD, best_f1, tokens
+
+QRELS, PACK, TOKEN = "qrels", "pack", "token-fallback"
+STRATEGIES = (QRELS, PACK, TOKEN)
+MODES = {"auto": (QRELS, PACK, TOKEN), "qrels": (QRELS,), "pack": (PACK,), "token-f1": (TOKEN,)}
+NEEDS = {QRELS: "relevant_ids or qrels", PACK: "a pack that applies", TOKEN: "an expected answer"}
+
+
+@dataclass
+class Resolution:
+    """The judgments of every query, and where each came from.
+
+    ``strategies`` maps each judged query to ``qrels``, ``pack`` or ``token-fallback``;
+    ``packs`` the queries a pack judged to the pack's name; ``found_only`` holds the
+    queries whose relevant items are only those found; ``unjudged`` the queries of the
+    queries file no source could judge.
+    """
+
+    qrels: Qrels
+    run: Run
+    strategies: dict[str, str]
+    packs: dict[str, str] = field(default_factory=dict)
+    found_only: set[str] = field(default_factory=set)
+    unjudged: list[str] = field(default_factory=list)
+    items_without_text: int = 0
+
+
+def check_options(mode: str, f1_threshold: float) -> None:
+    if mode not in MODES:
+        raise EvaltoolError(f"relevance {mode!r}: expected one of {', '.join(MODES)}")
+    if not 0 <= f1_threshold <= 1:
+        raise EvaltoolError(f"F1 threshold {f1_threshold}: expected a number from 0 to 1")
+
+
+def _items_by_query(results) -> dict[str, list[Item]]:
+    """The retrieved items of every query; a TREC run's items have ids and scores only."""
+    if isinstance(results, Results):
+        items = results.items
+    else:
+        run = results
+        docids = run.doc_text(np.arange(len(run)))
+        lines = run.lines if run.lines is not None else [None] * len(run)
+        items = [Item(run.qid_vocab[q], d, float(s), line=None if line is None else int(line))
+                 for q, d, s, line in zip(run.qid_codes.tolist(), docids, run.scores.tolist(), lines)]
+    grouped: dict[str, list[Item]] = {}
+    for item in items:
+        grouped.setdefault(item.qid, []).append(item)
+    return grouped
+
+
+class _Judge:
+    """Applies the sources to one query after another, collecting rows and provenance."""
+
+    def __init__(self, queries: Queries, results, packs, f1_threshold: float, relevance_level: int):
+        self.queries, self.packs_given, self.threshold = queries, packs, f1_threshold
+        self.level = max(relevance_level, 1)
+        self.results, self.grouped = results, None
+        self.results_path = results.run.path if isinstance(results, Results) else results.path
+        self.builder = QrelsBuilder(queries.path)
+        self.loaded = None
+        self.pack_of: dict[str, str] = {}
+        self.found_only: set[str] = set()
+        self.without_text = 0
+
+    def items(self, qid: str) -> list[Item]:
+        if self.grouped is None:
+            self.grouped = _items_by_query(self.results)
+        return self.grouped.get(qid, [])
+
+    def packs(self):
+        if self.loaded is None:
+            from evaltool.relevance.packs import load_packs
+
+            self.loaded = load_packs(self.packs_given)
+            for pack in self.loaded:
+                pack.queries_path, pack.results_path = self.queries.path, self.results_path
+        return self.loaded
+
+    def qrels(self, query) -> bool:
+        if query.relevant is None:
+            return False
+        for docid, grade in query.relevant.items():
+            self.builder.add(query.qid, docid, grade, query.line)
+        return True
+
+    def pack(self, query) -> bool:
+        pack = next((p for p in self.packs() if p.applies(query)), None)
+        if pack is None:
+            return False
+        relevant = 0
+        for item in self.items(query.qid):
+            grade = pack.grade(query, item)
+            if grade is not None:
+                self.builder.add(query.qid, item.docid, grade, item.line)
+                relevant += grade >= self.level
+        total = pack.total(query)
+        if total is None:
+            self.found_only.add(query.qid)
+        elif total > relevant:
+            self.builder.add_unretrieved(query.qid, total - relevant, self.level, query.line)
+        self.pack_of[query.qid] = pack.name
+        return True
+
+    def token_f1(self, query) -> bool:
+        if not query.answers:
+            return False
+        answers = [tokens(answer) for answer in query.answers]
+        for item in self.items(query.qid):
+            if item.text is None:
+                self.without_text += 1
+                continue
+            self.builder.add(query.qid, item.docid, int(best_f1(answers, item.text) >= self.threshold), item.line)
+        self.found_only.add(query.qid)
+        return True
+
+    def judge(self, query, order) -> str | None:
+        """The strategy that judged ``query`` (None: none applies); a judged query always has a row."""
+        before = len(self.builder.rows)
+        source = {QRELS: self.qrels, PACK: self.pack, TOKEN: self.token_f1}
+        strategy = next((s for s in order if source[s](query)), None)
+        if strategy is not None and len(self.builder.rows) == before:
+            self.builder.add_placeholder(query.qid, query.line)
+        return strategy
+
+
+def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold: float = DEFAULT_THRESHOLD,
+            relevance_level: int = 1) -> Resolution:
+    """Judge every query of ``judgments`` (a Qrels, or the Queries of a queries file)
+    against ``results`` (a Run, or the Results of a JSONL file).
+
+    ``packs``: pack names or ``module:attr`` specs or pack objects (default: every installed pack).
+    """
+    check_options(mode, f1_threshold)
+    run = results.run if isinstance(results, Results) else results
+    if isinstance(judgments, Qrels):
+        if mode not in ("auto", "qrels"):
+            raise InputError(f"--relevance {mode} judges the queries of a queries file (JSON or JSONL with qid, "
+                             f"answer, metadata, ...); {judgments.path} is a qrels file")
+        used = np.unique(judgments.qid_codes)
+        return Resolution(judgments, run, {judgments.qid_vocab[c]: QRELS for c in used})
+    judge = _Judge(judgments, results, packs, f1_threshold, relevance_level)
+    if mode == "pack" and not judge.packs():
+        raise InputError("--relevance pack: no pack is installed; name one with --pack module:attr")
+    strategies, unjudged = {}, []
+    for query in judgments.queries:
+        strategy = judge.judge(query, MODES[mode])
+        if strategy is None:
+            unjudged.append(query.qid)
+        else:
+            strategies[query.qid] = strategy
+    if not strategies:
+        needs = " or ".join(NEEDS[s] for s in MODES[mode])
+        raise InputError(f"no query of {judgments.path} can be judged with --relevance {mode}: "
+                         f"none has {needs}")
+    qrels = judge.builder.build(lambda ids: run.keys_for(ids) >= 0)
+    return Resolution(qrels, run, strategies, judge.pack_of, judge.found_only, unjudged, judge.without_text)
+
+
+def strategy_used(counts: dict[str, int]) -> str:
+    """The one strategy that judged every query, or ``mixed``."""
+    used = [s for s in STRATEGIES if counts.get(s)]
+    return used[0] if len(used) == 1 else "mixed"
+
+
+def relevance_meta(resolution: Resolution | None, qids: list[str], qrels: Qrels, *, mode: str, relevance_level: int,
+                   cutoffs: list[int], f1_threshold: float, inputs: dict) -> dict:
+    """The provenance summary of the evaluated queries ``qids`` (the strategies count those)."""
+    strategies = resolution.strategies if resolution else {}
+    counts = {s: 0 for s in STRATEGIES}
+    for qid in qids:
+        counts[strategies.get(qid, QRELS)] += 1
+    with_relevant = qrels.qid_codes[qrels.grades >= relevance_level]
+    relevant_qids = {qrels.qid_vocab[c] for c in np.unique(with_relevant)}
+    packs: dict[str, int] = {}
+    for qid in qids:
+        name = resolution.packs.get(qid) if resolution else None
+        if name:
+            packs[name] = packs.get(name, 0) + 1
+    found_only = [q for q in qids if resolution and q in resolution.found_only]
+    return {
+        "strategy_used": strategy_used(counts),
+        "strategy_counts": counts,
+        "queries_with_relevant": sum(q in relevant_qids for q in qids),
+        "total": len(qids),
+        "k": cutoffs,
+        "f1_threshold": f1_threshold,
+        "mode": mode,
+        "inputs": inputs,
+        "packs": packs,
+        "relevant_found_only": len(found_only),
+        "unjudged_queries": list(resolution.unjudged) if resolution else [],
+        "items_without_text": resolution.items_without_text if resolution else 0,
+    }

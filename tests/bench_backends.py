@@ -104,3 +104,18 @@ def _corpus_ids():
 
 
 search_with_corpus.corpus_ids = _corpus_ids
+
+
+class AsyncSearcher:
+    """A callable object whose __call__ is async (a client with state, say)."""
+
+    def __init__(self):
+        self.seen = []
+
+    async def __call__(self, query, version=None):
+        self.seen.append((query, version))
+        await asyncio.sleep(0)
+        return [("rel1", 1.0)] if version == "16.0" else [("x1", 1.0)]
+
+
+async_object = AsyncSearcher()

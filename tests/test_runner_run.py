@@ -254,15 +254,17 @@ def test_measures_option_and_hits_still_reported(tmp_path):
 
 def test_graded_qrels_and_relevance_level(tmp_path):
     path = write_queries(tmp_path / "q.json", [query(1, "q ok", {"rel1": 1, "rel2": 2, "x9": 0})])
-    result = bench(path, FAKE, tmp_path / "out", "-l", "2")
+    result = bench(path, FAKE, tmp_path / "out", "-l", "2", "--name", "graded run", "-v")
     assert result.exit_code == 0, result.stderr
+    assert "Expected: 1 id\n" in result.stdout
     report, _ = only_report(tmp_path / "out")
     entry = report["detailed_results"][0]
     # rel1 x1 rel2 x2; only rel2 (grade 2) is relevant at -l 2: first at rank 3
     assert entry["qrels"] == {"rel1": 1, "rel2": 2, "x9": 0}
     assert entry["metrics"]["mrr"] == pytest.approx(1 / 3) and entry["metrics"]["first_relevant_position"] == 3
     assert Path(report["metadata"]["qrels_file"]).read_text() == "1 0 rel1 1\n1 0 rel2 2\n1 0 x9 0\n"
-    assert " -l 2 " in report["metadata"]["rescore"]
+    assert " -l 2 " in report["metadata"]["rescore"] and report["metadata"]["run_name"] == "graded_run"
+    assert Path(report["metadata"]["run_file"]).read_text().splitlines()[0] == "1 Q0 rel1 1 4 graded_run"
     assert rescore(report)["summary"]["mrr"] == entry["metrics"]["mrr"]
 
 
@@ -302,3 +304,13 @@ def test_run_file_replay_ranks_by_trec_eval_rule(tmp_path):
 
     original = json.loads(invoke("-m", "recip_rank", "-o", "json", qrels, run).stdout)
     assert original["summary"]["recip_rank"] == first["metrics"]["mrr"]
+
+
+def test_an_object_with_an_async_call_gets_the_fields_it_names(tmp_path):
+    bench_backends.async_object.seen.clear()
+    path = write_queries(tmp_path / "q.json", [query(1, "q a", version="16.0"), query(2, "q b")])
+    result = bench(path, "tests.bench_backends:async_object", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(bench_backends.async_object.seen) == [("q a", "16.0"), ("q b", None)]
+    report, _ = only_report(tmp_path / "out")
+    assert [e["metrics"]["mrr"] for e in report["detailed_results"]] == [1.0, 0.0]

@@ -63,9 +63,9 @@ class Checkpoint:
                     f"{path} holds an unfinished run ({len(previous.done)} queries done, started "
                     f"{previous.header.get('started', '?')}): add --resume to finish it, or delete the file "
                     "to start over")
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         checkpoint = cls(path, {"evaltool_checkpoint": FORMAT, **header}, {})
         try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             checkpoint._handle = open(path, "w", encoding="utf-8")
         except OSError as exc:
             raise EvaltoolError(f"cannot write the checkpoint {path}: {exc.strerror or exc}") from None

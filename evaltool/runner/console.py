@@ -179,7 +179,7 @@ class Console(Listener):
         pad = " " * len(head)
         context = [f"Version: {query.version}"] if query.version is not None else []
         context += [f"Category: {query.category}", f"Difficulty: {query.difficulty}"]
-        expected = sum(1 for g in query.judgments.values() if g > 0)
+        expected = sum(1 for g in query.judgments.values() if g >= self.relevance_level)
         noun = "module" if query.expected_field == "expected_modules" else "id"
         lines = [f'{head}Query: "{query.text}"', f"{pad}{' | '.join(context)}",
                  f"{pad}Expected: {plural(expected, noun)}"]

@@ -99,12 +99,14 @@ class Scores:
 
 
 def score(queries: list[BenchQuery], outcomes: dict[str, Outcome], plan: MeasurePlan, relevance_level: int = 1,
-          runid: str = "bench") -> Scores:
+          runid: str = "bench", with_groups: bool = True) -> Scores:
     """One ``evaluate()`` over every query that got an answer (see the module docstring)."""
     run = run_dict(queries, outcomes)
     if not run:
         return Scores({}, {}, {field: {} for field in GROUP_FIELDS})
     result = _evaluate({q.qid: q.judgments for q in queries if q.qid in run}, run, plan, relevance_level, runid)
+    if not with_groups:
+        return Scores(result.per_query, result.summary, {})
     topics = Topics("<queries>", list(GROUP_FIELDS),
                     {q.qid: {field: getattr(q, field) for field in GROUP_FIELDS} for q in queries})
     groups = {field: group_summaries(result, topics, field) for field in GROUP_FIELDS}
@@ -125,7 +127,7 @@ def query_metrics(values: dict | None, plan: MeasurePlan) -> dict | None:
 
 def score_one(query: BenchQuery, outcome: Outcome, plan: MeasurePlan, relevance_level: int = 1) -> dict | None:
     """The metrics of one finished query (for ``--verbose``), by the same ``evaluate()``."""
-    scores = score([query], {query.qid: outcome}, plan, relevance_level)
+    scores = score([query], {query.qid: outcome}, plan, relevance_level, with_groups=False)
     return query_metrics(scores.per_query.get(query.qid), plan)
 
 

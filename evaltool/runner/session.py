@@ -206,7 +206,6 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
         "detailed_results": [
             detailed_result(q, outcomes[q.qid], query_metrics(scores.per_query.get(q.qid), plan)) for q in queries],
     }
-    os.makedirs(settings.out_dir, exist_ok=True)
     write_atomic(run_path, trec_run_text(run, tag))
     write_atomic(qrels_path, trec_qrels_text(queries, run))
     write_atomic(report_path, dump_json(report))

@@ -220,6 +220,20 @@ def find_measure(spec: str) -> Measure | None:
         return None
 
 
+def prints_as_written(name: str) -> bool:
+    """True when ``name`` is a named-parameter spelling, so the output name is also its ``-m`` spelling.
+
+    >>> [prints_as_written(n) for n in ["ndcg_at_5", "nDCG@10", "ndcg_cut_10", "P_5", "map"]]
+    [True, True, False, False, False]
+    """
+    if name.partition(".")[0] in MEASURES or name in NICKNAMES:
+        return False
+    try:
+        return _named_request(name).names == [name]
+    except MeasureError:
+        return False
+
+
 def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> list[Request]:
     """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given."""
     specs = list(specs) if specs else list(DEFAULT_MEASURES)

@@ -36,3 +36,18 @@ def test_compare_and_check_have_a_readme_section_with_every_option():
         for param in main.commands[name].params:
             if param.param_type_name == "option" and not param.hidden:
                 assert any(opt in README for opt in param.opts), (name, param.opts)
+
+
+def test_every_named_measure_and_alias_is_in_the_readme():
+    from evaltool.measures import NAMED_MEASURES
+
+    listed = set(re.findall(r"^\| `([A-Za-z0-9_]+)` \|", README, flags=re.M))
+    assert set(NAMED_MEASURES) <= listed, sorted(set(NAMED_MEASURES) - listed)
+    for m in NAMED_MEASURES.values():
+        # the named table follows trec_eval's, which has P and Rprec too
+        row = [line for line in README.splitlines() if line.startswith(f"| `{m.name}` |")][-1]
+        for option in m.options:
+            assert f"`{option.name}`" in row or (option.at and "`@" in row), (m.name, option.name)
+        for alias in m.aliases:
+            token = alias if isinstance(alias, str) else alias[0]
+            assert f"`{token}" in row, (m.name, token)

@@ -281,3 +281,19 @@ def test_measures_command_documents_every_name_alias_and_parameter():
     assert "discount='log2' (one of 'log2', 'jarvelin')" in CliRunner().invoke(main, ["measures", "-m", "nDCG"]).output
     bad = CliRunner().invoke(main, ["measures", "-m", "ndcg@1O"])
     assert (bad.exit_code, bad.output) == (2, "evaltool: unknown measure 'ndcg@1O'; did you mean ndcg@10?\n")
+
+
+def test_check_and_stream_take_named_spellings(tmp_path):
+    """--save-reference then check finds the named measures again; --stream prints the same."""
+    qrels, run, ref = tmp_path / "qrels", tmp_path / "run", tmp_path / "ref.json"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
+    run.write_text("".join(f"{q} Q0 {d} 0 {s} tag\n" for q, docs in RUN.items() for d, s in docs.items()))
+    spellings = ["nDCG@10", "ndcg_at_5", "mrr", "RBP(p=0.5,rel=2)", "first_relevant_position", "P.5"]
+    args = [str(qrels), str(run), "-q", *[a for s in spellings for a in ("-m", s)]]
+    saved = CliRunner().invoke(main, [*args, "--save-reference", str(ref)])
+    assert saved.exit_code == 0, saved.output
+    streamed = CliRunner().invoke(main, [*args, "--stream"])
+    assert streamed.output == saved.output
+    checked = CliRunner().invoke(main, ["check", str(ref), str(qrels), str(run), "--per-query"])
+    assert checked.exit_code == 0, checked.output
+    assert "hold" in checked.output

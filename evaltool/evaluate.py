@@ -318,8 +318,10 @@ def evaluate(
 ) -> EvalResult:
     """Score ``run`` against ``qrels`` with trec_eval's semantics.
 
-    ``measures`` takes trec_eval names (``"ndcg_cut.10"``, ``"P.5,10"``, ``"official"``);
-    the keyword options mirror trec_eval's ``-l``, ``-c``, ``-M``, ``-J``, ``-N``, ``-Z``.
+    ``measures`` takes trec_eval names (``"ndcg_cut.10"``, ``"P.5,10"``, ``"official"``),
+    ir_measures' (``"nDCG@10"``, ``"P(rel=2)@5"``) and the aliases of :mod:`evaltool.names`
+    (``"ndcg_at_10"``, ``"mrr"``); the keyword options mirror trec_eval's ``-l``, ``-c``, ``-M``,
+    ``-J``, ``-N``, ``-Z``.
     ``per_query`` (trec_eval's ``-q``) puts the per-query values into ``to_json()``;
     ``result.per_query`` is available either way. ``stream=True`` reads a run file
     grouped by query chunk by chunk, so memory stays bounded; results are identical.

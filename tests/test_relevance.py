@@ -484,6 +484,9 @@ def test_relevance_option_allows_one_source_only(priority_files, mode, strategie
     assert out["meta"]["relevance"]["per_query"] == strategies
     assert out["meta"]["relevance"]["mode"] == mode
     assert out["meta"]["relevance"]["unjudged_queries"] == [q for q in ("q1", "q2", "q3", "q4") if q not in strategies]
+    warning = invoke(*priority_files, "-m", "recip_rank", "--relevance", mode).stderr
+    lacks = {"qrels": "no relevant_ids or qrels", "pack": "no pack applies", "token-f1": "no expected answer"}[mode]
+    assert f"could not be judged with --relevance {mode} ({lacks}) and " in warning
 
 
 def test_a_mixed_benchmark_adds_up(tmp_path):
@@ -599,11 +602,20 @@ def test_nothing_to_judge_by_is_an_error(tmp_path, monkeypatch):
     results = jsonl(tmp_path / "r.jsonl", [item("q1", "d1", 1, "text")])
     result = invoke(queries, results)
     assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr == (f"evaltool: no query of {queries} can be judged with --relevance auto: none has "
-                             "relevant_ids or qrels or a pack that applies or an expected answer\n")
+    assert result.stderr == (f"evaltool: no query of {queries} can be judged with --relevance auto "
+                             "(no relevant_ids or qrels, no pack applies, no expected answer)\n")
     import evaltool.relevance.packs as packs
 
     monkeypatch.setattr(packs, "installed", lambda: {})
     result = invoke(queries, results, "--relevance", "pack")
     assert result.exit_code == 2
     assert result.stderr == "evaltool: --relevance pack: no pack is installed; name one with --pack module:attr\n"
+
+
+def test_a_shipped_pack_names_malformed_benchmark_data(tmp_path):
+    queries = jsonl(tmp_path / "q.jsonl", [{"qid": "q1", "metadata": {"evidence": {"D1": 3}}}])
+    results = jsonl(tmp_path / "r.jsonl", [item("q1", "D1:3", 1)])
+    result = invoke(queries, results)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == ("evaltool: pack 'locomo' raised ValueError: 'evidence' should be an id or a list of ids, "
+                             f"not {{'D1': 3}} in applies() for query 'q1' ({queries}:1)\n")

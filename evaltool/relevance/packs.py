@@ -7,8 +7,9 @@ A pack is any object with
   :class:`~evaltool.data.Query`, ``item`` an :class:`~evaltool.data.Item`;
 * optionally ``total_relevant(query) -> int``: how many items are relevant (grade >=
   ``-l``, at least 1) in the whole collection, found or not. The ideal DCG and recall then
-  count them all; without it (or when it returns None) only the relevant items found in
-  the results count, as with token F1;
+  count them all (should more items be found relevant than it says, as several turns of
+  one relevant session can be, the found ones count); without it (or when it returns
+  None) only the relevant items found in the results count, as with token F1;
 * optionally ``applies(query) -> bool``: whether the pack judges this query at all
   (default: every query). A query no pack applies to falls through to token F1.
 

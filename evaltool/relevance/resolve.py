@@ -39,7 +39,12 @@ from evaltool.relevance.token_f1 import DEFAULT_THRESHOLD, best_f1, tokens
 QRELS, PACK, TOKEN = "qrels", "pack", "token-fallback"
 STRATEGIES = (QRELS, PACK, TOKEN)
 MODES = {"auto": (QRELS, PACK, TOKEN), "qrels": (QRELS,), "pack": (PACK,), "token-f1": (TOKEN,)}
-NEEDS = {QRELS: "relevant_ids or qrels", PACK: "a pack that applies", TOKEN: "an expected answer"}
+LACKS = {QRELS: "no relevant_ids or qrels", PACK: "no pack applies", TOKEN: "no expected answer"}
+
+
+def lacking(mode: str) -> str:
+    """Why a query cannot be judged under ``mode``: ``no relevant_ids or qrels, no pack applies, ...``."""
+    return ", ".join(LACKS[s] for s in MODES[mode])
 
 
 @dataclass
@@ -185,9 +190,7 @@ def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold:
         else:
             strategies[query.qid] = strategy
     if not strategies:
-        needs = " or ".join(NEEDS[s] for s in MODES[mode])
-        raise InputError(f"no query of {judgments.path} can be judged with --relevance {mode}: "
-                         f"none has {needs}")
+        raise InputError(f"no query of {judgments.path} can be judged with --relevance {mode} ({lacking(mode)})")
     qrels = judge.builder.build(lambda ids: run.keys_for(ids) >= 0)
     return Resolution(qrels, run, strategies, judge.pack_of, judge.found_only, unjudged, judge.without_text)
 

@@ -46,13 +46,15 @@ def relevance_notes(result) -> list[str]:
 
 def relevance_warnings(result) -> list[str]:
     """Queries no source could judge, and items token F1 could not read (every format)."""
+    from evaltool.relevance.resolve import lacking
+
     rel = result.meta.get("relevance") or {}
     out = []
     unjudged = rel.get("unjudged_queries") or []
     if unjudged:
         shown = ", ".join(unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
         out.append(f"warning: {_plural(len(unjudged), 'query', 'queries')} of {result.meta['qrels']} could not be "
-                   f"judged with --relevance {rel['mode']} (no qrels, no pack applies, no expected answer) and "
+                   f"judged with --relevance {rel['mode']} ({lacking(rel['mode'])}) and "
                    f"{'is' if len(unjudged) == 1 else 'are'} not scored: {shown}")
     without_text = rel.get("items_without_text")
     if without_text:

@@ -73,6 +73,8 @@ def num_nonrel_judged_ret(batch, params):
 def named_num_q(batch, p):
     """Number of queries evaluated (trec_eval's ``num_q``; with ``-c`` every query of the qrels).
 
+    Printed as a summary only (ir_measures reports 1 per query and sums them).
+
     >>> from evaltool import evaluate
     >>> evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["NumQ"]).summary
     {'NumQ': 1}
@@ -86,7 +88,8 @@ def named_num_q(batch, p):
 def named_num_ret(batch, p):
     """Documents retrieved; with ``rel``, only those with a grade >= rel. The summary is the sum.
 
-    ``NumRelRet`` is ``NumRet(rel=1)`` (trec_eval's ``num_rel_ret`` at ``-l 1``).
+    ``NumRelRet`` is ``NumRet(rel=1)`` (trec_eval's ``num_rel_ret`` at ``-l 1``). With ``-c`` a
+    query missing from the run retrieved 0.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 1.0, "b": 0.5, "x": 0.1}}, ["NumRet", "NumRelRet", "NumRet(rel=2)"]).summary
@@ -100,6 +103,8 @@ def named_num_ret(batch, p):
 @measure("NumRel", options=(REL,), agg=Agg.SUM, integer=True)
 def named_num_rel(batch, p):
     """Relevant documents in the qrels (grade >= rel), retrieved or not. The summary is the sum.
+
+    Negative grades ("pooled but unjudged") never count. (trec_eval's ``num_rel``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": 1, "c": 0}}, {"q": {"a": 1.0}}, ["NumRel", "NumRel(rel=2)"]).summary

@@ -221,7 +221,7 @@ def named_recall(batch, p):
     """R@k: relevant documents in the top k / all relevant documents of the query (0 when there are none).
 
     ir_measures' ``R`` and trec_eval's ``recall.k``. (Whether *any* relevant document is in
-    the top k is ``Success@k``.)
+    the top k is ``Success@k``.) (Manning, Raghavan & Schütze 2008, section 8.3.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["R@2", "recall@10"]).summary
@@ -234,7 +234,8 @@ def named_recall(batch, p):
 def named_success(batch, p):
     """Success@k: 1 if a relevant document is in the top k, else 0; averaged, the hit rate.
 
-    ir_measures' ``Success`` and trec_eval's ``success.k``; ``hit_rate@k`` is the same.
+    ir_measures' ``Success`` and trec_eval's ``success.k``; ``hit_rate@k`` is the same. A
+    query with nothing relevant retrieved scores 0. (TREC's "success at k"; Voorhees 1999.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"b": 1}, "r": {"c": 1}}, {"q": {"a": 3.0, "b": 2.0}, "r": {"d": 1.0}}, ["Success@2", "hit_rate@1"]).summary
@@ -264,6 +265,7 @@ def named_set_precision(batch, p):
 
     With ``relative=True`` (``SetRelP``): relevant retrieved / min(retrieved, R), the
     best precision a set of that size could have. 0 when a denominator is 0.
+    (Manning, Raghavan & Schütze 2008, section 8.3.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "y": 1.0}}, ["SetP", "SetRelP"]).summary
@@ -276,6 +278,8 @@ def named_set_precision(batch, p):
 @measure("SetR", options=(REL,))
 def named_set_recall(batch, p):
     """Recall of the retrieved set: relevant retrieved / R (0 when R = 0).
+
+    (Manning, Raghavan & Schütze 2008, section 8.3.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0}}, ["SetR", "SetR(rel=2)"]).summary
@@ -302,6 +306,8 @@ def named_set_f(batch, p):
 @measure("SetAP", options=(REL, JUDGED_ONLY))
 def named_set_ap(batch, p):
     """Unranked set AP: set precision x set recall (trec_eval's ``set_map``).
+
+    0 when nothing is retrieved or R = 0. (trec_eval's ``set_map``; ir_measures' ``SetAP``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["SetAP"]).summary
@@ -331,8 +337,9 @@ def judged(batch, p):
 def hits(batch, p):
     """Number of relevant documents in the top k (all retrieved without a cutoff); the summary is the mean.
 
-    P@k times k: the ``hits_in_top_k`` of the specification documents. A document is
-    counted once (a run holds a document once per query).
+    P@k times k: the ``hits_in_top_k`` of the specification documents (seed 000's
+    ``count_hits``). A document is counted once (a run holds a document once per query);
+    0 when nothing relevant is retrieved.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["hits@2", "Hits"]).summary

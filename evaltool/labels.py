@@ -14,10 +14,10 @@ follows (MRR >= 0.7, nDCG@10 >= 0.6, Precision@5 >= 0.5): there, 0.69 / 0.66 / 0
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 
 from evaltool.errors import EvaltoolError
+from evaltool.names import finite_float
 
 DEFAULT_THRESHOLDS = {"recip_rank": 0.7, "ndcg_cut_10": 0.6, "P_5": 0.5}
 LABELS = ("good", "fair", "poor")
@@ -38,11 +38,8 @@ def parse_thresholds(specs: Iterable[str], base: Mapping[str, float] = DEFAULT_T
         if text.strip().lower() == "off":
             thresholds.pop(name, None)
             continue
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
+        value = finite_float(text)
+        if value is None:
             raise EvaltoolError(f"threshold {spec!r}: {text!r} is not a number")
         thresholds[name] = value
     return thresholds

@@ -144,12 +144,18 @@ def _named_request(whole: str) -> Request:
     return Request(m, tuple(values), spelling=text)
 
 
-def _number(text: str, measure: str, whole: str) -> float:
+def finite_float(text: str) -> float | None:
+    """``text`` as a finite float, or None (not a number, nan, inf)."""
     try:
         value = float(text)
     except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _number(text: str, measure: str, whole: str) -> float:
+    value = finite_float(text)
+    if value is None:
         raise MeasureError(f"measure '{whole}': parameter {text!r} of {measure} is not a finite number")
     return value
 

@@ -101,7 +101,8 @@ def test_a_last_line_cut_off_mid_write_is_dropped_and_its_query_rerun(tmp_path, 
                           + outcome_line("b", ["rel1"])[:25])
     resumed = bench(path, LOGGED, tmp_path / "out", "--resume")
     assert resumed.exit_code == 0, resumed.stderr
-    assert (tmp_path / "calls.log").read_text() == "query 1\nquery 2\n"
+    # queries run concurrently, so the backend may see them in either order
+    assert sorted((tmp_path / "calls.log").read_text().splitlines()) == ["query 1", "query 2"]
     report, _ = only_report(tmp_path / "out")
     assert [e["query_id"] for e in report["detailed_results"]] == ["a", "b", "c"]
     assert report["detailed_results"][0]["returned_ids"] == ["x9", "rel1"], "a comes from the checkpoint"

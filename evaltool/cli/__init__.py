@@ -14,9 +14,17 @@ from __future__ import annotations
 import importlib
 import sys
 
-import click
+try:  # Ctrl-C while the command line is still being imported: one line, no traceback
+    import click
 
-from evaltool.version import __version__
+    from evaltool.version import __version__
+except KeyboardInterrupt:
+    sys.stderr.write("evaltool: interrupted\n")
+    raise SystemExit(130) from None
+
+
+class Interrupted(Exception):
+    """Ctrl-C inside a command, carried past click (which would print an empty line for it)."""
 
 # name: (module, attribute, one line for the top-level help); the order is the help's order
 COMMANDS = {
@@ -47,6 +55,18 @@ class EvaltoolGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise Interrupted from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted from None
+
     def parse_args(self, ctx, args):
         if args and args[0] not in COMMANDS and args[0] not in ("--help", "-h", "--version"):
             args = [self.default_command, *args]
@@ -72,7 +92,7 @@ def run(args: list[str] | None = None, prog_name: str = "evaltool") -> None:
     """
     try:
         code = main.main(args, prog_name=prog_name, standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (Interrupted, click.exceptions.Abort, KeyboardInterrupt):
         click.echo("evaltool: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as exc:

@@ -211,7 +211,7 @@ class ChunkedScores:
         return [(q, c) for q, c, _ in parts], info
 
 
-def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid):
+def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid, jobs):
     """Evaluate a grouped run chunk by chunk; memory stays bounded by one chunk."""
     from evaltool.io.stream import NotGroupedError, iter_partitions, iter_run_chunks
 
@@ -227,9 +227,9 @@ def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_
         return scores
 
     try:
-        scores = consume(iter_run_chunks(run, on_duplicate=on_duplicate))
+        scores = consume(iter_run_chunks(run, on_duplicate=on_duplicate, jobs=jobs))
     except NotGroupedError:
-        scores = consume(iter_partitions(run, on_duplicate=on_duplicate))
+        scores = consume(iter_partitions(run, on_duplicate=on_duplicate, jobs=jobs))
     return scores.finish(qrels_t, requests, options, num_docs_in_coll, ztable, path, runid)
 
 
@@ -253,6 +253,7 @@ def evaluate(
     f1_threshold: float = 0.3,
     qrels_format: str | None = None,
     run_format: str | None = None,
+    jobs: int | None = None,
 ) -> EvalResult:
     """Score ``run`` against ``qrels`` with trec_eval's semantics.
 
@@ -263,6 +264,7 @@ def evaluate(
     ``per_query`` (trec_eval's ``-q``) puts the per-query values into ``to_json()``;
     ``result.per_query`` is available either way. ``stream=True`` reads a run file
     grouped by query chunk by chunk, so memory stays bounded; results are identical.
+    ``jobs`` is how many threads read a big TREC file (default: every core).
 
     ``qrels`` may also be a queries file (JSON or JSONL) and ``run`` a JSONL results file
     (:mod:`evaltool.io.jsonl`; ``qrels_format`` / ``run_format`` force a format). Each
@@ -290,7 +292,7 @@ def evaluate(
     options = RankOptions(relevance_level, max_ret, judged_only, complete)
     ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()
-    judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format)
+    judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format, jobs)
     timings = {}
     resolution = None
     if stream:
@@ -299,11 +301,12 @@ def evaluate(
             raise EvaltoolError("--stream reads a TREC run scored against TREC qrels; "
                                 "queries files, JSONL results and --relevance need it off")
         qrels_t = judgments
-        parts, info = _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid)
+        parts, info = _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid,
+                                    jobs)
         timings["stream"] = time.perf_counter() - clock
         clock = time.perf_counter()
     else:
-        results, run_kind = load_results(run, on_duplicate, runid, run_format)
+        results, run_kind = load_results(run, on_duplicate, runid, run_format, jobs)
         resolution = resolve(judgments, results, mode=relevance, packs=packs, f1_threshold=f1_threshold,
                              relevance_level=relevance_level)
         qrels_t, run_t = resolution.qrels, resolution.run

@@ -62,16 +62,12 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
     from evaltool.evaluation import evaluate
     from evaltool.report.layouts import relevance_notes, relevance_warnings
 
-    if jobs:
-        from evaltool.io import columnar
-
-        columnar.JOBS = jobs
     try:
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
         result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
                           relevance=relevance, packs=list(packs), f1_threshold=f1_threshold,
                           qrels_format=None if qrels_format == "auto" else qrels_format,
-                          run_format=None if run_format == "auto" else run_format, **options)
+                          run_format=None if run_format == "auto" else run_format, jobs=jobs, **options)
         check_labels(label_thresholds, thresholds, result.measures)
     except EvaltoolError as exc:
         fail(exc)

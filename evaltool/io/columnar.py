@@ -20,7 +20,16 @@ from evaltool.inputs import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, GZIP_MAGIC
 
 COLUMNAR_MIN_BYTES = 2 << 20
-JOBS = os.cpu_count() or 1  # threads for parsing and sorting; --jobs sets it
+
+
+def threads(jobs: int | None) -> int:
+    """How many threads ``jobs`` asks for: itself, or every core when None (``--jobs``' default).
+
+    >>> threads(3), threads(None) == (os.cpu_count() or 1)
+    (3, True)
+    """
+    return max(1, jobs or os.cpu_count() or 1)
+
 _POW10 = np.array([10 ** k for k in range(19)], dtype=np.int64)
 
 
@@ -62,11 +71,11 @@ def _delimiter(head: bytes, fields: int) -> str | None:
     return None
 
 
-def _read(path: str, names: list[str], columns: dict, delimiter: str):
+def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int | None = None):
     import pyarrow as pa
     import pyarrow.csv as csv
 
-    pa.set_cpu_count(max(1, JOBS))
+    pa.set_cpu_count(threads(jobs))
 
     with open(path, "rb") as handle:
         compressed = handle.read(2) == GZIP_MAGIC
@@ -103,7 +112,7 @@ def _numpy_bool(column) -> np.ndarray:
     return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
 
 
-def _qids(column):
+def _qids(column, jobs: int | None = None):
     """Dictionary-encode query ids: (vocab, int32 codes), or None if a comment line slipped in.
 
     Each chunk is encoded on its own (in threads: few distinct ids per chunk, small hash
@@ -112,7 +121,7 @@ def _qids(column):
     import pyarrow.compute as pc
 
     codes = np.empty(len(column), dtype=np.int32)
-    parts = _map_chunks(lambda chunk, start: (start, pc.dictionary_encode(chunk)), column)
+    parts = _map_chunks(lambda chunk, start: (start, pc.dictionary_encode(chunk)), column, jobs)
     vocab: dict[str, int] = {}
     for start, encoded in parts:
         local = np.array([vocab.setdefault(q, len(vocab)) for q in encoded.dictionary.to_pylist()], dtype=np.int32)
@@ -124,19 +133,19 @@ def _qids(column):
     return names, codes
 
 
-def _map_chunks(work, column) -> list:
-    """Run ``work(chunk, start)`` on every chunk of an Arrow column, in JOBS threads."""
+def _map_chunks(work, column, jobs: int | None = None) -> list:
+    """Run ``work(chunk, start)`` on every chunk of an Arrow column, in ``threads(jobs)`` threads."""
     chunks = column.chunks if hasattr(column, "chunks") else [column]
     starts = np.concatenate(([0], np.cumsum([len(c) for c in chunks])))
-    if JOBS < 2 or len(chunks) < 2:
+    if threads(jobs) < 2 or len(chunks) < 2:
         return [work(c, int(a)) for c, a in zip(chunks, starts)]
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(JOBS) as pool:
+    with ThreadPoolExecutor(threads(jobs)) as pool:
         return list(pool.map(work, chunks, starts[:-1].tolist()))
 
 
-def _numeric_ids(column):
+def _numeric_ids(column, jobs: int | None = None):
     """int64 values when every id is a canonical non-negative decimal ("7", not "07" or "+7").
 
     Arrow's cast rejects signs other than '-' and non-digits; a canonical id of length n
@@ -160,19 +169,19 @@ def _numeric_ids(column):
         floor = _POW10[np.clip(lengths - 1, 0, len(_POW10) - 1)]
         return bool(values.min() >= 0 and np.all((values >= floor) | (lengths == 1)))
 
-    if len(column) == 0 or not all(_map_chunks(work, column)):
+    if len(column) == 0 or not all(_map_chunks(work, column, jobs)):
         return None
     return out
 
 
-def _floats(column) -> np.ndarray:
+def _floats(column, jobs: int | None = None) -> np.ndarray:
     """A float64 Arrow column as one numpy array, copied chunk by chunk in threads."""
     out = np.empty(len(column), dtype=np.float64)
 
     def work(chunk, start):
         out[start:start + len(chunk)] = _numpy(chunk, np.float64)
 
-    _map_chunks(work, column)
+    _map_chunks(work, column, jobs)
     return out
 
 
@@ -223,7 +232,7 @@ class ArrowDocRun(Run):
         return _numpy(found.fill_null(-1), np.int32).astype(np.int64)
 
 
-def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray) -> bool:
+def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | None = None) -> bool:
     """Any (query, document) pair twice? A sort of packed keys, in two threads when the
     file is grouped by query (each half then holds whole queries)."""
     n = len(doc_codes)
@@ -238,7 +247,7 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray) -> bool:
     packed |= doc_codes
     changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
     grouped = len(np.unique(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
-    if not grouped or n < 1_000_000 or len(changes) == 0 or JOBS < 2:
+    if not grouped or n < 1_000_000 or len(changes) == 0 or threads(jobs) < 2:
         packed.sort()
         return bool(np.any(packed[1:] == packed[:-1]))
     middle = changes[np.searchsorted(changes, n // 2)] if changes[-1] >= n // 2 else changes[-1]
@@ -250,15 +259,15 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray) -> bool:
     return any(bool(np.any(h[1:] == h[:-1])) for h in halves)
 
 
-def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str) -> Run | None:
+def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jobs: int | None = None) -> Run | None:
     """A Run from Arrow id columns; None if a query id looks like a comment line."""
     import pyarrow.compute as pc
 
-    encoded_qids = _qids(qids)
+    encoded_qids = _qids(qids, jobs)
     if encoded_qids is None:
         return None
     vocab, qid_codes = encoded_qids
-    numeric = _numeric_ids(docids)
+    numeric = _numeric_ids(docids, jobs)
     if numeric is not None:
         return NumericDocRun(vocab, qid_codes, [], numeric, scores, None, runid=runid, path=path)
     encoded = pc.dictionary_encode(docids)
@@ -269,7 +278,7 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str) ->
                        extra={"dictionary": encoded.dictionary})
 
 
-def read_run(path) -> Run | None:
+def read_run(path, jobs: int | None = None) -> Run | None:
     """Columnar read of a regular run file; None when the line reader must take over.
 
     Duplicated (query, document) pairs also hand over, so that the line reader reports
@@ -286,21 +295,21 @@ def read_run(path) -> Run | None:
     columns = {"q": pa.string(), "d": pa.string(), "s": pa.float64()}
     if compressed:
         columns["tag"] = pa.dictionary(pa.int32(), pa.string())
-    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter)
+    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, jobs)
     if table is None or table.num_rows == 0:
         return None
     runid = table["tag"][-1].as_py() if compressed else _last_field(name, 6)
-    scores = _floats(table["s"])
+    scores = _floats(table["s"], jobs)
     if runid is None or not np.all(np.isfinite(scores)):
         return None
-    run = run_from_columns(table["q"], table["d"], scores, runid, name)
+    run = run_from_columns(table["q"], table["d"], scores, runid, name, jobs)
     if run is None:
         return None
     del table
-    return None if has_duplicates(run.qid_codes, run.doc_codes) else run
+    return None if has_duplicates(run.qid_codes, run.doc_codes, jobs) else run
 
 
-def read_qrels(path) -> Qrels | None:
+def read_qrels(path, jobs: int | None = None) -> Qrels | None:
     """Columnar read of a regular qrels file; None when the line reader must take over."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -309,16 +318,17 @@ def read_qrels(path) -> Qrels | None:
     delimiter = _delimiter(_head(name), 4)
     if delimiter is None:
         return None
-    table = _read(name, ["q", "iter", "d", "g"], {"q": pa.string(), "d": pa.string(), "g": pa.int64()}, delimiter)
+    table = _read(name, ["q", "iter", "d", "g"], {"q": pa.string(), "d": pa.string(), "g": pa.int64()}, delimiter,
+                  jobs)
     if table is None or table.num_rows == 0:
         return None
-    qids = _qids(table["q"])
+    qids = _qids(table["q"], jobs)
     if qids is None:
         return None
     vocab, qid_codes = qids
     docs = pc.dictionary_encode(table["d"]).combine_chunks()
     grades = _numpy(table["g"], np.int64)
-    if has_duplicates(qid_codes, _numpy(docs.indices, np.int32).astype(np.int64)):
+    if has_duplicates(qid_codes, _numpy(docs.indices, np.int32).astype(np.int64), jobs):
         return None
     if len(grades) and (grades.min() < GRADE_MIN or grades.max() > GRADE_MAX):
         return None

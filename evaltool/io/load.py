@@ -14,8 +14,8 @@ def is_frame(obj) -> bool:
     return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
 
 
-def load_qrels(qrels, on_duplicate: str = "error") -> Qrels:
-    """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels."""
+def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
+    """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels (``jobs``: threads for a big file)."""
     from evaltool.io import frames, trec
 
     if isinstance(qrels, Qrels):
@@ -25,11 +25,11 @@ def load_qrels(qrels, on_duplicate: str = "error") -> Qrels:
     if is_frame(qrels):
         return frames.qrels_from_frame(qrels, on_duplicate=on_duplicate)
     if isinstance(qrels, (str, os.PathLike)):
-        return trec.read_qrels(qrels, on_duplicate=on_duplicate)
+        return trec.read_qrels(qrels, on_duplicate=on_duplicate, jobs=jobs)
     raise EvaltoolError(f"qrels must be a path, dict or DataFrame, not {type(qrels).__name__}")
 
 
-def load_run(run, on_duplicate: str = "error", runid: str | None = None) -> Run:
+def load_run(run, on_duplicate: str = "error", runid: str | None = None, jobs: int | None = None) -> Run:
     """Accept a path (``-`` for stdin), a ``{qid: {docid: score}}`` dict, a DataFrame or a Run."""
     from evaltool.io import frames, trec
 
@@ -40,7 +40,7 @@ def load_run(run, on_duplicate: str = "error", runid: str | None = None) -> Run:
     if is_frame(run):
         return frames.run_from_frame(run, on_duplicate=on_duplicate, runid=runid or "run")
     if isinstance(run, (str, os.PathLike)):
-        return trec.read_run(run, on_duplicate=on_duplicate)
+        return trec.read_run(run, on_duplicate=on_duplicate, jobs=jobs)
     raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
 
 
@@ -51,7 +51,7 @@ def input_kind(obj, fmt: str | None = None) -> str:
     return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
 
 
-def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
+def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, jobs: int | None = None):
     """The first input: Qrels (a TREC qrels file, dict, DataFrame) or Queries (a JSON/JSONL queries file).
 
     ``fmt`` forces ``trec``, ``json`` or ``jsonl``; by default a file's content decides.
@@ -66,12 +66,13 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
     if os.fspath(qrels) == "-":  # refused by the qrels reader, with its message
         return load_qrels(qrels, on_duplicate), "trec"
     if (fmt or jsonl.sniff(jsonl.head_of(qrels), "judgments")) == "trec":
-        return load_qrels(qrels, on_duplicate), "trec"
+        return load_qrels(qrels, on_duplicate, jobs), "trec"
     queries = jsonl.read_queries(qrels, fmt)  # JSON or JSONL: decided on the whole content unless forced
     return queries, queries.format
 
 
-def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt: str | None = None):
+def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt: str | None = None,
+                 jobs: int | None = None):
     """The second input: a Run (a TREC run file, dict, DataFrame) or Results (a JSONL results file).
 
     ``fmt`` forces ``trec`` or ``jsonl``; by default a file's content decides (stdin, ``-``,
@@ -89,14 +90,14 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
         fmt = jsonl.sniff(data, "results")
         if fmt == "jsonl":
             return jsonl.parse_results(name, data, on_duplicate), fmt
-        return trec.parse_run(name, data, on_duplicate=on_duplicate), fmt
+        return trec.parse_run(name, data, on_duplicate=on_duplicate, jobs=jobs), fmt
     fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
     if fmt == "json":
         raise ParseError(os.fspath(run), 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
                                                   "not a JSON array")
     if fmt == "jsonl":
         return jsonl.read_results(run, on_duplicate), fmt
-    return load_run(run, on_duplicate, runid), fmt
+    return load_run(run, on_duplicate, runid, jobs), fmt
 
 
 def streamed_format(run) -> str:

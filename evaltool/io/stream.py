@@ -69,7 +69,7 @@ class _Grouping:
         self.finished.update(qids)
 
 
-def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid) -> Run:
+def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid, jobs: int | None = None) -> Run:
     """A Run from one chunk of rows (row0 = index of its first content row in the file).
 
     ``qids``/``docs`` are Arrow arrays (columnar blocks) or lists of str (line reader).
@@ -81,7 +81,7 @@ def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid) -> Run:
         doc_codes = np.fromiter((d_enc(d) for d in docs), dtype=np.int64, count=len(docs))
         run = Run(q_enc.vocab, qid_codes, d_enc.vocab, doc_codes, scores, None, runid=runid, path=path)
     else:
-        run = columnar.run_from_columns(qids, docs, scores, runid, path)
+        run = columnar.run_from_columns(qids, docs, scores, runid, path, jobs)
 
     def duplicate(first: int, repeated: int) -> None:
         line, text = line_of_row(path, row0 + repeated)
@@ -91,7 +91,7 @@ def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid) -> Run:
                          f"document {run.doc_text(np.array([first]))[0]!r} was already given at line "
                          f"{first_line} (use --on-duplicate first|max to accept duplicates)")
 
-    if columnar.has_duplicates(run.qid_codes, run.doc_codes):
+    if columnar.has_duplicates(run.qid_codes, run.doc_codes, jobs):
         n_docs = int(run.doc_codes.max()) + 1
         keep, dropped = resolve_duplicates(on_duplicate, run.qid_codes, run.doc_codes, scores, n_docs, duplicate)
         run.qid_codes, run.doc_codes, run.scores = run.qid_codes[keep], run.doc_codes[keep], scores[keep]
@@ -99,7 +99,7 @@ def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid) -> Run:
     return run
 
 
-def _arrow_blocks(path: str, delimiter: str):
+def _arrow_blocks(path: str, delimiter: str, jobs: int | None = None):
     """(qids, docids, scores, tag) per block: Python reads a block of whole lines, pyarrow
     parses it (multi-threaded). Arrow's own streaming reader reads far ahead of its
     consumer, so blocks are cut here to keep memory bounded."""
@@ -115,7 +115,7 @@ def _arrow_blocks(path: str, delimiter: str):
                       "tag": pa.dictionary(pa.int32(), pa.string())},
         strings_can_be_null=False, quoted_strings_can_be_null=False,
     )
-    pa.set_cpu_count(max(1, columnar.JOBS))
+    pa.set_cpu_count(columnar.threads(jobs))
     carry = b""
     with _open(path) as handle:
         while True:
@@ -183,8 +183,9 @@ def _tail_start(qids) -> int:
     return int(positions[-1]) + 1 if len(positions) else 0
 
 
-def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None = None) -> Iterator[Run]:
-    """Yield Runs of whole queries in file order; the last one carries the run's tag."""
+def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None = None,
+                    jobs: int | None = None) -> Iterator[Run]:
+    """Yield Runs of whole queries in file order; the last one carries the run's tag (``jobs``: parsing threads)."""
     chunk_rows = chunk_rows or CHUNK_ROWS
     name = os.fspath(path)
     if name == "-":
@@ -192,7 +193,7 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
     if not os.path.isfile(name):
         raise InputError(f"cannot read {name}: not a readable file")
     delimiter = columnar._delimiter(columnar._head(name), 6) if columnar.available() else None
-    blocks = _arrow_blocks(name, delimiter) if delimiter else _line_blocks(name)
+    blocks = _arrow_blocks(name, delimiter, jobs) if delimiter else _line_blocks(name)
     grouping = _Grouping(name)
     pending: list[tuple] = []
     pending_rows = 0
@@ -214,7 +215,7 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
             if not done:
                 continue
             chunk = _chunk_run(name, _concat([p[0] for p in done]), _concat([p[1] for p in done]),
-                               np.concatenate([p[2] for p in done]), row0, on_duplicate, "")
+                               np.concatenate([p[2] for p in done]), row0, on_duplicate, "", jobs)
             _close(grouping, chunk, row0)
             yield chunk
             emitted = True
@@ -231,7 +232,7 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
         raise
     if pending_rows:
         chunk = _chunk_run(name, _concat([p[0] for p in pending]), _concat([p[1] for p in pending]),
-                           np.concatenate([p[2] for p in pending]), row0, on_duplicate, tag)
+                           np.concatenate([p[2] for p in pending]), row0, on_duplicate, tag, jobs)
         _close(grouping, chunk, row0)
         yield chunk
     elif not emitted:
@@ -262,7 +263,8 @@ def _close(grouping: _Grouping, chunk: Run, row0: int) -> None:
     grouping.close(present, row0, first_row.__getitem__)
 
 
-def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | None = None) -> Iterator[Run]:
+def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | None = None,
+                    jobs: int | None = None) -> Iterator[Run]:
     """Yield Runs of whole queries from an ungrouped run, via temporary hash partitions."""
     bucket_bytes = bucket_bytes or BUCKET_BYTES
     import tempfile
@@ -296,7 +298,7 @@ def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | No
             if os.path.getsize(part) == 0:
                 continue
             try:
-                run = read_run(part, on_duplicate=on_duplicate)
+                run = read_run(part, on_duplicate=on_duplicate, jobs=jobs)
             except ParseError:
                 read_run(name, on_duplicate=on_duplicate)  # the whole file names the real line
                 raise

@@ -135,7 +135,7 @@ class BytesDocRun(Run):
         return np.where(self.doc_vocab[at] == wanted, at, -1).astype(np.int64)
 
 
-def _fast_columns(data: bytes, fields: int, value_field: int, dtype):
+def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int | None = None):
     """(columns, values, query vocab, query codes, doc vocab, doc codes) of a regular file
     without duplicates, or None (the line reader then names what is wrong)."""
     columns = _regular_columns(data, fields)
@@ -146,21 +146,21 @@ def _fast_columns(data: bytes, fields: int, value_field: int, dtype):
         return None
     qid_vocab, qid_codes = _encode(columns[0])
     doc_vocab, doc_codes = _encode(columns[2])
-    if columnar.has_duplicates(qid_codes, doc_codes):
+    if columnar.has_duplicates(qid_codes, doc_codes, jobs):
         return None
     return columns, values, [decode(q) for q in qid_vocab.tolist()], qid_codes, doc_vocab, doc_codes
 
 
-def _fast_qrels(name: str, data: bytes) -> Qrels | None:
-    parsed = _fast_columns(data, 4, 3, np.int64)
+def _fast_qrels(name: str, data: bytes, jobs: int | None = None) -> Qrels | None:
+    parsed = _fast_columns(data, 4, 3, np.int64, jobs)
     if parsed is None:
         return None
     _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
     return Qrels(qid_vocab, qid_codes, [decode(d) for d in doc_vocab.tolist()], doc_codes, grades, None, path=name)
 
 
-def _fast_run(name: str, data: bytes) -> Run | None:
-    parsed = _fast_columns(data, 6, 4, np.float64)
+def _fast_run(name: str, data: bytes, jobs: int | None = None) -> Run | None:
+    parsed = _fast_columns(data, 6, 4, np.float64, jobs)
     if parsed is None:
         return None
     columns, scores, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
@@ -168,15 +168,15 @@ def _fast_run(name: str, data: bytes) -> Run | None:
                        runid=decode(columns[5][-1]), path=name)
 
 
-def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels:
-    """Read a TREC qrels file into a :class:`~evaltool.inputs.Qrels`."""
+def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
+    """Read a TREC qrels file into a :class:`~evaltool.inputs.Qrels` (a big one in ``jobs`` threads; None: all cores)."""
     if columnar.wanted(path):
-        table = columnar.read_qrels(path)
+        table = columnar.read_qrels(path, jobs)
         if table is not None:
             return table
     check_policy(on_duplicate)
     name, data = read_bytes(path)
-    fast = _fast_qrels(name, data)
+    fast = _fast_qrels(name, data, jobs)
     if fast is not None:
         return fast
     qids, docs = Encoder(), Encoder()
@@ -207,20 +207,20 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
     return _apply_duplicates(qrels, qrels.grades, on_duplicate, data, "query, document")
 
 
-def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
-    """Read a TREC run file into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin."""
+def read_run(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int | None = None) -> Run:
+    """Read a TREC run file into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin; ``jobs`` as in read_qrels."""
     if columnar.wanted(path):
-        table = columnar.read_run(path)
+        table = columnar.read_run(path, jobs)
         if table is not None:
             return table
     name, data = read_bytes(path, allow_stdin=True)
-    return parse_run(name, data, on_duplicate=on_duplicate)
+    return parse_run(name, data, on_duplicate=on_duplicate, jobs=jobs)
 
 
-def parse_run(name: str, data: bytes, *, on_duplicate: str = "error") -> Run:
+def parse_run(name: str, data: bytes, *, on_duplicate: str = "error", jobs: int | None = None) -> Run:
     """A TREC run from the bytes of a file (``name`` is what messages call it)."""
     check_policy(on_duplicate)
-    fast = _fast_run(name, data)
+    fast = _fast_run(name, data, jobs)
     if fast is not None:
         return fast
     qids, docs = Encoder(), Encoder()

@@ -15,13 +15,13 @@ venv: $(BIN)/python
 test-deps: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 
+# each demo line prints the command it runs (the same text: one argument list for both)
+demo_run = echo "== evaltool $(1)" && $(BIN)/evaltool $(1)
+
 demo: venv
-	@echo "== evaltool data/qrels.txt data/run.txt -m official"
-	$(BIN)/evaltool data/qrels.txt data/run.txt
-	@echo "== evaltool data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c"
-	$(BIN)/evaltool data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c
-	@echo "== evaltool data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table"
-	$(BIN)/evaltool data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table
+	@$(call demo_run,data/qrels.txt data/run.txt)
+	@$(call demo_run,data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c)
+	@$(call demo_run,data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table)
 
 test: test-deps
 	$(BIN)/python -m pytest
@@ -29,8 +29,9 @@ test: test-deps
 bench: test-deps
 	$(BIN)/python benchmarks/run.py
 
+# a quick look, not a result to keep: written under benchmarks/cache/, which git ignores
 bench-quick: test-deps
-	$(BIN)/python benchmarks/run.py --quick
+	$(BIN)/python benchmarks/run.py --quick --results-dir benchmarks/cache/quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -248,6 +248,28 @@ def _comparable(result) -> tuple[list, list[str]]:
     return keep, ignored
 
 
+def in_order_given(columns: list, measures) -> list:
+    """``columns`` in the order their measures were asked for (``-m``), not trec_eval's print order.
+
+    A nickname (``official``) keeps its members in trec_eval's order, at its place.
+
+    >>> from types import SimpleNamespace as C
+    >>> [c.name for c in in_order_given([C(name="map"), C(name="P_5"), C(name="recip_rank")],
+    ...                                 ["recip_rank", "P.5", "map"])]
+    ['recip_rank', 'P_5', 'map']
+    """
+    if not measures:
+        return columns
+    from evaltool.names import parse_measures
+
+    place: dict[str, int] = {}
+    for index, spec in enumerate(measures):
+        for request in parse_measures([spec]):
+            for name in request.names:
+                place.setdefault(name, index)
+    return sorted(columns, key=lambda column: place.get(column.name, len(measures)))
+
+
 def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", correction: str = "holm",
                  alpha: float = 0.05, trials: int = 10000, seed: int = 0, **options) -> Comparison:
     """Score every run with the same options and compare each with the first.
@@ -279,6 +301,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     qrels_t = load_qrels(qrels, options.get("on_duplicate", "error"))
     results = [evaluate(qrels_t, run, list(measures or DEFAULT_MEASURES), **options) for run in runs]
     columns, ignored = _comparable(results[0])
+    columns = in_order_given(columns, measures)
     if not columns:
         raise MeasureError(f"none of the measures ({', '.join(ignored)}) has per-query values averaged "
                            "into its summary; compare needs such a measure (map, ndcg_cut.10, P.10, ...)")

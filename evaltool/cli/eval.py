@@ -63,6 +63,7 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
     from evaltool.report.layouts import relevance_notes, relevance_warnings
 
     try:
+        _check_outputs(output, save_reference)
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
         result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
                           relevance=relevance, packs=list(packs), f1_threshold=f1_threshold,
@@ -99,6 +100,15 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
 
         stages = dict(result.timings, output=time.perf_counter() - clock)
         click.echo(json.dumps({k: round(v, 6) for k, v in stages.items()}), err=True)
+
+
+def _check_outputs(output, save_reference) -> None:
+    """Fail before any work when an output file could not be written."""
+    from evaltool.report.output import check_writable
+
+    for path, what in ((output, "--output"), (save_reference, "--save-reference")):
+        if path:
+            check_writable(path, what)
 
 
 def _format_eval(result, fmt, per_query, no_summary, table, group_by, thresholds) -> str:

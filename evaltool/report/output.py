@@ -19,6 +19,26 @@ def _mode(path: str) -> int:
         return 0o666 & ~umask
 
 
+def check_writable(path, what: str = "") -> None:
+    """Raise EvaltoolError now if ``path`` could not be written later (its folder is missing or
+    read-only, or it is a folder), so that a command fails before doing any work.
+
+    >>> check_writable("/nonexistent-folder/out.json", "--save-reference")
+    Traceback (most recent call last):
+    ...
+    evaltool.errors.EvaltoolError: cannot write --save-reference /nonexistent-folder/out.json: no folder /nonexistent-folder
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    named = f"{what} {path}" if what else path
+    if not os.path.isdir(folder):
+        raise EvaltoolError(f"cannot write {named}: no folder {folder}")
+    if os.path.isdir(path):
+        raise EvaltoolError(f"cannot write {named}: it is a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise EvaltoolError(f"cannot write {named}: the folder {folder} is not writable")
+
+
 def write_atomic(path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the whole new one.
 

@@ -46,9 +46,9 @@ def test_an_unwritable_save_reference_fails_before_any_work(tmp_path, where, mes
     (tmp_path / "a-file").write_text("")
     target = tmp_path / where
     result = invoke(QRELS, RUN, "-m", "map", "--save-reference", target)
-    assert_fails(result, f"cannot write --save-reference {target}", message)
+    assert_fails(result, f"--save-reference: cannot write {target}", message)
     result = invoke(QRELS, RUN, "-m", "map", "--output", target)
-    assert_fails(result, f"cannot write --output {target}", message)
+    assert_fails(result, f"--output: cannot write {target}", message)
 
 
 def git(*args) -> str:

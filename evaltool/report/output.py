@@ -26,17 +26,17 @@ def check_writable(path, what: str = "") -> None:
     >>> check_writable("/nonexistent-folder/out.json", "--save-reference")
     Traceback (most recent call last):
     ...
-    evaltool.errors.EvaltoolError: cannot write --save-reference /nonexistent-folder/out.json: no folder /nonexistent-folder
+    evaltool.errors.EvaltoolError: --save-reference: cannot write /nonexistent-folder/out.json: no folder /nonexistent-folder
     """
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    named = f"{what} {path}" if what else path
+    named = f"{what}: cannot write {path}" if what else f"cannot write {path}"
     if not os.path.isdir(folder):
-        raise EvaltoolError(f"cannot write {named}: no folder {folder}")
+        raise EvaltoolError(f"{named}: no folder {folder}")
     if os.path.isdir(path):
-        raise EvaltoolError(f"cannot write {named}: it is a folder")
+        raise EvaltoolError(f"{named}: it is a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise EvaltoolError(f"cannot write {named}: the folder {folder} is not writable")
+        raise EvaltoolError(f"{named}: the folder {folder} is not writable")
 
 
 def write_atomic(path, text: str) -> None:

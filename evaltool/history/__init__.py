@@ -32,6 +32,12 @@ Reading (every result has ``to_dict()`` or is a dict, JSON-ready):
 * ``export(db, fmt, date_from, date_to, name, tags) -> str``: CSV (tidy: execution,
   query, measure, value) or JSONL (an execution per line).
 
+Controlled tests (the suites ``evaltool suite run`` runs through the benchmark runner):
+
+* ``add_suite(db, name, queries_file, backend, measures, settings) -> Suite``;
+  ``list_suites(db, names=None, active_only=False) -> list[Suite]``;
+  ``set_active(db, name, active) -> Suite``.
+
 >>> import os, tempfile
 >>> from evaltool.history import record, list_executions, report
 >>> db = os.path.join(tempfile.mkdtemp(), "history.sqlite")
@@ -54,6 +60,7 @@ _EXPORTS = {
     "Execution": "queries", "list_executions": "queries", "get_execution": "queries", "get_executions": "queries",
     "report": "comparative", "diff": "differences", "check": "alerts", "Verdict": "alerts",
     "export": "maintenance", "prune": "maintenance",
+    "Suite": "suites", "add_suite": "suites", "list_suites": "suites", "set_active": "suites",
 }
 __all__ = sorted(_EXPORTS)
 

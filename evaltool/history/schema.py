@@ -8,6 +8,7 @@ version with a migration step, and the first version's file stays in the tests
 (``tests/history/fixtures``) so the chain is exercised from the start.
 
 Version 1: executions, their summary values, per-query values and tags.
+Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
 
 Dates are ISO-8601 text in UTC (``2025-01-28T09:30:00Z``, one fixed width), so they
 sort and compare as text on every backend.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 1
+CURRENT_VERSION = 2
 
 metadata = sa.MetaData()
 
@@ -71,7 +72,23 @@ tags = sa.Table(
     sa.Index("tags_key_value", "key", "value"),
 )
 
+suites = sa.Table(
+    "suites", metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("queries_file", sa.Text, nullable=False),
+    sa.Column("backend", sa.Text, nullable=False),
+    sa.Column("measures", sa.Text, nullable=False),  # JSON list of -m values; [] for the runner's default
+    sa.Column("settings", sa.Text, nullable=False),  # JSON: the other bench options (limit, timeout, ...)
+    sa.Column("active", sa.Boolean, nullable=False),
+    sa.Column("created_at", sa.String(20), nullable=False),
+)
+
 TABLES = tuple(metadata.tables)
 
+
+def _add_suites(conn) -> None:
+    suites.create(conn)
+
+
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS: dict = {}
+MIGRATIONS = {1: _add_suites}

@@ -110,11 +110,12 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     (default: the digests of the files in ``sources``); ``commit`` is the git commit
     (default: that of the current directory, if any).
 
-    >>> import tempfile, os, evaltool
+    >>> import tempfile, os
+    >>> from evaltool.evaluate import evaluate
     >>> from evaltool.history import record, get_execution
     >>> folder = tempfile.mkdtemp()
     >>> db = os.path.join(folder, "history.sqlite")
-    >>> result = evaltool.evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 2.0}, "q2": {"a": 1.0, "b": 0.5}},
+    >>> result = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 2.0}, "q2": {"a": 1.0, "b": 0.5}},
     ...                            ["recip_rank", "P.5"])
     >>> execution_id = record(result, db=db, name="bm25", at="2025-01-28", tags={"split": "dev"})
     >>> execution = get_execution(db, execution_id)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 import evaltool
+from evaltool.evaluate import evaluate
 from evaltool.errors import HistoryError
 from evaltool.history import get_execution, list_executions, record
 
@@ -25,7 +26,7 @@ def files(tmp_path):
 
 def test_an_evaluation_comes_back_whole(db, files):
     qrels, run = files
-    result = evaltool.evaluate(qrels, run, ["recip_rank", "P.2", "num_ret", "runid"], relevance_level=1, max_ret=5)
+    result = evaluate(qrels, run, ["recip_rank", "P.2", "num_ret", "runid"], relevance_level=1, max_ret=5)
     execution_id = record(result, db=db, note="first try", tags={"model": "bm25", "split": "dev"},
                           at="2025-01-28T10:15:00+02:00", commit="0" * 40)
     execution = get_execution(db, execution_id)
@@ -49,7 +50,7 @@ def test_an_evaluation_comes_back_whole(db, files):
 
 
 def test_the_json_of_an_evaluation_records_too(db):
-    result = evaltool.evaluate({"q1": {"a": 1}}, {"q1": {"b": 2.0, "a": 1.0}}, ["recip_rank"], per_query=True)
+    result = evaluate({"q1": {"a": 1}}, {"q1": {"b": 2.0, "a": 1.0}}, ["recip_rank"], per_query=True)
     execution_id = record(json.loads(result.to_json()), db=db, name="from-json", thresholds={"recip_rank": 0.4})
     execution = get_execution(db, execution_id)
     assert (execution.summary, execution.per_query) == ({"recip_rank": 0.5}, {"q1": {"recip_rank": 0.5}})

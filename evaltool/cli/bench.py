@@ -7,6 +7,7 @@ import sys
 import click
 
 from evaltool.cli.common import fail, option_group
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 BENCH_HELP = """Run a benchmark: send every query of QUERIES to a search backend, score, report.
@@ -32,9 +33,8 @@ interrupted (130 for Ctrl-C).
 """
 
 
-# in the order --help lists them
-BENCH_OPTIONS = (
-        click.argument("queries", type=click.Path(dir_okay=False)),
+# what a benchmark sends and how it is scored: a controlled test keeps these ('evaltool suite add')
+SUITE_OPTIONS = (
         click.option("--backend", required=True, metavar="SPEC",
                      help="module:function, an http(s):// URL, or a TREC run file to replay."),
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
@@ -42,23 +42,17 @@ BENCH_OPTIONS = (
                           "(reported as precision@3, precision@5, recall@10, mrr)."),
         click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
                      help="Results asked for and kept per query."),
-        click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,
-                     help="Folder of the report, the TREC files and the checkpoint."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
                      help="Seconds a query may take, retries included; then it fails as 'timeout'."),
         click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
                      help="Queries in flight at once."),
         click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
                      help="Retries of a transient failure (TransientError, ConnectionError, HTTP 429/5xx)."),
-        click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
-        click.option("-v", "--verbose", is_flag=True, help="Print a block per query as it finishes."),
         click.option("--corpus", type=click.Path(dir_okay=False), default=None, metavar="FILE",
                      help="Ids of the backend's corpus, one per line: report expected ids it lacks before "
                           "running (default: the backend's corpus_ids() hook, if it has one)."),
         click.option("-l", "--level-for-rel", "relevance_level", type=int, default=1, show_default=True,
                      help="Minimum grade that counts as relevant (for graded 'qrels')."),
-        click.option("--name", "run_name", default=None,
-                     help="Run name: the TREC run tag and metadata.run_name (default: from the backend)."),
         click.option("--request-template", default=None, metavar="JSON",
                      help="HTTP: POST this JSON; \"{query}\", \"{limit}\" and query fields are filled in."),
         click.option("--response-path", default=None, metavar="PATH",
@@ -66,10 +60,25 @@ BENCH_OPTIONS = (
         click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
                      help="HTTP: a request header; repeatable."),
 )
+out_option = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,
+                          help="Folder of the report, the TREC files and the checkpoint.")
+verbose_option = click.option("-v", "--verbose", is_flag=True, help="Print a block per query as it finishes.")
+# in the order --help lists them
+BENCH_OPTIONS = (
+        click.argument("queries", type=click.Path(dir_okay=False)),
+        *SUITE_OPTIONS,
+        out_option,
+        click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
+        verbose_option,
+        click.option("--name", "run_name", default=None,
+                     help="Run name: the TREC run tag and metadata.run_name (default: from the backend)."),
+)
 
 
-def run_command(**options) -> int:
-    """Run the benchmark, printing as SPEC-002 does; the exit code (EvaltoolError propagates)."""
+def run_command(history=None, record_name=None, record_kind="bench", **options) -> int:
+    """Run the benchmark, printing as SPEC-002 does, and record it in ``history`` (a
+    :class:`~evaltool.cli.recording.Recording`) under ``record_name``; the exit code
+    (EvaltoolError propagates)."""
     from evaltool.cli.bench_console import Console
     from evaltool.bench.execute import Interrupted
     from evaltool.bench.session import BenchSettings, run_benchmark
@@ -78,7 +87,9 @@ def run_command(**options) -> int:
     settings = BenchSettings(queries_path=options.pop("queries"), **options)
     console = Console(settings.queries_path, verbose=verbose, relevance_level=settings.relevance_level)
     try:
-        run_benchmark(settings, console)
+        result = run_benchmark(settings, console)
+        if history is not None:
+            history.record_bench(result, record_name, record_kind)
     except Interrupted as stop:
         from evaltool.bench.checkpoint import checkpoint_path
 
@@ -93,9 +104,15 @@ def run_command(**options) -> int:
 
 @click.command("bench", help=BENCH_HELP)
 @option_group(*BENCH_OPTIONS)
-def bench_command(**options):
+@record_options(with_name=False)
+def bench_command(record, db, note, tags, at, **options):
+    history = None
     try:
-        code = run_command(**options)
+        history = recording(record, db, note, tags, at)
+        code = run_command(history, **options)
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()
     sys.exit(code)

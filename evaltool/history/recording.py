@@ -102,7 +102,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     """Store one evaluation in the history ``db`` and return its id.
 
     ``result`` is an :class:`~evaltool.evaluate.EvalResult` (or its ``to_dict()`` JSON).
-    ``name`` defaults to the run tag, else the run's file name; ``at`` (ISO-8601 text, a
+    ``name`` defaults to the run's file name (as ``compare`` names runs), else its run tag; ``at`` (ISO-8601 text, a
     date or a datetime; default now) backfills an old result. ``thresholds`` are the
     label thresholds in force (default: :data:`evaltool.labels.DEFAULT_THRESHOLDS`);
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
@@ -135,9 +135,11 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     if sources is None:
         sources = {side: meta[side] for side in ("qrels", "run") if isinstance(meta.get(side), str)}
     sources = {key: str(value) for key, value in sources.items() if value is not None}
-    if name is None:
+    if name is None:  # the run's file name, as compare names runs; else its tag (a dict, stdin)
         runid = meta.get("runid")
-        name = runid if isinstance(runid, str) and runid else os.path.basename(sources.get("run", "")) or "run"
+        run_file = sources.get("run", "")
+        name = (os.path.basename(run_file) if run_file not in ("", "-") else "") or (
+            runid if isinstance(runid, str) and runid else "run")
     if not str(name).strip():
         raise HistoryError("--name: an execution needs a non-empty name")
     if fingerprints is AUTO:
@@ -185,3 +187,21 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
         if history is not db:
             history.close()
     return int(execution_id)
+
+
+def record_bench(bench, db=None, *, name: str | None = None, kind: str = "bench", **details) -> int:
+    """Store a benchmark run (:class:`evaltool.bench.BenchResult`): its report's aggregate and
+    per-query metrics, its settings, and fingerprints of the queries file and of the TREC run and
+    qrels it wrote. ``name`` defaults to the run name; ``details`` are :func:`record`'s keywords."""
+    metadata = bench.report["metadata"]
+    names = list(bench.plan.names)
+    per_query = {query.qid: {m: entry["metrics"][m] for m in names if m in entry["metrics"]}
+                 for query, entry in zip(bench.queries, bench.report["detailed_results"]) if entry["metrics"]}
+    options = {key: metadata.get(key) for key in ("limit", "relevance_level", "backend", "backend_kind",
+                                                  "concurrency", "timeout_seconds", "retries")}
+    values = {"summary": {m: bench.report["aggregate_metrics"].get(m) for m in names}, "per_query": per_query,
+              "meta": {"options": dict(options, complete=True),
+                       "counts": {"queries_evaluated": metadata["evaluated_queries"]}}}
+    sources = {"queries": metadata["queries_file"], "qrels": bench.qrels_path, "run": bench.run_path,
+               "backend": metadata["backend"]}
+    return record(values, db=db, name=name or metadata["run_name"], kind=kind, sources=sources, **details)

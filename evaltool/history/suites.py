@@ -50,9 +50,17 @@ def add_suite(db, name: str, queries_file, backend: str, measures=(), settings=N
         raise HistoryError(f"suite add {name}: {queries_file}: no such file (the suite's queries file)")
     if not backend or not backend.strip():
         raise HistoryError(f"suite add {name}: --backend is empty; expected module:function, a URL or a run file")
+    from evaltool.bench.queries import load_queries
+    from evaltool.bench.scoring import plan_measures
+
+    load_queries(queries_file)  # a suite that cannot run is refused now, with the runner's own message
+    plan_measures(measures)
     if "://" not in backend and os.path.isfile(backend):
         backend = os.path.abspath(backend)
-    suite = Suite(name, os.path.abspath(queries_file), backend, list(measures), dict(settings or {}), True,
+    settings = dict(settings or {})
+    if settings.get("corpus"):
+        settings["corpus"] = os.path.abspath(settings["corpus"])
+    suite = Suite(name, os.path.abspath(queries_file), backend, list(measures), settings, True,
                   stamp(now()))
     history = open_history(db, create=True)
     try:

@@ -34,7 +34,7 @@ def test_an_evaluation_comes_back_whole(db, files):
     assert execution.summary == {"recip_rank": 0.75, "P_2": 0.5, "num_ret": 4.0}
     assert execution.per_query == {"q1": {"recip_rank": 0.5, "P_2": 0.5, "num_ret": 2.0},
                                    "q2": {"recip_rank": 1.0, "P_2": 0.5, "num_ret": 2.0}}
-    assert execution.name == "tagged"  # the run tag
+    assert execution.name == "run.txt"  # the file name, as compare names runs
     assert execution.recorded_at == "2025-01-28T08:15:00Z"
     assert execution.note == "first try" and execution.tags == {"model": "bm25", "split": "dev"}
     assert execution.options["relevance_level"] == 1 and execution.options["max_ret"] == 5

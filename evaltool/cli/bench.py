@@ -33,13 +33,17 @@ interrupted (130 for Ctrl-C).
 """
 
 
-# what a benchmark sends and how it is scored: a controlled test keeps these ('evaltool suite add')
-SUITE_OPTIONS = (
-        click.option("--backend", required=True, metavar="SPEC",
-                     help="module:function, an http(s):// URL, or a TREC run file to replay."),
-        click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-                     help="Measure; repeatable. Default: P.3, P.5, recall.10, recip_rank "
-                          "(reported as precision@3, precision@5, recall@10, mrr)."),
+backend_option = click.option("--backend", required=True, metavar="SPEC",
+                              help="module:function, an http(s):// URL, or a TREC run file to replay.")
+
+
+def measure_option(defaults: str):
+    return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
+                        help=f"Measure; repeatable. Default: {defaults}.")
+
+
+# how a benchmark sends its queries and scores the answers: a controlled test keeps these ('evaltool suite add')
+SETTINGS_OPTIONS = (
         click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
                      help="Results asked for and kept per query."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
@@ -66,7 +70,9 @@ verbose_option = click.option("-v", "--verbose", is_flag=True, help="Print a blo
 # in the order --help lists them
 BENCH_OPTIONS = (
         click.argument("queries", type=click.Path(dir_okay=False)),
-        *SUITE_OPTIONS,
+        backend_option,
+        measure_option("P.3, P.5, recall.10, recip_rank (reported as precision@3, precision@5, recall@10, mrr)"),
+        *SETTINGS_OPTIONS,
         out_option,
         click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
         verbose_option,

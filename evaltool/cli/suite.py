@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from evaltool.cli.bench import SUITE_OPTIONS, out_option, run_command, verbose_option
+from evaltool.cli.bench import (
+    SETTINGS_OPTIONS, backend_option, measure_option, out_option, run_command, verbose_option,
+)
 from evaltool.cli.common import emit, fail, option_group, output_options, warn
 from evaltool.cli.recording import Recording, db_option
 from evaltool.errors import EvaltoolError
@@ -15,7 +17,7 @@ SUITE_HELP = """Controlled tests: a queries file with the expected ids and a bac
 history, run together and each run recorded under the suite's name.
 
 \b
-  evaltool suite add helpdesk data/bench_queries.json --backend evaltool.bench.examples:bm25_search -m mrr
+  evaltool suite add helpdesk data/bench_queries.json --backend evaltool.bench.examples:bm25_search
   evaltool suite list
   evaltool suite run                    # every active suite, each recorded
   evaltool history report --name helpdesk --labels
@@ -32,7 +34,9 @@ def suite_group():
 @click.argument("name")
 @click.argument("queries", type=click.Path(dir_okay=False))
 @db_option
-@option_group(*SUITE_OPTIONS)
+@backend_option
+@measure_option("recip_rank, ndcg_cut.10, P.5 (the comparative report's measures, which --labels rates)")
+@option_group(*SETTINGS_OPTIONS)
 def add_command(name, queries, db, backend, measures, **settings):
     """Define a suite: what 'evaltool bench QUERIES --backend SPEC ...' would run.
 
@@ -54,7 +58,12 @@ def add_command(name, queries, db, backend, measures, **settings):
 @db_option
 @output_options(["table", "json", "csv", "markdown"], "table")
 def list_command(db, fmt, output):
-    """List the suites, active or not."""
+    """List the suites, active or not.
+
+    \b
+      evaltool suite list
+      evaltool suite list -o json
+    """
     from evaltool.history.suites import list_suites
 
     try:
@@ -90,7 +99,11 @@ def _set_active(name, db, active: bool):
 @click.argument("name")
 @db_option
 def disable_command(name, db):
-    """Leave a suite out of 'suite run' (it stays defined, with its history)."""
+    """Leave a suite out of 'suite run' (it stays defined, with its history).
+
+    \b
+      evaltool suite disable helpdesk
+    """
     _set_active(name, db, False)
 
 
@@ -98,7 +111,11 @@ def disable_command(name, db):
 @click.argument("name")
 @db_option
 def enable_command(name, db):
-    """Let 'suite run' run a disabled suite again."""
+    """Let 'suite run' run a disabled suite again.
+
+    \b
+      evaltool suite enable helpdesk
+    """
     _set_active(name, db, True)
 
 

@@ -14,6 +14,10 @@ from dataclasses import asdict, dataclass
 
 from evaltool.errors import HistoryError
 
+# a suite's measures unless -m says otherwise: the comparative report's (MRR, nDCG@10, Precision@5), whose
+# output names are the ones the default label thresholds are set on
+SUITE_MEASURES = ("recip_rank", "ndcg_cut.10", "P.5")
+
 
 @dataclass
 class Suite:
@@ -35,7 +39,8 @@ def _suite(row) -> Suite:
 
 
 def add_suite(db, name: str, queries_file, backend: str, measures=(), settings=None) -> Suite:
-    """Define a suite (a name not in use yet); returns it as stored."""
+    """Define a suite (a name not in use yet); returns it as stored. ``measures`` default to
+    :data:`SUITE_MEASURES`; ``settings`` are :class:`evaltool.bench.BenchSettings` fields."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
@@ -54,13 +59,14 @@ def add_suite(db, name: str, queries_file, backend: str, measures=(), settings=N
     from evaltool.bench.scoring import plan_measures
 
     load_queries(queries_file)  # a suite that cannot run is refused now, with the runner's own message
+    measures = list(measures) or list(SUITE_MEASURES)
     plan_measures(measures)
     if "://" not in backend and os.path.isfile(backend):
         backend = os.path.abspath(backend)
     settings = dict(settings or {})
     if settings.get("corpus"):
         settings["corpus"] = os.path.abspath(settings["corpus"])
-    suite = Suite(name, os.path.abspath(queries_file), backend, list(measures), settings, True,
+    suite = Suite(name, os.path.abspath(queries_file), backend, measures, settings, True,
                   stamp(now()))
     history = open_history(db, create=True)
     try:

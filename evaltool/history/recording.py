@@ -101,7 +101,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
            sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
-    ``result`` is an :class:`~evaltool.evaluate.EvalResult` (or its ``to_dict()`` JSON).
+    ``result`` is an :class:`~evaltool.evaluation.EvalResult` (or its ``to_dict()`` JSON).
     ``name`` defaults to the run's file name (as ``compare`` names runs), else its run tag; ``at`` (ISO-8601 text, a
     date or a datetime; default now) backfills an old result. ``thresholds`` are the
     label thresholds in force (default: :data:`evaltool.labels.DEFAULT_THRESHOLDS`);
@@ -111,7 +111,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     (default: that of the current directory, if any).
 
     >>> import tempfile, os
-    >>> from evaltool.evaluate import evaluate
+    >>> from evaltool import evaluate
     >>> from evaltool.history import record, get_execution
     >>> folder = tempfile.mkdtemp()
     >>> db = os.path.join(folder, "history.sqlite")

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import evaltool
-from evaltool.evaluate import evaluate
+from evaltool import evaluate
 from evaltool.errors import HistoryError
 from evaltool.history import get_execution, list_executions, record
 

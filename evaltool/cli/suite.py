@@ -126,8 +126,9 @@ def enable_command(name, db):
 @verbose_option
 def run_suites_command(names, db, out_dir, verbose):
     """Run every active suite (or those named) through the benchmark runner and record each
-    execution under the suite's name. Exit 0 when all ran, 2 if any could not run, 128 + the
-    signal's number when interrupted.
+    execution under the suite's name. Exit 0 when every query of every suite got an answer,
+    1 when some failed (as 'evaltool bench'), 2 when a suite could not run or all its queries
+    failed, 128 + the signal's number when interrupted.
 
     \b
       evaltool suite run
@@ -141,7 +142,7 @@ def run_suites_command(names, db, out_dir, verbose):
         suites = list_suites(history, list(names) or None)
     except EvaltoolError as exc:
         fail(exc)
-    failed = 0
+    failed = worst = 0
     try:
         disabled = [s.name for s in suites if not s.active]
         if names and disabled:
@@ -160,8 +161,9 @@ def run_suites_command(names, db, out_dir, verbose):
                 warn(f"suite {suite.name}: {exc}")
                 failed += 1
                 continue
-            if code:
+            if code >= 128:  # interrupted: the other suites wait for the next run
                 sys.exit(code)
+            worst = max(worst, code)
     finally:
         history.close()
-    sys.exit(2 if failed else 0)
+    sys.exit(2 if failed else worst)

@@ -22,6 +22,10 @@ demo: venv
 	@$(call demo_run,data/qrels.txt data/run.txt)
 	@$(call demo_run,data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c)
 	@$(call demo_run,data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table)
+	@history=$$(mktemp -d) && \
+	  $(call demo_run,data/qrels.txt data/run.txt -c -m recip_rank -m ndcg_cut.10 -m P.5 --record --db $$history/history.sqlite --note 'make demo' > /dev/null) && \
+	  $(call demo_run,history report --db $$history/history.sqlite --labels); \
+	  status=$$?; rm -rf $$history; exit $$status
 
 test: test-deps
 	$(BIN)/python -m pytest

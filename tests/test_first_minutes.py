@@ -83,17 +83,8 @@ def test_bench_quick_writes_where_git_ignores(checkout):
 
 
 def test_the_demo_echoes_the_commands_it_runs():
-    lines = make_dry_run("demo")
-    assert len(lines) == 3
-    for line in lines:
-        shown, ran = re.fullmatch(r'echo "== evaltool (.*)" && \.venv/bin/evaltool (.*)', line).groups()
-        assert shown == ran
-
-
-def test_a_read_only_folder_is_refused_before_any_work(tmp_path, monkeypatch):
-    import os
-
-    real = os.access
-    monkeypatch.setattr(os, "access", lambda path, mode: False if str(path) == str(tmp_path) else real(path, mode))
-    result = invoke(QRELS, RUN, "-m", "map", "--save-reference", tmp_path / "ref.json")
-    assert_fails(result, f"the folder {tmp_path} is not writable")
+    text = "\n".join(make_dry_run("demo"))
+    shown = list(re.finditer(r'echo "== evaltool ([^"]*)" && \.venv/bin/evaltool ', text))
+    assert len(shown) >= 3 and len(shown) == text.count(".venv/bin/evaltool ")  # every command is shown
+    for match in shown:
+        assert text[match.end():].startswith(match.group(1)), match.group(1)

@@ -33,3 +33,11 @@ class InputError(EvaltoolError):
 
 class PackError(EvaltoolError):
     """A relevance pack could not be loaded, raised an exception or answered something unusable."""
+
+
+class EvaltoolWarning(UserWarning):
+    """Something the user should know about an evaluation that still ran (queries skipped, ...).
+
+    The same messages are on the result (``EvalResult.warnings``); the command line prints
+    those and silences this category.
+    """

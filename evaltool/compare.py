@@ -1,6 +1,6 @@
 """Paired comparison of runs: significance tests, multiple-testing corrections, intervals.
 
-Every run is scored by :func:`evaltool.evaluate.evaluate` with the same options (measures
+Every run is scored by :func:`evaltool.evaluation.evaluate` with the same options (measures
 are never computed here). The statistics work on the per-query values of the queries
 that every run was evaluated on, paired by query id; the first run is the baseline.
 
@@ -332,7 +332,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
                  thresholds=None, **options) -> Comparison:
     """Score every run with the same options and compare each with the first.
 
-    ``qrels`` and each run take whatever :func:`evaltool.evaluate.evaluate` takes (files,
+    ``qrels`` and each run take whatever :func:`evaltool.evaluate` takes (files,
     a queries file and JSONL results, dicts, DataFrames); ``runs`` is a list or a
     ``{name: run}`` mapping. ``options`` are ``evaluate``'s keywords (``complete``,
     ``relevance_level``, ``max_ret``, ``relevance``...). ``group_by``, ``topics`` and
@@ -345,7 +345,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     >>> round(cmp.cells["new"]["recip_rank"].delta, 4), cmp.labels
     (0.5, {'base': 'poor', 'new': 'good'})
     """
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
     from evaltool.io.load import load_judgments
     from evaltool.results import compare_queries, finish_comparison, resolve_topics, threshold_request
 

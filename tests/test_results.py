@@ -20,7 +20,7 @@ import pytest
 import evaltool
 from evaltool.compare import compare_runs
 from evaltool.errors import EvaltoolError, EvaltoolWarning
-from evaltool.evaluate import evaluate
+from evaltool.evaluation import evaluate
 from tests.test_cli import invoke
 from tests.test_compare_cli import RANKS, write_run
 from tests.test_errors import assert_fails, write

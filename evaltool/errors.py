@@ -35,6 +35,10 @@ class PackError(EvaltoolError):
     """A relevance pack could not be loaded, raised an exception or answered something unusable."""
 
 
+class HistoryError(EvaltoolError):
+    """The evaluation history cannot be opened, read or written as asked (evaltool.history)."""
+
+
 class EvaltoolWarning(UserWarning):
     """Something the user should know about an evaluation that still ran (queries skipped, ...).
 

@@ -371,6 +371,27 @@ def parse_thresholds(specs: Iterable[str], base: Mapping[str, float] = DEFAULT_T
     return thresholds
 
 
+# the words of each label: a row (an evaluation, a query) and a summary over several rows,
+# in the comparative report's own vocabulary (Spanish) and in English
+SUMMARY_LABELS = {"good": "efficient", "fair": "acceptable", "poor": "needs improvement"}
+VOCABULARY = {
+    "en": {"row": {"good": "good", "fair": "fair", "poor": "poor"}, "summary": SUMMARY_LABELS},
+    "es": {"row": {"good": "Bueno", "fair": "Regular", "poor": "Mejorable"},
+           "summary": {"good": "Eficiente", "fair": "Aceptable", "poor": "Mejorable"}},
+}
+
+
+def label_word(key: str | None, lang: str = "en", summary: bool = False) -> str | None:
+    """The word for a label in ``lang`` (``en``, ``es``), for a row or for a summary.
+
+    >>> label_word("fair", "es", summary=True), label_word("good", "es"), label_word("poor", summary=True)
+    ('Aceptable', 'Bueno', 'needs improvement')
+    """
+    if lang not in VOCABULARY:
+        raise EvaltoolError(f"--lang {lang!r}: expected one of {', '.join(VOCABULARY)}")
+    return None if key is None else VOCABULARY[lang]["summary" if summary else "row"][key]
+
+
 def _thresholded(values: Mapping, thresholds: Mapping[str, float]) -> list[tuple[object, float]]:
     """(value, threshold) for each threshold whose measure is among ``values`` (by identity)."""
     by_identity = {}

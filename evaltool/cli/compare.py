@@ -8,6 +8,7 @@ from evaltool.cli.common import (
     REPORT_FORMATS, emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly,
     relevance_arguments, relevance_options, warn,
 )
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 COMPARE_HELP = """Compare runs on the same queries: the first run is the baseline.
@@ -46,17 +47,23 @@ queries compared are those all runs were scored on, which the output states.
 @grouping_options
 @relevance_options
 @output_options(REPORT_FORMATS, "table")
+@record_options(with_name=False)
 def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
                     labels, thresholds, relevance, packs, f1_threshold, qrels_format, run_format, fmt, output,
-                    **options):
+                    record, db, note, tags, at, **options):
     from evaltool.compare import compare_runs
     from evaltool.report import layouts
 
+    history = None
     try:
+        history = recording(record, db, note, tags, at)
         cmp = quietly(compare_runs, qrels, list(runs), list(names) or None, list(measures) or None, test=test,
                       correction=correction, alpha=alpha, trials=trials, seed=seed,
                       **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
                       **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        if history is not None:
+            for name, result in zip(cmp.names, cmp.results):  # one execution per run, named as in the output
+                history.record(result, name, kind="compare", thresholds=cmp.thresholds)
         for line in cmp.warnings:
             warn(line)
         if fmt == "json":
@@ -68,3 +75,6 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()

@@ -7,9 +7,10 @@ import time
 import click
 
 from evaltool.cli.common import (
-    emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly, relevance_arguments, relevance_options,
-    warn,
+    emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly, relevance_arguments,
+    relevance_options, warn,
 )
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
@@ -56,9 +57,10 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
               help="Threads for parsing large files (default: all cores).")
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
+@record_options(with_name=True)
 def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold,
-                 qrels_format, run_format, **options):
+                 qrels_format, run_format, record, record_name, db, note, tags, at, **options):
     from evaltool.evaluation import evaluate
     from evaltool.report.layouts import relevance_notes
 
@@ -66,12 +68,19 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
         from evaltool.io import columnar
 
         columnar.JOBS = jobs
+    history = None
     try:
+        history = recording(record, db, note, tags, at, record_name)
         result = quietly(evaluate, qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
                          **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
                          **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        if history is not None:
+            history.record(result, record_name)
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()
     for line in result.warnings + (relevance_notes(result) if fmt == "trec" else []):
         warn(line)
     clock = time.perf_counter()

@@ -26,6 +26,9 @@ def _finite(obj):
     return obj
 
 
-def dump_json(obj) -> str:
-    """``obj`` as indented JSON text ending in a newline; nan and inf (which JSON lacks) become null."""
-    return json.dumps(_finite(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def dump_json(obj, indent: int | None = 2) -> str:
+    """``obj`` as JSON text ending in a newline; nan and inf (which JSON lacks) become null.
+
+    ``indent=None`` writes one line (a JSONL record).
+    """
+    return json.dumps(_finite(obj), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"

@@ -33,3 +33,23 @@ class InputError(EvaltoolError):
 
 class PackError(EvaltoolError):
     """A relevance pack could not be loaded, raised an exception or answered something unusable."""
+
+
+class EvaltoolWarning(UserWarning):
+    """A result was computed, but the inputs deserve a second look (issued with ``warnings.warn``).
+
+    The command line prints each one on stderr; library callers can filter, record or
+    escalate them with the :mod:`warnings` module:
+
+    >>> import warnings
+    >>> from evaltool import evaluate
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["map"])
+    >>> [type(w.message).__name__ for w in caught]
+    ['QueriesSkippedWarning']
+    """
+
+
+class QueriesSkippedWarning(EvaltoolWarning):
+    """Judged queries without results in the run were left out of the mean (no ``-c``)."""

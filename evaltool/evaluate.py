@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from evaltool.aggregate import summarize, to_zscores
 from evaltool.io.zscores import read_zscores
 from evaltool.inputs import Qrels, Run
-from evaltool.errors import EvaltoolError, InputError
+from evaltool.errors import EvaltoolError, EvaltoolWarning, InputError, QueriesSkippedWarning
 from evaltool.measures.base import Agg, Params, Request
 from evaltool.io.load import load_judgments, load_results, streamed_format
 from evaltool.names import parse_measures
@@ -190,13 +191,32 @@ def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_
             column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
                              else column.values[keep])
         parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
-    if not parts:
+    if not seen:
         raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
     missing = int(sum(p[2].sum() for p in parts))
     skipped = [] if options.complete else absent
     info = {"runid": runid if runid is not None else tag, "path": path, "rows": rows, "duplicates": duplicates,
-            "skipped": skipped, "unjudged": sorted(unjudged - qrels_qids), "missing": missing}
+            "skipped": skipped, "unjudged": sorted(unjudged - qrels_qids), "missing": missing,
+            "named": len(seen), "qrels_queries": len(qrels_qids)}
     return [(q, c) for q, c, _ in parts], info
+
+
+def _warn_coverage(info: dict, qrels_path: str, complete: bool) -> None:
+    """Warn (:class:`EvaltoolWarning`) when the run leaves judged queries out of the mean, or has
+    results for fewer than half of them (a run and judgments of different collections score
+    zeros under ``-c``, which no number should hide).
+    """
+    skipped, total, named = info["skipped"], info["qrels_queries"], info["named"]
+    if skipped:
+        shown = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        warnings.warn(QueriesSkippedWarning(
+            f"{len(skipped)} of the {total} qrels queries have no results in {info['path']} and were skipped "
+            f"({shown}); use -c to score them as trec_eval does"), stacklevel=3)
+    elif complete and 2 * named < total:
+        warnings.warn(EvaltoolWarning(
+            f"only {named} of the {total} queries judged in {qrels_path} have results in {info['path']}; "
+            f"the other {total - named} score as queries without results under -c (are these judgments "
+            "for this run?)"), stacklevel=3)
 
 
 def evaluate(
@@ -284,7 +304,9 @@ def evaluate(
         parts = [(batch.qids, _batch_columns(requests, batch, ztable))]
         info = {"runid": ranking.runid, "path": run_t.path, "rows": len(run_t),
                 "duplicates": run_t.duplicates_resolved, "skipped": ranking.skipped_qrels_queries,
-                "unjudged": ranking.unjudged_run_queries, "missing": int(batch.missing.sum())}
+                "unjudged": ranking.unjudged_run_queries, "missing": int(batch.missing.sum()),
+                "named": ranking.named_qrels_queries, "qrels_queries": len(batch.qids) + len(ranking.skipped_qrels_queries)}
+    _warn_coverage(info, qrels_t.path, complete)
     qids, columns = _merge(parts)
 
     summary: dict = {}
@@ -314,7 +336,8 @@ def evaluate(
         },
         "counts": {
             "queries_evaluated": n,
-            "queries_missing_from_run": info["missing"],
+            "queries_missing_from_run": info["missing"] + len(info["skipped"]),
+            "queries_skipped": len(info["skipped"]),
             "qrels_rows": len(qrels_t),
             "run_rows": info["rows"],
             "qrels_duplicates_resolved": qrels_t.duplicates_resolved,

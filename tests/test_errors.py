@@ -335,6 +335,21 @@ def test_no_common_queries(files):
         evaluate(files.qrels, run)
 
 
+@pytest.mark.parametrize("mode", [[], ["--stream"]])
+def test_no_common_queries_with_complete(files, mode):
+    """-c used to score every qrels query 0 and print 'map all 0.0000' (judgments of another collection)."""
+    run = files.make("other_run", "x1 Q0 d1 1 1.0 r\nx2 Q0 d1 1 1.0 r\n")
+    assert_fails(invoke(files.qrels, run, "-c", "-m", "map", *mode), f"no query of {run} has judgments in {files.qrels}")
+    with pytest.raises(InputError, match="no query of"):
+        evaluate(files.qrels, run, ["map"], complete=True, stream=bool(mode))
+
+
+def test_run_of_empty_rankings_only(files):
+    """A run that names the judged queries but ranks nothing: nothing to average without -c."""
+    with pytest.raises(InputError, match=r"the queries of <run dict> judged in .* have no results \('q1', 'q2'\); use -c"):
+        evaluate(files.qrels, {"q1": {}, "q2": {}}, ["map"])
+
+
 @pytest.mark.parametrize("line,expected", [
     ("q1 P_1 0.5", "4 fields 'query_id measure mean stddev'"),
     ("q1 P_1 0.5 0.1 extra", "4 fields 'query_id measure mean stddev'"),
@@ -415,7 +430,7 @@ def test_api_dict_shape_errors():
     with pytest.raises(ParseError, match="at least one row"):
         evaluate({}, {"q1": {"d1": 1.0}})
     with pytest.raises(ParseError, match="at least one row"):
-        evaluate({"q1": {"d1": 1}}, {"q1": {}})
+        evaluate({"q1": {"d1": 1}}, {})
 
 
 def test_api_dict_keys_that_collide_as_strings():

@@ -7,10 +7,12 @@ a command passes ``**options`` straight through.
 from __future__ import annotations
 
 import sys
+import warnings
+from contextlib import contextmanager
 
 import click
 
-from evaltool.errors import EvaltoolError
+from evaltool.errors import EvaltoolError, EvaltoolWarning
 
 
 def write(text: str) -> None:
@@ -25,6 +27,24 @@ def warn(text: str) -> None:
 def fail(exc: EvaltoolError):
     warn(str(exc))
     sys.exit(2)
+
+
+@contextmanager
+def recorded_warnings():
+    """Hold back the warnings the library issues inside the block, for :func:`print_warnings`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", EvaltoolWarning)
+        yield caught
+
+
+def print_warnings(caught, leave_out=()) -> None:
+    """Each recorded :class:`EvaltoolWarning` as one ``warning:`` line (except the categories
+    in ``leave_out``, which the command words itself); any other warning as Python shows it."""
+    for record in caught:
+        if not issubclass(record.category, EvaltoolWarning):
+            warnings.showwarning(record.message, record.category, record.filename, record.lineno)
+        elif not issubclass(record.category, tuple(leave_out)):
+            warn(f"warning: {record.message}")
 
 
 def option_group(*decorators):

@@ -6,9 +6,9 @@ import click
 
 from evaltool.cli.common import (
     REPORT_FORMATS, check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options,
-    read_grouping, warn,
+    print_warnings, read_grouping, recorded_warnings, warn,
 )
-from evaltool.errors import EvaltoolError
+from evaltool.errors import EvaltoolError, QueriesSkippedWarning
 
 COMPARE_HELP = """Compare runs on the same queries: the first run is the baseline.
 
@@ -63,9 +63,11 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
 
     try:
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
-        cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
-                           correction=correction, alpha=alpha, trials=trials, seed=seed, **options)
+        with recorded_warnings() as caught:
+            cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
+                               correction=correction, alpha=alpha, trials=trials, seed=seed, **options)
         check_labels(label_thresholds, thresholds, cmp.measures)
+        print_warnings(caught, leave_out=[QueriesSkippedWarning])  # worded for all runs at once:
         _warn_not_compared(cmp)
         groups = None
         if table is not None:

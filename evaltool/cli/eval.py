@@ -7,8 +7,8 @@ import time
 import click
 
 from evaltool.cli.common import (
-    check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options, read_grouping,
-    relevance_options, warn,
+    check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options, print_warnings,
+    read_grouping, recorded_warnings, relevance_options, warn,
 )
 from evaltool.errors import EvaltoolError
 
@@ -68,21 +68,18 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
         columnar.JOBS = jobs
     try:
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
-        result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
-                          relevance=relevance, packs=list(packs), f1_threshold=f1_threshold,
-                          qrels_format=None if qrels_format == "auto" else qrels_format,
-                          run_format=None if run_format == "auto" else run_format, **options)
+        with recorded_warnings() as caught:
+            result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
+                              relevance=relevance, packs=list(packs), f1_threshold=f1_threshold,
+                              qrels_format=None if qrels_format == "auto" else qrels_format,
+                              run_format=None if run_format == "auto" else run_format, **options)
         check_labels(label_thresholds, thresholds, result.measures)
     except EvaltoolError as exc:
         fail(exc)
     meta = result.meta
     for line in relevance_warnings(result) + (relevance_notes(result) if fmt == "trec" else []):
         warn(line)
-    skipped = meta["skipped_queries"]
-    if skipped:
-        shown = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
-        warn(f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no results "
-              f"in {meta['run']} and were skipped ({shown}); use -c to score them as trec_eval does")
+    print_warnings(caught)
     for side in ("qrels", "run"):
         dropped = meta["counts"][f"{side}_duplicates_resolved"]
         if dropped:

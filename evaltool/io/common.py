@@ -29,7 +29,7 @@ BINARY_PROBE = 1 << 16  # bytes looked at for a NUL byte (text never has one)
 def compression(start: bytes) -> str | None:
     """The compression the first bytes of a file show (``gzip``, ``bz2``, ``xz``, ``zstd``), or None.
 
-    >>> compression(b"\x1f\x8b\x08"), compression(b"BZh91AY&SY"), compression(b"q1 0 d1 1")
+    >>> compression(b"\\x1f\\x8b\\x08"), compression(b"BZh91AY&SY"), compression(b"q1 0 d1 1")
     ('gzip', 'bz2', None)
     """
     for magic, kind in _COMPRESSIONS:

@@ -52,6 +52,10 @@ class PackError(EvaltoolError):
     """A relevance pack could not be loaded, raised an exception or answered something unusable."""
 
 
+class HistoryError(EvaltoolError):
+    """The evaluation history cannot be opened, read or written as asked (evaltool.history)."""
+
+
 class EvaltoolWarning(UserWarning):
     """A result was computed, but the inputs deserve a second look (issued with ``warnings.warn``).
 

@@ -1,11 +1,13 @@
-"""The one place tests find ../shared (specification, conformance and real data).
+"""The one place tests find what lives outside the package: ../shared (specification,
+conformance and real data) and external programs (the trec_eval oracle).
 
-Locally, tests that need it skip with a reason when it is missing; under CI=true they fail.
+Locally, tests that need one skip with a reason when it is missing; under CI=true they fail.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,8 +28,20 @@ def require_shared(*parts: str) -> Path:
     base = shared_dir()
     path = base.joinpath(*parts) if base else None
     if path is None or not path.exists():
-        reason = f"../shared/{'/'.join(parts)} not found next to the repository (set EVALTOOL_SHARED)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        missing(f"../shared/{'/'.join(parts)} not found next to the repository (set EVALTOOL_SHARED)")
     return path
+
+
+def require_program(name: str, hint: str) -> str:
+    """Path of an executable on PATH; skip (locally) or fail (CI=true) when there is none."""
+    path = shutil.which(name)
+    if path is None:
+        missing(f"{name} is not on PATH: {hint}")
+    return path
+
+
+def missing(reason: str) -> None:
+    """A test's outside requirement is absent: skip with the reason locally, fail under CI=true."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)

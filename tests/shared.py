@@ -23,6 +23,14 @@ def shared_dir() -> Path | None:
     return None
 
 
+def require_program(name: str, hint: str) -> str:
+    """Path of an executable on PATH; skip (locally) or fail (CI=true) when there is none."""
+    path = shutil.which(name)
+    if path is None:
+        missing(f"{name} is not on PATH: {hint}")
+    return path
+
+
 def require_shared(*parts: str) -> Path:
     """Path inside ../shared; skip (locally) or fail (CI=true) when it is not there."""
     base = shared_dir()
@@ -32,16 +40,8 @@ def require_shared(*parts: str) -> Path:
     return path
 
 
-def require_program(name: str, hint: str) -> str:
-    """Path of an executable on PATH; skip (locally) or fail (CI=true) when there is none."""
-    path = shutil.which(name)
-    if path is None:
-        missing(f"{name} is not on PATH: {hint}")
-    return path
-
-
-def missing(reason: str) -> None:
-    """A test's outside requirement is absent: skip with the reason locally, fail under CI=true."""
+def missing(reason: str):
+    """A component a test needs is not there: skip locally with the reason, fail under CI=true."""
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(reason)
     pytest.skip(reason)

@@ -76,9 +76,13 @@ class History:
 
     @contextmanager
     def reading(self):
-        """A connection for reads: one consistent snapshot (one transaction)."""
-        with self._errors(), self.engine.connect() as conn, conn.begin():
-            yield conn
+        """A connection for reads: one consistent snapshot (one transaction; on PostgreSQL at
+        REPEATABLE READ, so every statement of it sees the same commits, as SQLite's WAL does)."""
+        with self._errors(), self.engine.connect() as conn:
+            if self.backend == "postgresql":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
 
     @contextmanager
     def writing(self):

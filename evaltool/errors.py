@@ -57,10 +57,15 @@ class HistoryError(EvaltoolError):
 
 
 class EvaltoolWarning(UserWarning):
-    """A result was computed, but the inputs deserve a second look (issued with ``warnings.warn``).
+    """Something the user should know about an evaluation that still ran (queries skipped, ...).
 
-    The command line prints each one on stderr; library callers can filter, record or
-    escalate them with the :mod:`warnings` module:
+    The same messages are on the result (``EvalResult.warnings``); the command line prints
+    those and silences this category.
+    """
+
+
+class QueriesSkippedWarning(EvaltoolWarning):
+    """Judged queries without results in the run were left out of the mean (no ``-c``).
 
     >>> import warnings
     >>> from evaltool import evaluate
@@ -70,7 +75,3 @@ class EvaltoolWarning(UserWarning):
     >>> [type(w.message).__name__ for w in caught]
     ['QueriesSkippedWarning']
     """
-
-
-class QueriesSkippedWarning(EvaltoolWarning):
-    """Judged queries without results in the run were left out of the mean (no ``-c``)."""

@@ -170,7 +170,6 @@ class Ranking:
     skipped_qrels_queries: list[str] = field(default_factory=list)
     unjudged_run_queries: list[str] = field(default_factory=list)
     runid: str = ""
-    named_qrels_queries: int = 0  # qrels queries the run names (with results or an empty ranking)
 
 
 def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
@@ -412,4 +411,4 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
         relevance_level=options.relevance_level,
         num_docs_in_coll=num_docs_in_coll,
     )
-    return Ranking(batch, skipped, unjudged, run.runid, int(np.count_nonzero(named)))
+    return Ranking(batch, skipped, unjudged, run.runid)

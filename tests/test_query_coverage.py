@@ -33,8 +33,8 @@ def test_skipped_queries_warn_in_python():
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     with pytest.warns(QueriesSkippedWarning) as caught:
         result = evaluate(qrels, {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, ["map"])
-    assert [str(w.message) for w in caught] == [
-        "1 of the 3 qrels queries have no results in <run dict> and were skipped (q3); "
+    assert [str(w.message) for w in caught] == result.warnings == [
+        "warning: 1 of the 3 qrels queries have no results in <run dict> and were skipped (q3); "
         "use -c to score them as trec_eval does"]
     assert issubclass(QueriesSkippedWarning, EvaltoolWarning)
     assert result.summary == {"map": 0.5}

@@ -6,9 +6,7 @@ import sys
 
 import click
 
-from evaltool.cli.common import (
-    REPORT_FORMATS, emit, evaluation_options, fail, output_options, print_warnings, recorded_warnings,
-)
+from evaltool.cli.common import REPORT_FORMATS, emit, evaluation_options, fail, output_options
 from evaltool.errors import EvaltoolError
 
 CHECK_HELP = """Check that RUN still scores what REFERENCE says: exit 0 if every value holds, 1 if any drifts.
@@ -47,10 +45,8 @@ def check_command(reference, qrels, run, per_query, tolerance, allow_improvement
     given = {key: value for key, value in options.items()
              if context.get_parameter_source(key) is not ParameterSource.DEFAULT}
     try:
-        with recorded_warnings() as caught:
-            result = check(read_reference(reference), qrels, run, tolerance=tolerance, per_query=per_query,
-                           allow_improvement=allow_improvement, **given)
-        print_warnings(caught)
+        result = check(read_reference(reference), qrels, run, tolerance=tolerance, per_query=per_query,
+                       allow_improvement=allow_improvement, **given)
         if fmt == "json":
             from evaltool.report.json import dump_json
 

@@ -7,12 +7,10 @@ a command passes ``**options`` straight through.
 from __future__ import annotations
 
 import sys
-import warnings
-from contextlib import contextmanager
 
 import click
 
-from evaltool.errors import EvaltoolError, EvaltoolWarning
+from evaltool.errors import EvaltoolError
 
 
 def write(text: str) -> None:
@@ -27,24 +25,6 @@ def warn(text: str) -> None:
 def fail(exc: EvaltoolError):
     warn(str(exc))
     sys.exit(2)
-
-
-@contextmanager
-def recorded_warnings():
-    """Hold back the warnings the library issues inside the block, for :func:`print_warnings`."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", EvaltoolWarning)
-        yield caught
-
-
-def print_warnings(caught, leave_out=()) -> None:
-    """Each recorded :class:`EvaltoolWarning` as one ``warning:`` line (except the categories
-    in ``leave_out``, which the command words itself); any other warning as Python shows it."""
-    for record in caught:
-        if not issubclass(record.category, EvaltoolWarning):
-            warnings.showwarning(record.message, record.category, record.filename, record.lineno)
-        elif not issubclass(record.category, tuple(leave_out)):
-            warn(f"warning: {record.message}")
 
 
 def option_group(*decorators):
@@ -120,38 +100,17 @@ def emit(text: str, output: str | None) -> None:
         write(text)
 
 
-def read_grouping(group_by, topics, labels, thresholds):
-    """The topics file and the label thresholds asked for (None when not)."""
-    from evaltool.io.topics import read_topics
-    from evaltool.labels import parse_thresholds
-
-    if group_by and not topics:
-        raise EvaltoolError("--group-by needs --topics FILE (a TSV, JSON or JSONL of query id -> fields)")
-    if topics and not group_by:
-        raise EvaltoolError("--topics needs --group-by FIELD to say which field groups the queries")
-    table = read_topics(topics) if topics else None
-    for field in group_by:
-        table.check_field(field)
-    return table, (parse_thresholds(thresholds) if labels or thresholds else None)
+def relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format) -> dict:
+    """The relevance keywords of ``evaluate`` / ``compare_runs`` from :data:`relevance_options`."""
+    return {"relevance": relevance, "packs": list(packs), "f1_threshold": f1_threshold,
+            "qrels_format": None if qrels_format == "auto" else qrels_format,
+            "run_format": None if run_format == "auto" else run_format}
 
 
-def check_labels(thresholds, given, measures) -> None:
-    from evaltool.labels import check_thresholds
-
-    if thresholds is not None:
-        check_thresholds(thresholds, measures, given)
-
-
-def note_ungrouped(table, group_by, qids) -> None:
-    from evaltool.io.topics import NO_GROUP
-
-    for field in group_by:
-        left = table.groups(qids, field).get(NO_GROUP)
-        if left:
-            warn(f"note: {len(left)} of {len(qids)} queries have no {field} in {table.path}; "
-                  f"they form the group {NO_GROUP}")
-
-
+def grouping_arguments(group_by, topics, labels, thresholds) -> dict:
+    """The ``group_by``, ``topics`` and ``thresholds`` keywords of ``evaluate`` / ``compare_runs``."""
+    return {"group_by": list(group_by), "topics": topics,
+            "thresholds": list(thresholds) if thresholds else (True if labels else None)}
 
 
 REPORT_FORMATS = ["table", "json", "csv", "markdown", "latex"]

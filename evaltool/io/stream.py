@@ -145,7 +145,7 @@ def _line_blocks(path: str):
 
 def _parse_lines(path: str, numbered_lines):
     """(qids, docids, scores, tag) blocks of (line number, raw line) pairs, ids as lists of str."""
-    from evaltool.io.trec import RUN_EXPECTED, _parse_score, _text
+    from evaltool.io.trec import RUN_EXPECTED, line_text, parse_score
 
     qids, docs, scores, tag = [], [], [], ""
     for number, raw in numbered_lines:
@@ -153,10 +153,10 @@ def _parse_lines(path: str, numbered_lines):
         if not fields or fields[0][:1] == b"#":
             continue
         if len(fields) < 6:
-            raise ParseError(path, number, _text(raw.rstrip(b"\n")), RUN_EXPECTED)
-        score = _parse_score(fields[4])
+            raise ParseError(path, number, line_text(raw.rstrip(b"\n")), RUN_EXPECTED)
+        score = parse_score(fields[4])
         if score is None:
-            raise ParseError(path, number, _text(raw.rstrip(b"\n")),
+            raise ParseError(path, number, line_text(raw.rstrip(b"\n")),
                              f"a finite number as the score in field 5, not {quote(decode(fields[4]))}")
         qids.append(decode(fields[0]))
         docs.append(decode(fields[2]))

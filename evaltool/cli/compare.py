@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options,
+    REPORT_FORMATS, check_labels, emit, engine_options, evaluation_options, fail, grouping_options, note_ungrouped, output_options,
     read_grouping, warn,
 )
 from evaltool.errors import EvaltoolError
@@ -43,6 +43,7 @@ def _warn_not_compared(cmp) -> None:
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
               help="Measure to compare; repeatable. Default: map, ndcg_cut.10, P.10, recip_rank.")
 @evaluation_options
+@engine_options
 @click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]), default="t",
               show_default=True, help="Paired test: t-test, Wilcoxon signed-rank, Fisher randomization, bootstrap.")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",

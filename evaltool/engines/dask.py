@@ -309,7 +309,8 @@ def dask_parts(qrels_t, run, requests, specs: list[str], options, num_docs_in_co
     """Score ``run`` on a Dask cluster; the pieces and counts the local engine would have made."""
     import dask
 
-    from evaltool.evaluation import ChunkedScores, Column
+    from evaltool.evaluation import ChunkedScores
+    from evaltool.results import Column
     from evaltool.io.common import decode
     from evaltool.io.trec import parse_run
 

@@ -176,7 +176,7 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
 
     Returns, per partition, its lines (bytes, each line ending in a newline) with the
     block line number and line count of every range they came from; the block's line
-    count; the run tag of its last content line.
+    count; the run tag of its last content line; its three smallest query ids.
     """
     data = _read_block(path, offset, length)
     pieces = [[] for _ in range(partitions)]
@@ -185,6 +185,7 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
     cache: dict[bytes, int] = {}
     line = 1
     last_content = None
+    first_qids: list[bytes] = []  # the three smallest query ids, in byte order
     view = memoryview(data)
     for start, end, qid in _segments(data):
         lines = data.count(b"\n", start, end)
@@ -199,6 +200,8 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
         counts[part].append(whole)
         if qid is not None:
             last_content = (start, end)
+            if qid not in first_qids and (len(first_qids) < 3 or qid < first_qids[-1]):
+                first_qids = sorted([*first_qids, qid])[:3]
         line += whole
     tag = b""
     if last_content is not None:
@@ -206,15 +209,15 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
         tag = last_line[5] if len(last_line) >= 6 else b""
     parts = [(b"".join(p), np.asarray(f, dtype=np.int64), np.asarray(c, dtype=np.int64))
              for p, f, c in zip(pieces, firsts, counts)]
-    return {"parts": parts, "lines": line - 1, "tag": tag}
+    return {"parts": parts, "lines": line - 1, "tag": tag, "first_qids": first_qids}
 
 
 def _piece(split: dict, part: int):
     return split["parts"][part]
 
 
-def _tag(split: dict) -> bytes:
-    return split["tag"]
+def _tag(split: dict) -> tuple[bytes, list[bytes]]:
+    return split["tag"], split["first_qids"]
 
 
 def _line_counts(splits: list[dict]) -> list[int]:
@@ -303,6 +306,19 @@ def score_partition(path: str, part: int, partitions: int, pieces: list, counts:
             "rows": len(run), "duplicates": run.duplicates_resolved}
 
 
+def _no_judged_query(qrels_t, path: str, first_qids: list[bytes], options) -> None:
+    """Raise the local engine's error for a run none of whose queries is judged (the ranking
+    step's own message, from a run of the file's first query ids)."""
+    from evaltool.inputs import Run
+    from evaltool.io.common import decode
+    from evaltool.ranking import rank
+
+    sample = [decode(q) for q in sorted(set(first_qids))[:3]]
+    codes = np.arange(len(sample), dtype=np.int64)
+    rank(qrels_t, Run(sample, codes, ["-"], np.zeros(len(sample), np.int64), np.zeros(len(sample)), codes + 1,
+                      path=path), options)
+
+
 def dask_parts(qrels_t, run, requests, specs: list[str], options, num_docs_in_coll: int, ztable, on_duplicate: str,
                runid, *, scheduler: str | None = None, partitions: int | None = None,
                block_bytes: int | None = None):
@@ -356,5 +372,7 @@ def dask_parts(qrels_t, run, requests, specs: list[str], options, num_docs_in_co
                    duplicates=result["duplicates"], tag="")
     if not any(result is not None for result in results):
         parse_run(path, b"")  # the local reader's message for a run without a result line
-    scores.tag = decode(next((t for t in reversed(tags) if t), b""))
+    scores.tag = decode(next((tag for tag, _ in reversed(tags) if tag), b""))
+    if not scores.seen:
+        _no_judged_query(qrels_t, path, [q for _, first in tags for q in first], options)
     return scores.finish(qrels_t, requests, options, num_docs_in_coll, ztable, path, runid)

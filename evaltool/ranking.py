@@ -333,9 +333,11 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     named[run_code_pos[run_code_pos >= 0]] = True
     evaluated = np.flatnonzero(present | options.complete)
     if not named.any():
+        # the first ids in byte order: the same whichever reader (or engine) read the run
+        run_sample = sorted(run.qid_vocab, key=byte_key)[:3]
         raise InputError(
             f"no query of {run.path} has judgments in {qrels.path} "
-            f"(run queries such as {', '.join(map(repr, run.qid_vocab[:3]))}; "
+            f"(run queries such as {', '.join(map(repr, run_sample))}; "
             f"qrels queries such as {', '.join(map(repr, qrels_qids[:3]))})"
         )
     if len(evaluated) == 0:

@@ -577,12 +577,30 @@ def comparison_warning(cmp) -> str | None:
             "trec_eval does")
 
 
+def run_warnings(names: Sequence[str], caught: Sequence[Sequence[warnings.WarningMessage]]) -> list[str]:
+    """The warnings the runs of a comparison raised, once each: a message every run raised as it
+    is, another with the runs it concerns. Skipped queries are left out: the comparison words
+    them for all runs at once (:func:`comparison_warning`)."""
+    runs_of: dict[str, list[str]] = {}
+    for name, records in zip(names, caught):
+        for record in records:
+            if issubclass(record.category, EvaltoolWarning) and not issubclass(record.category, QueriesSkippedWarning):
+                runs_of.setdefault(str(record.message), []).append(name)
+    return [message if len(runs) == len(names) else f"{message} (run {', '.join(dict.fromkeys(runs))})"
+            for message, runs in runs_of.items()]
+
+
 def finish_comparison(cmp, *, fields: Sequence[str] = (), topics=None, thresholds: Mapping[str, float] | None = None,
-                      given: Sequence[str] = ()):
-    """Add the groups (means per group and run), the run labels and the warnings to a comparison."""
+                      given: Sequence[str] = (), caught: Sequence[Sequence] = ()):
+    """Add the groups (means per group and run), the run labels and the warnings to a comparison.
+
+    ``caught`` holds the warnings each run's evaluation raised (``warnings.catch_warnings(record=True)``).
+    """
+    for message in run_warnings(cmp.names, caught):
+        warn(cmp.warnings, message)
     message = comparison_warning(cmp)
     if message:
-        warn(cmp.warnings, message)
+        warn(cmp.warnings, message, QueriesSkippedWarning)
     if topics is not None:
         for name in fields:
             groups = group_queries(cmp.qids, field_values(topics, name), field_order(topics, name))

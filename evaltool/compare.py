@@ -39,6 +39,7 @@ import numpy as np
 
 from evaltool.aggregate import summarize
 from evaltool.errors import EvaltoolError, InputError, MeasureError
+from evaltool.measures import DEFAULT_SETS
 from evaltool.measures.base import Agg
 
 TESTS = {
@@ -53,7 +54,6 @@ CORRECTIONS = {
     "bh": "Benjamini-Hochberg",
     "none": "no correction",
 }
-DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 # sign vectors drawn at once by the randomization test: bounds memory to ~8 MB of signs
 SIGN_BLOCK_CELLS = 1 << 23
 
@@ -277,7 +277,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         raise InputError(f"run {repeated[0]!r} is given twice; name the runs apart")
 
     qrels_t = load_qrels(qrels, options.get("on_duplicate", "error"))
-    results = [evaluate(qrels_t, run, list(measures or DEFAULT_MEASURES), **options) for run in runs]
+    results = [evaluate(qrels_t, run, list(measures or DEFAULT_SETS["compare"]), **options) for run in runs]
     columns, ignored = _comparable(results[0])
     if not columns:
         raise MeasureError(f"none of the measures ({', '.join(ignored)}) has per-query values averaged "

@@ -250,6 +250,8 @@ def evaluate(
             f"relevance level (-l) {relevance_level}: expected 0 or more (negative grades mean "
             "'in the pool but unjudged' and never count as relevant)"
         )
+    if max_ret is not None and max_ret < 0:
+        raise EvaltoolError(f"maximum documents per query (-M) {max_ret}: expected 0 or more")
     from evaltool.relevance.resolve import check_options, relevance_meta, resolve
 
     check_options(relevance, f1_threshold)
@@ -295,8 +297,8 @@ def evaluate(
             summary[column.name] = info["runid"]
         elif m.agg is not Agg.NONE:
             value = summarize(m.agg, column.values, n)
-            if m.name == "num_rel" and complete:
-                value = float(np.count_nonzero(qrels_t.grades > 0))
+            if complete and m.complete_summary is not None:
+                value = m.complete_summary(qrels_t)
             summary[column.name] = int(value) if m.integer and ztable is None else value
     timings["measures"] = time.perf_counter() - clock
     meta = {

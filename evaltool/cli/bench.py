@@ -8,6 +8,7 @@ import click
 
 from evaltool.cli.common import fail, option_group
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import described
 
 BENCH_HELP = """Run a benchmark: send every query of QUERIES to a search backend, score, report.
 
@@ -38,8 +39,7 @@ BENCH_OPTIONS = (
         click.option("--backend", required=True, metavar="SPEC",
                      help="module:function, an http(s):// URL, or a TREC run file to replay."),
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-                     help="Measure; repeatable. Default: P.3, P.5, recall.10, recip_rank "
-                          "(reported as precision@3, precision@5, recall@10, mrr)."),
+                     help=f"Measure; repeatable. Default: {described('bench')}."),
         click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
                      help="Results asked for and kept per query."),
         click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,

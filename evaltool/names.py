@@ -36,10 +36,9 @@ import re
 from collections.abc import Iterable
 
 from evaltool.errors import MeasureError
-from evaltool.measures import MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER
+from evaltool.measures import DEFAULT_SETS, MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER
 from evaltool.measures.base import Measure, Params, Request
 
-DEFAULT_MEASURES = ("official",)
 AT_SUFFIX = "_at_k"
 
 
@@ -123,9 +122,7 @@ def _named_request(whole: str) -> Request:
     if at is not None:
         if at_option is None:
             raise MeasureError(f"measure '{whole}': {m.name} takes no @ parameter")
-        if at_option.name in args:
-            raise MeasureError(f"measure '{whole}': {at_option.name} given twice")
-        args[at_option.name] = at
+        args[at_option.name] = at   # overrides the same parameter in parentheses, as ir_measures reads it
     values = []
     for option in m.options:
         if option.name in args:
@@ -184,6 +181,25 @@ def _parse_values(measure, text: str, whole: str):
     return pairs
 
 
+def trec_output_spelling(name: str) -> str | None:
+    """The ``-m`` spelling of a trec_eval output name (``P_5`` -> ``P.5``), or None if it is not one.
+
+    trec_eval prints a parameterised measure as ``name_params``; pytrec_eval and ir_measures
+    take that form as input too, so evaltool does. The longest measure name that prefixes
+    the text wins (``map_cut_10`` is ``map_cut.10``, not ``map`` with ``cut_10``). Parameters
+    hold a digit, so a misspelt name (``ndcg_cutt``) is not taken for one.
+
+    >>> [trec_output_spelling(n) for n in ["P_5", "ndcg_cut_5,10", "iprec_at_recall_0.10", "utility_1,-1,0,0", "map"]]
+    ['P.5', 'ndcg_cut.5,10', 'iprec_at_recall.0.10', 'utility.1,-1,0,0', None]
+    """
+    bases = [m for m in MEASURES.values() if m.params is not Params.NONE and name.startswith(m.name + "_")]
+    if not bases:
+        return None
+    base = max(bases, key=lambda m: len(m.name)).name
+    params = name[len(base) + 1:]
+    return f"{base}.{params}" if any(c.isdigit() for c in params) else None
+
+
 def _valid(spec: str) -> bool:
     try:
         parse_measures([spec], suggestions=False)
@@ -214,7 +230,7 @@ def suggest(spec: str) -> str:
 
 
 def find_measure(spec: str) -> Measure | None:
-    """The measure any spelling names (``ndcg_cut.10``, ``nDCG(dcg='exp-log2')@10``, ``mrr``); None if unknown."""
+    """The measure any spelling names (``ndcg_cut.10``, ``ndcg_cut_10``, ``nDCG(dcg='exp-log2')@10``, ``mrr``); None if unknown."""
     name = spec.partition(".")[0]
     if name in MEASURES:
         return MEASURES[name]
@@ -223,7 +239,8 @@ def find_measure(spec: str) -> Measure | None:
     try:
         return _named_request(spec).measure
     except MeasureError:
-        return None
+        printed = trec_output_spelling(spec)
+        return MEASURES[printed.partition(".")[0]] if printed else None
 
 
 def prints_as_written(name: str) -> bool:
@@ -242,7 +259,7 @@ def prints_as_written(name: str) -> bool:
 
 def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> list[Request]:
     """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given."""
-    specs = list(specs) if specs else list(DEFAULT_MEASURES)
+    specs = list(specs) if specs else list(DEFAULT_SETS["eval"])
     marked: set[str] = set()
     explicit: dict[str, list] = {}
     named: dict[str, Request] = {}
@@ -258,9 +275,14 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
             try:
                 request = _named_request(whole)
             except UnknownMeasure:
-                raise MeasureError(f"unknown measure '{whole}'{suggest(whole) if suggestions else ''}") from None
-            named.setdefault(request.names[0], request)
-            continue
+                printed = trec_output_spelling(whole)
+                if printed is None:
+                    raise MeasureError(f"unknown measure '{whole}'{suggest(whole) if suggestions else ''}") from None
+                name, dot, text = printed.partition(".")
+                measure = MEASURES[name]
+            else:
+                named.setdefault(request.names[0], request)
+                continue
         marked.add(name)
         if not dot:
             continue
@@ -290,3 +312,39 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
         else:
             requests.append(Request(measure))
     return requests + list(named.values())
+
+
+def resolve(spelling: str) -> tuple[Measure, tuple]:
+    """The measure and parameters behind one output value, whatever its spelling: ``(measure, params)``.
+
+    Every spelling of one concept resolves alike, so whatever is keyed on a measure (a
+    ``--labels`` threshold) finds it under any name: trec_eval's ``ndcg_cut.10`` and its
+    output name ``ndcg_cut_10``, ir_measures' ``nDCG@10`` and the aliases ``ndcg@10``,
+    ``ndcg_at_10`` all give nDCG with cutoff 10. A trec_eval measure that spells a
+    named-parameter one (declared with ``same_as``) resolves to that one. ``params`` holds
+    (name, value) pairs, defaults included. A spelling with several outputs (``P.5,10``,
+    ``official``) is a MeasureError, as is an unknown one.
+
+    >>> resolve("ndcg_cut_10") == resolve("ndcg_cut.10") == resolve("nDCG@10") == resolve("ndcg_at_10")
+    True
+    >>> resolve("mrr") == resolve("recip_rank") == resolve("RR")
+    True
+    >>> measure, params = resolve("P_5")
+    >>> measure.name, dict(params)["cutoff"]
+    ('P', 5)
+    """
+    requests = parse_measures([spelling])
+    outputs = [name for r in requests for name in r.names]
+    if len(outputs) != 1:
+        raise MeasureError(f"measure '{spelling}' gives {len(outputs)} values ({', '.join(outputs)}); name one")
+    [request] = requests
+    m = request.measure
+    if m.params is Params.NAMED:
+        return m, request.values
+    if m.equivalent is None or (m.params is not Params.CUTOFFS and request.values):
+        return m, tuple(request.values)
+    name, given = m.equivalent
+    named = NAMED_MEASURES[name]
+    if m.params is Params.CUTOFFS:
+        given[named.at_option.name] = request.values[0]
+    return named, tuple((o.name, given.get(o.name, o.default)) for o in named.options)

@@ -84,7 +84,7 @@ def trec_qrels_text(queries: list[BenchQuery], run: dict) -> str:
 
 def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, runid: str):
     from evaltool.inputs import Run
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
 
     if not any(run.values()):  # nothing retrieved at all: an empty Run, every query scores 0
         zeros = np.zeros(0, dtype=np.int64)
@@ -160,7 +160,7 @@ def latency(outcomes: list[Outcome]) -> dict:
 
 
 def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -> dict:
-    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates)."""
+    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates, HTTP status)."""
     entry = {"query_id": query.id, "query": query.text}
     if query.version is not None:
         entry["version"] = query.version
@@ -169,7 +169,8 @@ def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -
     if outcome.scores is not None:
         entry["returned_scores"] = outcome.scores
     entry.update({"metrics": metrics, "execution_time_ms": outcome.execution_time_ms, "error": outcome.error,
-                  "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed})
+                  "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed,
+                  "http_status": outcome.http_status})
     if query.fields:
         entry["fields"] = query.fields
     return entry

@@ -40,6 +40,7 @@ DEFAULT_SETS = {
     "eval": ("official",),
     "compare": ("map", "ndcg_cut.10", "P.10", "recip_rank"),
     "bench": ("precision@3", "precision@5", "recall@10", "mrr"),
+    "suite": ("recip_rank", "ndcg_cut.10", "P.5"),   # the comparative report's, which --labels rates
 }
 
 #: the named-parameter measures (ir_measures' names and evaltool's own), in the order documented

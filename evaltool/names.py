@@ -257,6 +257,24 @@ def prints_as_written(name: str) -> bool:
         return False
 
 
+def measure_identity(spelling: str) -> str | None:
+    """The one name of the measure (and parameters) behind any spelling of a single output; None if unknown.
+
+    The canonical spelling of what :func:`resolve` finds: trec_eval names and output names,
+    ir_measures names and aliases of one measure agree (ir_measures' canonical spelling
+    where a named measure exists, else trec_eval's).
+
+    >>> [measure_identity(s) for s in ["recip_rank", "mrr", "RR", "ndcg_cut_10", "ndcg_cut.10", "ndcg@10", "P_5"]]
+    ['RR', 'RR', 'RR', 'nDCG@10', 'nDCG@10', 'nDCG@10', 'P@5']
+    >>> measure_identity("map_cut_100"), measure_identity("P.5,10"), measure_identity("nonsense")
+    ('AP@100', None, None)
+    """
+    try:
+        return _resolved(spelling, suggestions=False).canonical
+    except MeasureError:
+        return None
+
+
 def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> list[Request]:
     """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given."""
     specs = list(specs) if specs else list(DEFAULT_SETS["eval"])
@@ -333,18 +351,22 @@ def resolve(spelling: str) -> tuple[Measure, tuple]:
     >>> measure.name, dict(params)["cutoff"]
     ('P', 5)
     """
-    requests = parse_measures([spelling])
+    request = _resolved(spelling)
+    return request.measure, tuple(request.values)
+
+
+def _resolved(spelling: str, *, suggestions: bool = True) -> Request:
+    """The request of :func:`resolve`: a trec_eval measure that spells a named one becomes that one."""
+    requests = parse_measures([spelling], suggestions=suggestions)
     outputs = [name for r in requests for name in r.names]
     if len(outputs) != 1:
         raise MeasureError(f"measure '{spelling}' gives {len(outputs)} values ({', '.join(outputs)}); name one")
     [request] = requests
     m = request.measure
-    if m.params is Params.NAMED:
-        return m, request.values
-    if m.equivalent is None or (m.params is not Params.CUTOFFS and request.values):
-        return m, tuple(request.values)
+    if m.params is Params.NAMED or m.equivalent is None or (m.params is not Params.CUTOFFS and request.values):
+        return request
     name, given = m.equivalent
     named = NAMED_MEASURES[name]
     if m.params is Params.CUTOFFS:
         given[named.at_option.name] = request.values[0]
-    return named, tuple((o.name, given.get(o.name, o.default)) for o in named.options)
+    return Request(named, tuple((o.name, given.get(o.name, o.default)) for o in named.options))

@@ -454,10 +454,16 @@ def threshold_request(thresholds) -> tuple[dict[str, float] | None, list[str]]:
 # ---------------------------------------------------------------- warnings
 
 
-def warn(messages: list[str], message: str) -> None:
-    """Record ``message`` on a result and issue it as an :class:`~evaltool.errors.EvaltoolWarning`."""
+def warn(messages: list[str], message: str, category: type[Warning] = EvaltoolWarning) -> None:
+    """Record ``message`` on a result (its ``warnings`` list) and issue it through :mod:`warnings`.
+
+    Every warning of an evaluation goes through here, so the command line (which prints a
+    result's ``warnings``), the history and Python callers (``warnings.catch_warnings``)
+    see the same messages; ``category`` is an :class:`~evaltool.errors.EvaltoolWarning`
+    subclass where callers may want to filter one kind.
+    """
     messages.append(message)
-    warnings.warn(message, EvaltoolWarning, stacklevel=4)
+    warnings.warn(message, category, stacklevel=4)
 
 
 def _shown(qids: Sequence[str], most: int = 5) -> str:

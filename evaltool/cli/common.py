@@ -113,16 +113,4 @@ def grouping_arguments(group_by, topics, labels, thresholds) -> dict:
             "thresholds": list(thresholds) if thresholds else (True if labels else None)}
 
 
-def quietly(call, *args, **kwargs):
-    """Run a library call with its :class:`~evaltool.errors.EvaltoolWarning` silenced: the command
-    prints the result's ``warnings`` itself, once, in its own words."""
-    import warnings
-
-    from evaltool.errors import EvaltoolWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvaltoolWarning)
-        return call(*args, **kwargs)
-
-
 REPORT_FORMATS = ["table", "json", "csv", "markdown", "latex"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly,
+    REPORT_FORMATS, emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options,
     relevance_arguments, relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
@@ -57,10 +57,10 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
     history = None
     try:
         history = recording(record, db, note, tags, at)
-        cmp = quietly(compare_runs, qrels, list(runs), list(names) or None, list(measures) or None, test=test,
-                      correction=correction, alpha=alpha, trials=trials, seed=seed,
-                      **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
-                      **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
+                           correction=correction, alpha=alpha, trials=trials, seed=seed,
+                           **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                           **grouping_arguments(group_by, topics, labels, thresholds), **options)
         if history is not None:
             for name, result in zip(cmp.names, cmp.results):  # one execution per run, named as in the output
                 history.record(result, name, kind="compare", thresholds=cmp.thresholds)

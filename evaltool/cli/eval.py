@@ -7,7 +7,7 @@ import time
 import click
 
 from evaltool.cli.common import (
-    emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly, relevance_arguments,
+    emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, relevance_arguments,
     relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
@@ -71,9 +71,9 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
     history = None
     try:
         history = recording(record, db, note, tags, at, record_name)
-        result = quietly(evaluate, qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
-                         **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
-                         **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
+                          **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                          **grouping_arguments(group_by, topics, labels, thresholds), **options)
         if history is not None:
             history.record(result, record_name)
     except EvaltoolError as exc:

@@ -12,6 +12,7 @@ from evaltool.cli.bench import (
 from evaltool.cli.common import emit, fail, option_group, output_options, warn
 from evaltool.cli.recording import Recording, db_option
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import described
 
 SUITE_HELP = """Controlled tests: a queries file with the expected ids and a backend, kept in the
 history, run together and each run recorded under the suite's name.
@@ -35,7 +36,7 @@ def suite_group():
 @click.argument("queries", type=click.Path(dir_okay=False))
 @db_option
 @backend_option
-@measure_option("recip_rank, ndcg_cut.10, P.5 (the comparative report's measures, which --labels rates)")
+@measure_option(f"{described('suite')} (the comparative report's measures, which --labels rates)")
 @option_group(*SETTINGS_OPTIONS)
 def add_command(name, queries, db, backend, measures, **settings):
     """Define a suite: what 'evaltool bench QUERIES --backend SPEC ...' would run.
@@ -154,9 +155,9 @@ def run_suites_command(names, db, out_dir, verbose):
             warn(f"suite {suite.name}: {suite.queries_file} against {suite.backend}")
             settings = dict(suite.settings, headers=tuple(suite.settings.get("headers", ())))
             try:
-                code = run_command(Recording(history, None, {}, None), suite.name, "suite", queries=suite.queries_file,
-                                   backend=suite.backend, measures=tuple(suite.measures), out_dir=out_dir,
-                                   verbose=verbose, resume=False, run_name=suite.name, **settings)
+                code = run_command(Recording(history, None, {}, None, history), suite.name, "suite",
+                                   queries=suite.queries_file, backend=suite.backend, measures=tuple(suite.measures),
+                                   out_dir=out_dir, verbose=verbose, resume=False, run_name=suite.name, **settings)
             except EvaltoolError as exc:
                 warn(f"suite {suite.name}: {exc}")
                 failed += 1

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from evaltool.errors import HistoryError
 
 AUTO = object()  # "find it out": the fingerprints from the result's files, the commit from git
-KINDS = ("eval", "compare", "bench", "suite", "import")
+KINDS = ("eval", "compare", "bench", "suite")
 
 
 def sha256_file(path) -> str | None:

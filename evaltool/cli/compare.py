@@ -16,6 +16,7 @@ COMPARE_HELP = """Compare runs on the same queries: the first run is the baselin
   evaltool compare qrels.txt bm25.txt rm3.txt splade.txt -c -m ndcg_cut.10 -m map
   evaltool compare qrels.txt a.txt b.txt --test randomization --trials 100000 -o json
   evaltool compare qrels.txt a.txt b.txt --group-by difficulty --topics topics.tsv --labels
+  evaltool compare qrels.txt a.txt b.txt -o html --output compare.html   # with per-query plots
 
 A row per run, a column per measure (default: map, ndcg_cut.10, P.10, recip_rank). For
 every other run and measure: its mean, the difference from the baseline, a paired test
@@ -55,7 +56,7 @@ def _warn_not_compared(cmp) -> None:
 @click.option("--name", "names", multiple=True, metavar="NAME",
               help="Name of each run, in order (default: the file names); give one per run.")
 @grouping_options
-@output_options(REPORT_FORMATS, "table")
+@output_options([*REPORT_FORMATS, "html"], "table")
 def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
                     labels, thresholds, fmt, output, **options):
     from evaltool.compare import compare_runs
@@ -78,6 +79,10 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
             from evaltool.report.json import dump_json
 
             text = dump_json(layouts.compare_json(cmp, **kwargs))
+        elif fmt == "html":
+            from evaltool.report.html import compare_html
+
+            text = compare_html(cmp, report=layouts.compare_report(cmp, **kwargs))
         else:
             from evaltool.report.table import render
 

@@ -19,6 +19,7 @@ EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
   evaltool qrels.txt run.txt -m ndcg_cut.10 -m P.5,10 -q
   evaltool -c -l2 -m recall.100 qrels.txt run.txt.gz
   cat run.txt | evaltool qrels.txt - -o json
+  evaltool qrels.txt run.txt -q -o html --output report.html   # tables and charts, opens offline
 
 QRELS may also be a queries file (JSON/JSONL: qid, query, relevant_ids or qrels, answer,
 metadata) and RUN a JSONL results file (qid, docid, score or rank, text): each query is
@@ -45,7 +46,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @evaluation_options
 @click.option("-Z", "--zscores", type=click.Path(dir_okay=False), default=None,
               help="Print z-scores against a 'qid measure mean stddev' file.")
-@output_options(["trec", "table", "json", "csv", "markdown", "latex"], "trec")
+@output_options(["trec", "table", "json", "csv", "markdown", "latex", "html"], "trec")
 @click.option("--save-reference", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the JSON of every value (summary and per query) to FILE, for 'evaltool check'.")
 @grouping_options
@@ -123,8 +124,12 @@ def _format_eval(result, fmt, per_query, no_summary, table, group_by, thresholds
 
         text = format_trec(result, per_query=per_query, summary=not no_summary)
         return text + layouts.eval_trec_lines(result, per_query=per_query, groups=groups, thresholds=thresholds)
-    from evaltool.report.table import render
-
     report = layouts.eval_report(result, per_query=per_query, summary=not no_summary, groups=groups,
                                thresholds=thresholds)
+    if fmt == "html":
+        from evaltool.report.html import eval_html
+
+        return eval_html(result, per_query=per_query, report=report)
+    from evaltool.report.table import render
+
     return render(report, fmt)

@@ -1,6 +1,6 @@
 """Paired comparison of runs: significance tests, multiple-testing corrections, intervals.
 
-Every run is scored by :func:`evaltool.evaluate.evaluate` with the same options (measures
+Every run is scored by :func:`evaltool.evaluation.evaluate` with the same options (measures
 are never computed here). The statistics work on the per-query values of the queries
 that every run was evaluated on, paired by query id; the first run is the baseline.
 
@@ -252,10 +252,10 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
                  alpha: float = 0.05, trials: int = 10000, seed: int = 0, **options) -> Comparison:
     """Score every run with the same options and compare each with the first.
 
-    ``options`` are :func:`evaltool.evaluate.evaluate`'s keywords (``complete``,
+    ``options`` are :func:`evaltool.evaluation.evaluate`'s keywords (``complete``,
     ``relevance_level``, ``max_ret``, ``judged_only``, ...).
     """
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
     from evaltool.io.load import load_qrels
 
     runs = list(runs)

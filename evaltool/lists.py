@@ -30,7 +30,7 @@ import numpy as np
 
 from evaltool.aggregate import summarize
 from evaltool.inputs import Qrels, Run
-from evaltool.evaluate import evaluate
+from evaltool.evaluation import evaluate
 from evaltool.measures.base import Agg
 
 PLACEHOLDER = "-"  # a judged non-relevant document nobody retrieves: every query is then in the qrels

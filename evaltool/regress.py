@@ -227,7 +227,7 @@ def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_quer
     ``allow_improvement`` accepts values above the reference (higher is better for every
     trec_eval effectiveness measure); they are still listed, as ``improved``.
     """
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
 
     if not (isinstance(tolerance, (int, float)) and tolerance >= 0 and math.isfinite(tolerance)):
         raise EvaltoolError(f"tolerance must be a non-negative number, not {tolerance!r}")

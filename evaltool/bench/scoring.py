@@ -82,7 +82,7 @@ def trec_qrels_text(queries: list[BenchQuery], run: dict) -> str:
 
 def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, runid: str):
     from evaltool.inputs import Run
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
 
     if not any(run.values()):  # nothing retrieved at all: an empty Run, every query scores 0
         zeros = np.zeros(0, dtype=np.int64)

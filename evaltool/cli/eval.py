@@ -60,7 +60,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold,
                  qrels_format, run_format, **options):
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
     from evaltool.report.layouts import relevance_notes, relevance_warnings
 
     if jobs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from evaltool.evaluate import EvalResult
+from evaltool.evaluation import EvalResult
 
 
 def _finite(obj):

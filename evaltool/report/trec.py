@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from evaltool.evaluate import EvalResult
+from evaltool.evaluation import EvalResult
 from evaltool.measures.base import Agg
 
 

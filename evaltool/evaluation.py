@@ -109,7 +109,7 @@ def _cutoffs(requests) -> list[int]:
     return sorted(found)
 
 
-def _batch_columns(requests, batch, ztable) -> list[Column]:
+def batch_columns(requests, batch, ztable) -> list[Column]:
     """Every output of every request for one batch of queries (``-c`` and ``-Z`` applied)."""
     columns = []
     for request in requests:
@@ -148,55 +148,89 @@ def _merge(parts: list[tuple[list[str], list[Column]]]) -> tuple[list[str], list
     return [qids[i] for i in order], merged
 
 
+def score_chunk(qrels_t, chunk, requests, options: RankOptions, num_docs_in_coll: int, ztable):
+    """Rank and score one chunk of whole queries (``-c`` off: absent queries are added at the end).
+
+    Returns ``(qids, columns, missing, unjudged)``; ``qids`` is empty when no query of the
+    chunk is judged, and ``unjudged`` names the chunk's run queries without judgments.
+    """
+    chunk_options = RankOptions(options.relevance_level, options.max_ret, options.judged_only, False)
+    if len(chunk) == 0:
+        return [], [], np.zeros(0, dtype=bool), set()
+    try:
+        ranking = rank(qrels_t, chunk, chunk_options, num_docs_in_coll)
+    except InputError:
+        return [], [], np.zeros(0, dtype=bool), set(chunk.qid_vocab)
+    batch = ranking.batch
+    return batch.qids, batch_columns(requests, batch, ztable), batch.missing, set(ranking.unjudged_run_queries)
+
+
+@dataclass
+class ChunkedScores:
+    """Scores of a run evaluated in pieces of whole queries (``--stream``, the Dask engine)."""
+
+    parts: list = field(default_factory=list)
+    seen: set = field(default_factory=set)
+    unjudged: set = field(default_factory=set)
+    rows: int = 0
+    duplicates: int = 0
+    tag: str = ""
+
+    def add(self, qids, columns, missing, unjudged, rows: int, duplicates: int, tag: str) -> None:
+        """One piece: its scored queries and the counts of the rows it was read from."""
+        self.tag = tag or self.tag
+        self.rows += rows
+        self.duplicates += duplicates
+        self.unjudged.update(unjudged)
+        if len(qids):
+            self.seen.update(qids)
+            self.parts.append((qids, columns, missing))
+
+    def finish(self, qrels_t, requests, options: RankOptions, num_docs_in_coll: int, ztable, path: str, runid):
+        """``-c``'s absent queries added, the pieces' columns and the run's counts (as ``evaluate`` uses them)."""
+        qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
+        absent = sorted(qrels_qids - self.seen, key=byte_key)
+        parts = list(self.parts)
+        if options.complete and absent:
+            empty = Run(list(absent), np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None,
+                        runid=self.tag)
+            ranking = rank(qrels_t, empty, options, num_docs_in_coll)
+            keep = np.array([q not in self.seen for q in ranking.batch.qids])
+            columns = batch_columns(requests, ranking.batch, ztable)
+            for column in columns:
+                column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
+                                 else column.values[keep])
+            parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
+        if not parts:
+            raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
+        missing = int(sum(p[2].sum() for p in parts))
+        skipped = [] if options.complete else absent
+        info = {"runid": runid if runid is not None else self.tag, "path": path, "rows": self.rows,
+                "duplicates": self.duplicates, "skipped": skipped,
+                "unjudged": sorted(self.unjudged - qrels_qids), "missing": missing}
+        return [(q, c) for q, c, _ in parts], info
+
+
 def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid):
     """Evaluate a grouped run chunk by chunk; memory stays bounded by one chunk."""
     from evaltool.io.stream import NotGroupedError, iter_partitions, iter_run_chunks
 
     if not isinstance(run, (str, os.PathLike)):
         raise EvaltoolError("--stream reads a run file; give a path")
-    chunk_options = RankOptions(options.relevance_level, options.max_ret, options.judged_only, False)
     path = os.fspath(run)
 
-    def consume(chunks):
-        parts, seen, unjudged = [], set(), set()
-        rows = duplicates = 0
-        tag = ""
+    def consume(chunks) -> ChunkedScores:
+        scores = ChunkedScores()
         for chunk in chunks:
-            tag, rows, duplicates = chunk.runid or tag, rows + len(chunk), duplicates + chunk.duplicates_resolved
-            if len(chunk) == 0:
-                continue
-            try:
-                ranking = rank(qrels_t, chunk, chunk_options, num_docs_in_coll)
-            except InputError:
-                unjudged.update(chunk.qid_vocab)
-                continue
-            unjudged.update(ranking.unjudged_run_queries)
-            seen.update(ranking.batch.qids)
-            parts.append((ranking.batch.qids, _batch_columns(requests, ranking.batch, ztable), ranking.batch.missing))
-        return parts, seen, unjudged, rows, duplicates, tag
+            scored = score_chunk(qrels_t, chunk, requests, options, num_docs_in_coll, ztable)
+            scores.add(*scored, rows=len(chunk), duplicates=chunk.duplicates_resolved, tag=chunk.runid)
+        return scores
 
     try:
-        parts, seen, unjudged, rows, duplicates, tag = consume(iter_run_chunks(run, on_duplicate=on_duplicate))
+        scores = consume(iter_run_chunks(run, on_duplicate=on_duplicate))
     except NotGroupedError:
-        parts, seen, unjudged, rows, duplicates, tag = consume(iter_partitions(run, on_duplicate=on_duplicate))
-    qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
-    absent = sorted(qrels_qids - seen, key=byte_key)
-    if options.complete and absent:
-        empty = Run(list(absent), np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None, runid=tag)
-        ranking = rank(qrels_t, empty, options, num_docs_in_coll)
-        keep = np.array([q not in seen for q in ranking.batch.qids])
-        columns = _batch_columns(requests, ranking.batch, ztable)
-        for column in columns:
-            column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
-                             else column.values[keep])
-        parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
-    if not parts:
-        raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
-    missing = int(sum(p[2].sum() for p in parts))
-    skipped = [] if options.complete else absent
-    info = {"runid": runid if runid is not None else tag, "path": path, "rows": rows, "duplicates": duplicates,
-            "skipped": skipped, "unjudged": sorted(unjudged - qrels_qids), "missing": missing}
-    return [(q, c) for q, c, _ in parts], info
+        scores = consume(iter_partitions(run, on_duplicate=on_duplicate))
+    return scores.finish(qrels_t, requests, options, num_docs_in_coll, ztable, path, runid)
 
 
 def evaluate(
@@ -281,7 +315,7 @@ def evaluate(
         batch = ranking.batch
         timings["rank"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        parts = [(batch.qids, _batch_columns(requests, batch, ztable))]
+        parts = [(batch.qids, batch_columns(requests, batch, ztable))]
         info = {"runid": ranking.runid, "path": run_t.path, "rows": len(run_t),
                 "duplicates": run_t.duplicates_resolved, "skipped": ranking.skipped_qrels_queries,
                 "unjudged": ranking.unjudged_run_queries, "missing": int(batch.missing.sum())}

@@ -99,7 +99,7 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-NUMBER_TEXT = re.compile(r"^[\[(]?[-+]?(\d|nan|inf)")
+NUMBER_TEXT = re.compile(r"^[\[(]?[-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|nan|inf)([\s,)\]]|$)")
 
 
 def _numeric_column(rows: list[list], j: int) -> bool:
@@ -119,6 +119,13 @@ def cell(value, digits: int = 4, *, link: str | None = None, right: bool = False
     if value is None:
         return tag("td", shown, data_value="")
     return tag("td", shown, class_="num" if right else None)
+
+
+def facts(pairs: list[tuple[str, object]]) -> Markup:
+    """A two-column table of what something is (name, date, options...): a header cell and a value per row."""
+    rows = [tag("tr", tag("th", key, scope="row"), tag("td", cell_text(value))) for key, value in pairs
+            if value not in (None, "")]
+    return tag("table", tag("tbody", rows), class_="facts", data_table="facts")
 
 
 def table(header: list[str], rows: list[list], *, title: str | None = None, digits: int = 4,

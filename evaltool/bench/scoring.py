@@ -158,7 +158,7 @@ def latency(outcomes: list[Outcome]) -> dict:
 
 
 def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -> dict:
-    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates)."""
+    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates, HTTP status)."""
     entry = {"query_id": query.id, "query": query.text}
     if query.version is not None:
         entry["version"] = query.version
@@ -167,7 +167,8 @@ def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -
     if outcome.scores is not None:
         entry["returned_scores"] = outcome.scores
     entry.update({"metrics": metrics, "execution_time_ms": outcome.execution_time_ms, "error": outcome.error,
-                  "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed})
+                  "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed,
+                  "http_status": outcome.http_status})
     if query.fields:
         entry["fields"] = query.fields
     return entry

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from evaltool.cli.common import fail, option_group
+from evaltool.bench.backends import DEFAULT_MAX_RESPONSE_BYTES, SHAPE_ERRORS
+from evaltool.cli.common import fail, option_group, warn
 from evaltool.errors import EvaltoolError
 
 BENCH_HELP = """Run a benchmark: send every query of QUERIES to a search backend, score, report.
@@ -27,7 +28,8 @@ http(s):// URL, or a TREC run file. Every finished query is appended to a checkp
 OUT/baseline_YYYYMMDD_HHMMSS.json holds the report (metadata, aggregate_metrics,
 per_category, per_difficulty, detailed_results), beside the TREC run and qrels it was
 scored from. A failed or timed-out query is recorded with its error and left out of the
-averages. Exit 0 when the report is written, 2 on bad input, 128 + the signal's number when
+averages. Exit 0 when every query got an answer, 1 when some failed, 2 when all failed
+(the report is written in both cases) or on bad input, 128 + the signal's number when
 interrupted (130 for Ctrl-C).
 """
 
@@ -65,7 +67,27 @@ BENCH_OPTIONS = (
                      help="HTTP: where the ids are in the JSON answer, e.g. 'hits.*.id' (default: the whole answer)."),
         click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
                      help="HTTP: a request header; repeatable."),
+        click.option("--max-response-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RESPONSE_BYTES,
+                     show_default=True, metavar="N",
+                     help="HTTP: a longer answer fails its query (read no further)."),
 )
+
+SHAPE_HINT = ("hint: the answers are not lists of ids where evaltool looked; say where the ids are with "
+              "--response-path (e.g. 'hits.*.id')")
+
+
+def exit_code(report: dict) -> int:
+    """0 when every query got an answer, 1 when some failed, 2 when all did."""
+    meta = report["metadata"]
+    if not meta["failed_queries"]:
+        return 0
+    return 2 if meta["failed_queries"] == meta["total_queries"] else 1
+
+
+def shape_error(report: dict) -> bool:
+    """Did a query fail because the answer held no ranking where evaltool looked (a --response-path matter)?"""
+    return any(entry["error"] and any(sign in entry["error"] for sign in SHAPE_ERRORS)
+               for entry in report["detailed_results"])
 
 
 def run_command(**options) -> int:
@@ -78,7 +100,7 @@ def run_command(**options) -> int:
     settings = BenchSettings(queries_path=options.pop("queries"), **options)
     console = Console(settings.queries_path, verbose=verbose, relevance_level=settings.relevance_level)
     try:
-        run_benchmark(settings, console)
+        result = run_benchmark(settings, console)
     except Interrupted as stop:
         from evaltool.bench.checkpoint import checkpoint_path
 
@@ -88,7 +110,9 @@ def run_command(**options) -> int:
                    f"the finished ones are in {checkpoint_path(settings.out_dir, settings.queries_path)}: "
                    "run the same command with --resume to finish", err=True)
         return 128 + stop.signum
-    return 0
+    if shape_error(result.report):
+        warn(SHAPE_HINT)
+    return exit_code(result.report)
 
 
 @click.command("bench", help=BENCH_HELP)

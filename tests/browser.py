@@ -86,6 +86,7 @@ def screenshot(driver, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(1400, max(800, min(int(height) + 40, 8000)))
+    driver.execute_script("window.scrollTo(0, 0)")
     path = ARTIFACTS / f"{name}.png"
     driver.save_screenshot(str(path))
     driver.set_window_size(1400, 1000)

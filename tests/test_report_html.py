@@ -106,7 +106,7 @@ def test_every_user_string_is_escaped(files, tmp_path):  # noqa: F811
 def test_the_file_is_self_contained(files):  # noqa: F811
     qrels, runs = files
     page = Page(_run("compare", qrels, *runs, "-m", "recip_rank", "-o", "html"))
-    assert page.urls == []  # no src, href or action at all: nothing to fetch
+    assert page.urls == ["data:,"]  # the empty icon; no other src, href or action: nothing to fetch
     assert len(page.scripts) == 2 and all("src" not in s["attrs"] for s in page.scripts)
     assert "plotly.js v" in page.scripts[0]["text"][:200]
     policy = page.meta["Content-Security-Policy"]

@@ -25,6 +25,7 @@ COMMANDS = {
     "check": ("evaltool.cli.check", "check_command", "check a run against reference numbers (exit 1 on drift)"),
     "bench": ("evaltool.cli.bench", "bench_command", "run a queries file against a search backend and score it"),
     "measures": ("evaltool.cli.measures", "measures_command", "list measures, or document one"),
+    "serve": ("evaltool.cli.serve", "serve_command", "serve the evaluation history as a dashboard and a JSON API"),
 }
 
 

@@ -309,6 +309,7 @@ def document(title: str, body, *, assets: str = "inline", static: str = "/static
         raise ValueError(f"assets must be 'inline' or 'linked', not {assets!r}")
     page = join([Markup("<!DOCTYPE html>\n"), Markup('<html lang="en"><head><meta charset="utf-8">'),
                  Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
+                 Markup('<link rel="icon" href="data:,">'),  # no icon to fetch
                  tag("title", title), head, Markup("</head><body>"), header,
                  tag("main", body), tail, Markup("</body></html>\n")])
     return str(page)

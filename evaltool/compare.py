@@ -229,6 +229,34 @@ class Comparison:
         }
 
 
+def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials: int = 10000, seed: int = 0,
+                level: float = 0.95) -> Cell:
+    """``other``'s cell against ``base``: per-query values of the same queries in the same order.
+
+    The means are over all the queries; the test, the interval and the wins, ties and
+    losses are over the pairs where neither value is nan. Fewer than 2 pairs: p is nan.
+    ``p_adjusted`` is left for :func:`adjust_cells`.
+    """
+    paired = ~(np.isnan(base) | np.isnan(other))
+    d = other[paired] - base[paired]
+    cell = Cell(summarize(Agg.MEAN, other, len(other)))
+    cell.delta = cell.mean - summarize(Agg.MEAN, base, len(base))
+    cell.wins, cell.ties, cell.losses = (int(np.count_nonzero(d > 0)), int(np.count_nonzero(d == 0)),
+                                         int(np.count_nonzero(d < 0)))
+    cell.pairs = len(d)
+    if len(d) >= 2:
+        cell.p_value, cell.ci = paired_test(d, test, trials=trials, seed=seed, level=level)
+    else:
+        cell.p_value, cell.ci = float("nan"), (float("nan"), float("nan"))
+    return cell
+
+
+def adjust_cells(family: list[Cell], correction: str) -> None:
+    """Set ``p_adjusted`` of every cell of one family of tests."""
+    for cell, p in zip(family, adjust([c.p_value for c in family], correction)):
+        cell.p_adjusted = float(p)
+
+
 def run_names(runs) -> list[str]:
     """File names, or the paths as given where two file names collide; ``runN`` for objects."""
     paths = [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs]
@@ -301,25 +329,13 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         values[name] = {m: np.asarray(by_name[m].values, dtype=np.float64)[index] for m in measure_names}
         cells[name] = {m: Cell(summarize(Agg.MEAN, values[name][m], len(qids))) for m in measure_names}
 
-    level = 1 - alpha
     family = []
     for name in names[1:]:
         for m in measure_names:
-            base, other = values[names[0]][m], values[name][m]
-            paired = ~(np.isnan(base) | np.isnan(other))
-            d = other[paired] - base[paired]
-            cell = cells[name][m]
-            cell.delta = cell.mean - cells[names[0]][m].mean
-            cell.wins, cell.ties, cell.losses = (int(np.count_nonzero(d > 0)), int(np.count_nonzero(d == 0)),
-                                                 int(np.count_nonzero(d < 0)))
-            cell.pairs = len(d)
-            if len(d) >= 2:
-                cell.p_value, cell.ci = paired_test(d, test, trials=trials, seed=seed, level=level)
-            else:
-                cell.p_value, cell.ci = float("nan"), (float("nan"), float("nan"))
-            family.append(cell)
-    for cell, p in zip(family, adjust([c.p_value for c in family], correction)):
-        cell.p_adjusted = float(p)
+            cells[name][m] = paired_cell(values[names[0]][m], values[name][m], test, trials=trials, seed=seed,
+                                         level=1 - alpha)
+            family.append(cells[name][m])
+    adjust_cells(family, correction)
 
     return Comparison(names, measure_names, test, correction, alpha, trials, seed, qids, values, cells, results,
                       qrels=qrels_t.path, complete=bool(options.get("complete")), left_out=left_out,

@@ -33,3 +33,11 @@ class InputError(EvaltoolError):
 
 class PackError(EvaltoolError):
     """A relevance pack could not be loaded, raised an exception or answered something unusable."""
+
+
+class HistoryError(EvaltoolError):
+    """The evaluation history cannot be opened, read or written as asked (evaltool.history)."""
+
+
+class NotFoundError(HistoryError):
+    """The history has no execution with the id asked for (the dashboard answers HTTP 404)."""

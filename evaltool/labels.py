@@ -68,3 +68,24 @@ def check_thresholds(thresholds: Mapping[str, float], measures: list[str], given
         wanted = ", ".join(f"{k} >= {v:g}" for k, v in thresholds.items()) or "none left"
         raise EvaltoolError(f"--labels: none of the measures evaluated ({', '.join(measures)}) has a threshold "
                             f"({wanted}); evaluate one of them or give --threshold NAME=VALUE")
+
+
+# the words of each label: a row (an evaluation, a query) and a summary over several rows,
+# in the comparative report's own vocabulary (Spanish) and in English
+SUMMARY_LABELS = {"good": "efficient", "fair": "acceptable", "poor": "needs improvement"}
+VOCABULARY = {
+    "en": {"row": {"good": "good", "fair": "fair", "poor": "poor"}, "summary": SUMMARY_LABELS},
+    "es": {"row": {"good": "Bueno", "fair": "Regular", "poor": "Mejorable"},
+           "summary": {"good": "Eficiente", "fair": "Aceptable", "poor": "Mejorable"}},
+}
+
+
+def label_word(key: str | None, lang: str = "en", summary: bool = False) -> str | None:
+    """The word for a label in ``lang`` (``en``, ``es``), for a row or for a summary.
+
+    >>> label_word("fair", "es", summary=True), label_word("good", "es"), label_word("poor", summary=True)
+    ('Aceptable', 'Bueno', 'needs improvement')
+    """
+    if lang not in VOCABULARY:
+        raise EvaltoolError(f"--lang {lang!r}: expected one of {', '.join(VOCABULARY)}")
+    return None if key is None else VOCABULARY[lang]["summary" if summary else "row"][key]

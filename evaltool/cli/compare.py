@@ -8,6 +8,7 @@ from evaltool.cli.common import (
     REPORT_FORMATS, check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options,
     read_grouping, warn,
 )
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 COMPARE_HELP = """Compare runs on the same queries: the first run is the baseline.
@@ -57,16 +58,25 @@ def _warn_not_compared(cmp) -> None:
               help="Name of each run, in order (default: the file names); give one per run.")
 @grouping_options
 @output_options([*REPORT_FORMATS, "html"], "table")
+@record_options(with_name=False)
 def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
-                    labels, thresholds, fmt, output, **options):
+                    labels, thresholds, fmt, output, record, db, note, tags, at, **options):
     from evaltool.compare import compare_runs
     from evaltool.report import layouts
 
+    history = None
     try:
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
+        history = recording(record, db, note, tags, at)
         cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
                            correction=correction, alpha=alpha, trials=trials, seed=seed, **options)
         check_labels(label_thresholds, thresholds, cmp.measures)
+        if history is not None:
+            from evaltool.labels import parse_thresholds
+
+            for name, result in zip(cmp.names, cmp.results):  # one execution per run, named as in the output
+                history.record(result, name, kind="compare",
+                               thresholds=label_thresholds or parse_thresholds(thresholds))
         _warn_not_compared(cmp)
         groups = None
         if table is not None:
@@ -91,3 +101,6 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()

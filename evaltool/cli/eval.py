@@ -10,6 +10,7 @@ from evaltool.cli.common import (
     check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options, read_grouping,
     relevance_options, warn,
 )
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
@@ -57,9 +58,10 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
               help="Threads for parsing large files (default: all cores).")
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
+@record_options(with_name=True)
 def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold,
-                 qrels_format, run_format, **options):
+                 qrels_format, run_format, record, record_name, db, note, tags, at, **options):
     from evaltool.evaluation import evaluate
     from evaltool.report.layouts import relevance_notes, relevance_warnings
 
@@ -67,15 +69,24 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
         from evaltool.io import columnar
 
         columnar.JOBS = jobs
+    history = None
     try:
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
+        history = recording(record, db, note, tags, at, record_name)
         result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
                           relevance=relevance, packs=list(packs), f1_threshold=f1_threshold,
                           qrels_format=None if qrels_format == "auto" else qrels_format,
                           run_format=None if run_format == "auto" else run_format, **options)
         check_labels(label_thresholds, thresholds, result.measures)
+        if history is not None:
+            from evaltool.labels import parse_thresholds
+
+            history.record(result, record_name, thresholds=label_thresholds or parse_thresholds(thresholds))
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()
     meta = result.meta
     for line in relevance_warnings(result) + (relevance_notes(result) if fmt == "trec" else []):
         warn(line)

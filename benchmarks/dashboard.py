@@ -10,7 +10,9 @@ recorded every night for 1,000 nights (2023-04-07 .. 2025-12-31), as a CI would.
 server is ``evaltool serve`` in its own process; the clients are threads here, each with
 its own keep-alive connection, asking for the comparative report of 2025 (3,650 rows)
 back to back for --seconds after a warm-up. Reported: p50 / p95 / max latency and
-throughput, and the single-client latency for reference. Goal: p95 < 300 ms.
+throughput, the single-client latency, and the time of the first request, which computes
+the report (later ones come from the server's cache until the history changes: a record
+or a prune). Goal: p95 < 300 ms.
 """
 from __future__ import annotations
 
@@ -172,7 +174,9 @@ def main(argv=None) -> int:
     served = Served(db)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=120)
-        rows = len(json.loads(served.get(conn, REPORT))["rows"])
+        t0 = time.perf_counter()
+        rows = len(json.loads(served.get(conn, REPORT))["rows"])  # computed: the first asker of a report
+        computed = time.perf_counter() - t0
         single = []
         for _ in range(10):
             t0 = time.perf_counter()
@@ -183,13 +187,15 @@ def main(argv=None) -> int:
         result = load(served, args.clients, args.seconds)
     finally:
         stop_seconds = served.stop()
-    result.update(rows=rows, single_client_median_ms=round(statistics.median(single) * 1000, 1),
+    result.update(rows=rows, computed_ms=round(computed * 1000, 1),
+                  single_client_median_ms=round(statistics.median(single) * 1000, 1),
                   stop_seconds=round(stop_seconds, 2), goal_p95_ms=GOAL_P95 * 1000,
                   goal="PASS" if result["p95_ms"] <= GOAL_P95 * 1000 else "FAIL")
     print(f"dashboard: GET {REPORT} ({rows:,} rows of {len(NAMES) * NIGHTS:,} executions x {QUERIES} queries), "
           f"{result['clients']} clients for {result['seconds']} s")
     print(f"  p50 {result['p50_ms']} ms  p95 {result['p95_ms']} ms  max {result['max_ms']} ms  "
-          f"{result['throughput_per_s']} requests/s  (one client alone: {result['single_client_median_ms']} ms)  "
+          f"{result['throughput_per_s']} requests/s  (one client alone: {result['single_client_median_ms']} ms; "
+          f"computing the report afresh, the first time or after a record: {result['computed_ms']} ms)  "
           f"goal p95 < {GOAL_P95 * 1000:.0f} ms: {result['goal']}; SIGTERM stop {result['stop_seconds']} s")
     if not args.no_save:
         started = dt.datetime.now(dt.timezone.utc)

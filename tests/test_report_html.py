@@ -125,13 +125,39 @@ def test_output_file(files, tmp_path):  # noqa: F811
     assert page.tables[0][-1][0] == "all"
 
 
-def test_without_plotly_html_is_one_message(files, monkeypatch):  # noqa: F811
+def test_without_plotly_html_is_one_message_before_any_work(files, monkeypatch, tmp_path):  # noqa: F811
     from evaltool.report import html as html_report
 
     qrels, runs = files
     monkeypatch.setitem(sys.modules, "plotly.offline", None)  # import fails as if plotly were not installed
     html_report.asset.cache_clear()
+    db = tmp_path / "history.sqlite"
     try:
-        assert_fails(invoke(qrels, runs[0], "-o", "html"), "pip install 'evaltool[dashboard]'")
+        assert_fails(invoke(qrels, runs[0], "-o", "html", "--record", "--db", db), "pip install 'evaltool[dashboard]'")
+        assert_fails(invoke("compare", qrels, *runs, "-o", "html", "--record", "--db", db), "evaltool[dashboard]")
     finally:
         html_report.asset.cache_clear()
+    assert not db.exists()  # nothing recorded for an output that could not be written
+
+
+def test_history_report_html_is_the_json_report_with_trends(tmp_path):
+    from tests.dashboard_data import XSS, build
+
+    db = str(tmp_path / "history.sqlite")
+    build(db)
+    expected = json.loads(_run("history", "report", "--db", db, "--labels", "-o", "json"))
+    text = _run("history", "report", "--db", db, "--labels", "-o", "html")
+    assert XSS not in text
+    page = Page(text)
+    (rows,) = page.tables
+    measures = list(expected["summary"]["values"])
+    assert rows[0] == ["id", "name", "recorded_at", *measures, "label"]
+    assert rows[1:-1] == [[str(r["id"]), r["name"], r["recorded_at"],
+                           *["" if r["values"][m] is None else f"{r['values'][m]:.4f}" for m in measures], r["label"]]
+                          for r in expected["rows"]]
+    assert rows[-1][0] == "summary" and rows[-1][-1] == expected["summary"]["label"]
+    for m in measures:
+        (figure,) = page.figures_named(f"trend-{m}")
+        points = sorted((html.unescape(t["name"]), x, y) for t in figure["data"] for x, y in zip(t["x"], t["y"]))
+        assert points == sorted((r["name"], r["recorded_at"], r["values"][m]) for r in expected["rows"]
+                                if r["values"][m] is not None)

@@ -284,6 +284,8 @@ RESULT = {"summary": {"recip_rank": 0.75, "P_5": 0.3}, "per_query": {"a": {"reci
 
 
 def test_recording_needs_the_token(recorder):
+    before = recorder.get("/api/report?date_from=2025-04-01").json()  # kept in the server's cache
+    assert before["rows"] == []
     url = "/api/executions?name=ci-nightly&tag=branch%3Dmain&note=from+CI&at=2025-04-01"
     assert recorder.post(url, json=RESULT).status_code == 401
     assert recorder.post(url, json=RESULT, headers={"authorization": "Bearer wrong"}).status_code == 401
@@ -293,6 +295,23 @@ def test_recording_needs_the_token(recorder):
     assert (stored["name"], stored["note"], stored["tags"], stored["recorded_at"]) == (
         "ci-nightly", "from CI", {"branch": "main"}, "2025-04-01T00:00:00Z")
     assert stored["summary"] == RESULT["summary"] and stored["per_query"] == RESULT["per_query"]
+    after = recorder.get("/api/report?date_from=2025-04-01").json()  # the new execution invalidated it
+    assert [row["name"] for row in after["rows"]] == ["ci-nightly"]
+
+
+def test_answers_are_kept_until_the_history_changes(client, history_file, tmp_path):
+    from evaltool.history import record
+
+    db, _ = history_file
+    first = _get(client, "/api/report?name=late")
+    assert first.json()["rows"] == []
+    assert client.get("/api/report?name=late", headers={"if-none-match": first.headers["etag"]}).status_code == 304
+    new = record({"summary": {"recip_rank": 0.1}}, db=db, name="late", at="2025-06-01", fingerprints={},
+                 commit=None)  # written by another process, as a CI job would
+    second = _get(client, "/api/report?name=late")
+    assert second.headers["etag"] != first.headers["etag"]
+    assert [row["id"] for row in second.json()["rows"]] == [new]
+    assert client.get("/api/report?name=late", headers={"if-none-match": first.headers["etag"]}).status_code == 200
 
 
 def test_recording_rejects_bad_bodies(recorder):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options,
-    read_grouping, warn,
+    REPORT_FORMATS, check_format, check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped,
+    output_options, read_grouping, warn,
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
@@ -66,6 +66,7 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
 
     history = None
     try:
+        check_format(fmt)
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
         history = recording(record, db, note, tags, at)
         cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,

@@ -7,8 +7,8 @@ import time
 import click
 
 from evaltool.cli.common import (
-    check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options, read_grouping,
-    relevance_options, warn,
+    check_format, check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options,
+    read_grouping, relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
@@ -71,6 +71,7 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
         columnar.JOBS = jobs
     history = None
     try:
+        check_format(fmt)
         table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
         history = recording(record, db, note, tags, at, record_name)
         result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,

@@ -181,6 +181,19 @@ def get_execution(db, execution_id, per_query: bool = True) -> Execution:
         return _with_per_query(conn, execution) if per_query else execution
 
 
+def state(db) -> tuple[int, int | None]:
+    """(number of executions, highest id): it changes whenever an execution is recorded or pruned
+    (executions are never changed in place), so a reader may keep what it computed until it does."""
+    import sqlalchemy as sa
+
+    from evaltool.history import schema
+
+    e = schema.executions
+    with opened(db) as history, history.reading() as conn:
+        count, highest = conn.execute(sa.select(sa.func.count(), sa.func.max(e.c.id))).one()
+    return int(count), highest
+
+
 def get_executions(db, ids) -> list[Execution]:
     """Several executions with their per-query values, read in one snapshot, in the order given."""
     with opened(db) as history, history.reading() as conn:

@@ -375,3 +375,21 @@ def compare_html(cmp, *, groups: dict | None = None, thresholds: dict | None = N
                          chart(difference_histogram(differences, c.ci, c.delta, base, name, m, 1 - cmp.alpha),
                                name="differences"), class_="charts")]
     return document(f"evaltool compare: {', '.join(cmp.names)}", body)
+
+
+def history_report_html(out: dict, report: Report) -> str:
+    """``evaltool history report -o html``: the comparative table (``report``, as the other formats
+    print it) and a trend chart per measure, a point per execution of the range."""
+    measures = list(out["summary"]["values"])
+    charts = []
+    for m in measures:
+        points = [{"name": row["name"], "recorded_at": row["recorded_at"], "value": row["values"][m],
+                   "note": f"execution {row['id']}" + (f", {row['label']}" if row["label"] else "")}
+                  for row in out["rows"] if row["values"].get(m) is not None]
+        if points:
+            charts.append(chart(trend(points, m), name=f"trend-{m}"))
+    title = "evaltool history report"
+    body = [_title_header(title, f"{out['summary']['count']} executions"), report_tables(report, summary_key="summary")]
+    if charts:
+        body += [tag("h2", "Trends"), tag("div", charts, class_="charts")]
+    return document(title, body)

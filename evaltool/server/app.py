@@ -23,6 +23,8 @@ import hashlib
 import hmac
 import json
 import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from starlette.applications import Starlette
@@ -38,6 +40,7 @@ from evaltool.server.params import RequestError, parse
 from evaltool.server.views import VIEWS
 
 MAX_BODY = 32 * 1024 * 1024  # a recorded result with every per-query value of a large run fits well within
+CACHE_SIZE = 64  # answers kept (a year's report of 10 nightly suites is about 0.7 MB)
 STATIC = {"plotly.min.js": "text/javascript", "evaltool.js": "text/javascript", "evaltool.css": "text/css"}
 POLICY = content_security_policy("'self'", "'self' 'unsafe-inline'", header=True)
 SECURITY_HEADERS = {"content-security-policy": POLICY, "x-content-type-options": "nosniff",
@@ -45,18 +48,16 @@ SECURITY_HEADERS = {"content-security-policy": POLICY, "x-content-type-options":
 log = logging.getLogger("evaltool.server")
 
 
-@dataclass
-class Settings:
-    history: object  # an open evaltool.history.History
-    token: str | None = None
-    max_body: int = MAX_BODY
+
+
+def _json_bytes(data) -> bytes:
+    from evaltool.report.json import _finite
+
+    return json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _json(data, status: int = 200) -> Response:
-    from evaltool.report.json import _finite
-
-    body = json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return Response(body, status_code=status, media_type="application/json")
+    return Response(_json_bytes(data), status_code=status, media_type="application/json")
 
 
 def _error(request: Request, status: int, message: str) -> Response:
@@ -65,15 +66,77 @@ def _error(request: Request, status: int, message: str) -> Response:
     return HTMLResponse(pages.error_page(status, message), status_code=status)
 
 
+class ResponseCache:
+    """Answers kept until the history changes: a report of a year of nightly executions takes the
+    history about a second to compute, and every viewer of the dashboard asks for the same few.
+
+    An entry is valid while :func:`evaltool.history.queries.state` (number of executions,
+    highest id) is what it was when the entry was made: executions are never changed in
+    place, so any record or prune changes it. The state is read before the answer is
+    computed, so an answer is never older than the state it is filed under. One lock per
+    address and parameters: concurrent askers wait for one computation instead of each doing it.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: OrderedDict = OrderedDict()
+        self._guard = threading.Lock()
+        self._locks: dict = {}
+
+    def get(self, key, state, produce) -> bytes:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._guard:
+                hit = self._entries.get(key)
+                if hit is not None and hit[0] == state:
+                    self._entries.move_to_end(key)
+                    return hit[1]
+            body = produce()
+            with self._guard:
+                self._entries[key] = (state, body)
+                self._entries.move_to_end(key)
+                while len(self._entries) > self.size:
+                    evicted, _ = self._entries.popitem(last=False)
+                    self._locks.pop(evicted, None)
+            return body
+
+
+@dataclass
+class Settings:
+    history: object  # an open evaltool.history.History
+    token: str | None = None
+    max_body: int = MAX_BODY
+    cache: ResponseCache | None = None
+
+
+def _key(view, page: bool, args: dict) -> tuple:
+    return view.name, page, tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in args.items()))
+
+
 def _endpoint(view, page: bool):
-    """One view at one address: parse the parameters, call the view, answer JSON or HTML."""
+    """One view at one address: parse the parameters, call the view, answer JSON or HTML
+    (from the cache while the history has not changed, with an ETag for conditional requests)."""
+    media = "text/html; charset=utf-8" if page else "application/json"
 
     def answer(request: Request) -> Response:
+        from evaltool.history.queries import state
+
+        settings: Settings = request.app.state.settings
         args = parse(request.query_params, view.params, path=request.path_params)
-        data = view.compute(request.app.state.settings.history, args)
-        if page:
-            return HTMLResponse(pages.render(view, data, args))
-        return _json(data)
+
+        def produce() -> bytes:
+            data = view.compute(settings.history, args)
+            return pages.render(view, data, args).encode() if page else _json_bytes(data)
+
+        if not (view.cached and settings.cache):
+            return Response(produce(), media_type=media)
+        key, now = _key(view, page, args), state(settings.history)
+        tag = '"' + hashlib.sha256(repr((key, now)).encode()).hexdigest()[:32] + '"'
+        if request.headers.get("if-none-match") == tag:
+            return Response(status_code=304, headers={"etag": tag})
+        return Response(settings.cache.get(key, now, produce), media_type=media,
+                        headers={"etag": tag, "cache-control": "no-cache"})
 
     answer.__name__ = f"{view.name}_{'page' if page else 'api'}"
     answer.__doc__ = view.summary
@@ -180,8 +243,10 @@ class SecurityHeaders:
         await self.app(scope, receive, sending)
 
 
-def create_app(history, *, token: str | None = None, max_body: int = MAX_BODY) -> Starlette:
-    """The dashboard over an open history (:func:`evaltool.history.open_history`)."""
+def create_app(history, *, token: str | None = None, max_body: int = MAX_BODY,
+               cache_size: int = CACHE_SIZE) -> Starlette:
+    """The dashboard over an open history (:func:`evaltool.history.open_history`);
+    ``cache_size`` answers are kept (:class:`ResponseCache`; 0: none)."""
     from starlette.middleware import Middleware
 
     routes = []
@@ -195,5 +260,5 @@ def create_app(history, *, token: str | None = None, max_body: int = MAX_BODY) -
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)],
                     exception_handlers={EvaltoolError: _evaltool_error, HTTPException: _http_error,
                                         Exception: _unexpected})
-    app.state.settings = Settings(history, token or None, max_body)
+    app.state.settings = Settings(history, token or None, max_body, ResponseCache(cache_size) if cache_size else None)
     return app

@@ -41,3 +41,11 @@ class HistoryError(EvaltoolError):
 
 class NotFoundError(HistoryError):
     """The history has no execution with the id asked for (the dashboard answers HTTP 404)."""
+
+
+class EvaltoolWarning(UserWarning):
+    """Something the user should know about an evaluation that still ran (queries skipped, ...).
+
+    The same messages are on the result (``EvalResult.warnings``); the command line prints
+    those and silences this category.
+    """

@@ -37,44 +37,55 @@ def record_options(with_name: bool):
 
 @dataclass
 class Recording:
-    """Checked ``--record`` options and the open history to write to."""
+    """Checked ``--record`` options; the history is opened (and a new file created) at the first record."""
 
-    history: object
+    db: object
     note: str | None
     tags: dict[str, str]
     at: object
+    history: object = None
+
+    def _open(self):
+        from evaltool.history import open_history
+
+        if self.history is None:
+            self.history = open_history(self.db, create=True)
+        return self.history
 
     def record(self, result, name=None, **details) -> int:
         from evaltool.history import record
 
-        execution_id = record(result, db=self.history, name=name, note=self.note, tags=self.tags, at=self.at,
-                              **details)
-        warn(f"recorded execution {execution_id} in {self.history.where}")
+        history = self._open()
+        execution_id = record(result, db=history, name=name, note=self.note, tags=self.tags, at=self.at, **details)
+        warn(f"recorded execution {execution_id} in {history.where}")
         return execution_id
 
     def record_bench(self, bench, name=None, kind: str = "bench") -> int:
         from evaltool.history.recording import record_bench
 
-        execution_id = record_bench(bench, self.history, name=name, kind=kind, note=self.note, tags=self.tags,
-                                    at=self.at)
-        warn(f"recorded execution {execution_id} in {self.history.where}")
+        history = self._open()
+        execution_id = record_bench(bench, history, name=name, kind=kind, note=self.note, tags=self.tags, at=self.at)
+        warn(f"recorded execution {execution_id} in {history.where}")
         return execution_id
 
     def close(self) -> None:
-        self.history.close()
+        if self.history is not None:
+            self.history.close()
 
 
 def recording(record, db, note, tags, at, record_name=None) -> Recording | None:
-    """The ``--record`` request, validated, with the history open; None without ``--record``."""
+    """The ``--record`` request, validated (and the history checked, creating nothing); None without ``--record``."""
     if not record:
         given = [flag for flag, value in (("--db", db), ("--note", note), ("--tag", tags), ("--at", at),
                                           ("--name", record_name)) if value]
         if given:
             raise EvaltoolError(f"{given[0]} applies to --record only; add --record to store the result")
         return None
-    from evaltool.history import open_history, parse_tags
+    from evaltool.history import parse_tags
     from evaltool.history.dates import parse_when
+    from evaltool.history.store import check_writable
 
     parsed_tags = parse_tags(tags)
     when = parse_when(at, "--at") if at is not None else None
-    return Recording(open_history(db, create=True), note, parsed_tags, when)
+    check_writable(db)
+    return Recording(db, note, parsed_tags, when)

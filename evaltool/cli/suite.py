@@ -154,9 +154,9 @@ def run_suites_command(names, db, out_dir, verbose):
             warn(f"suite {suite.name}: {suite.queries_file} against {suite.backend}")
             settings = dict(suite.settings, headers=tuple(suite.settings.get("headers", ())))
             try:
-                code = run_command(Recording(history, None, {}, None), suite.name, "suite", queries=suite.queries_file,
-                                   backend=suite.backend, measures=tuple(suite.measures), out_dir=out_dir,
-                                   verbose=verbose, resume=False, run_name=suite.name, **settings)
+                code = run_command(Recording(history, None, {}, None, history), suite.name, "suite",
+                                   queries=suite.queries_file, backend=suite.backend, measures=tuple(suite.measures),
+                                   out_dir=out_dir, verbose=verbose, resume=False, run_name=suite.name, **settings)
             except EvaltoolError as exc:
                 warn(f"suite {suite.name}: {exc}")
                 failed += 1

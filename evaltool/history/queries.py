@@ -129,7 +129,7 @@ def list_executions(db=None, date_from=None, date_to=None, name: str | None = No
     ``tags`` pair (a dict or ``K=V`` texts); ``limit`` / ``offset`` page through them."""
     from evaltool.history import schema
 
-    if limit is not None and limit < 0 or offset < 0:
+    if (limit is not None and limit < 0) or offset < 0:
         raise HistoryError(f"limit {limit} / offset {offset}: expected numbers of 0 or more")
     e = schema.executions
     order = (e.c.recorded_at.desc(), e.c.id.desc()) if newest_first else (e.c.recorded_at, e.c.id)

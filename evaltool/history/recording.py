@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from evaltool.errors import HistoryError
 
 AUTO = object()  # "find it out": the fingerprints from the result's files, the commit from git
-KINDS = ("eval", "compare", "bench", "suite", "import")
+KINDS = ("eval", "compare", "bench", "suite")
 
 
 def sha256_file(path) -> str | None:
@@ -101,10 +101,11 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
            sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
-    ``result`` is an :class:`~evaltool.evaluation.EvalResult` (or its ``to_dict()`` JSON).
+    ``result`` is an :class:`~evaltool.results.EvalResult` (or its ``to_dict()`` JSON).
     ``name`` defaults to the run's file name (as ``compare`` names runs), else its run tag; ``at`` (ISO-8601 text, a
     date or a datetime; default now) backfills an old result. ``thresholds`` are the
-    label thresholds in force (default: :data:`evaltool.labels.DEFAULT_THRESHOLDS`);
+    label thresholds in force (default: the result's ``thresholds``, else
+    :data:`evaltool.results.DEFAULT_THRESHOLDS`);
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
     of ``meta``. ``fingerprints`` maps ``qrels`` / ``run`` / ``queries`` to sha256 digests
     (default: the digests of the files in ``sources``); ``commit`` is the git commit
@@ -126,7 +127,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     from evaltool.history import schema
     from evaltool.history.dates import now, parse_when, stamp
     from evaltool.history.store import open_history
-    from evaltool.labels import DEFAULT_THRESHOLDS
+    from evaltool.results import DEFAULT_THRESHOLDS
 
     if kind not in KINDS:
         raise HistoryError(f"record(): kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -166,7 +167,8 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
         "evaltool_version": __version__,
         "query_count": query_count,
         "options": json.dumps(dict(options if options is not None else meta.get("options") or {}), sort_keys=True),
-        "thresholds": json.dumps(dict(thresholds if thresholds is not None else DEFAULT_THRESHOLDS)),
+        "thresholds": json.dumps(dict(thresholds if thresholds is not None
+                                      else getattr(result, "thresholds", None) or DEFAULT_THRESHOLDS)),
         "sources": json.dumps(sources, sort_keys=True),
         "qrels_sha256": fingerprints.get("qrels"),
         "run_sha256": fingerprints.get("run"),

@@ -32,7 +32,7 @@ executions = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("name", sa.Text, nullable=False),
     sa.Column("recorded_at", sa.String(20), nullable=False),
-    sa.Column("kind", sa.String(20), nullable=False),  # eval | compare | bench | suite | import
+    sa.Column("kind", sa.String(20), nullable=False),  # eval | compare | bench | suite
     sa.Column("note", sa.Text),
     sa.Column("evaltool_version", sa.String(40), nullable=False),
     sa.Column("query_count", sa.Integer),

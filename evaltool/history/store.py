@@ -76,9 +76,13 @@ class History:
 
     @contextmanager
     def reading(self):
-        """A connection for reads: one consistent snapshot (one transaction)."""
-        with self._errors(), self.engine.connect() as conn, conn.begin():
-            yield conn
+        """A connection for reads: one consistent snapshot (one transaction; on PostgreSQL at
+        REPEATABLE READ, so every statement of it sees the same commits, as SQLite's WAL does)."""
+        with self._errors(), self.engine.connect() as conn:
+            if self.backend == "postgresql":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
 
     @contextmanager
     def writing(self):
@@ -149,13 +153,7 @@ def open_history(db=None, *, create: bool = False) -> History:
     sa = _sqlalchemy()
     where = path or url.render_as_string(hide_password=True)
     if path is not None:
-        if not create and not os.path.exists(path):
-            raise HistoryError(f"{where}: no history there (record one with --record, or give --db)")
-        if os.path.isdir(path):
-            raise HistoryError(f"{where}: is a folder; --db takes a file")
-        folder = os.path.dirname(path)
-        if not os.path.isdir(folder):
-            raise HistoryError(f"{where}: the folder {folder} does not exist")
+        _check_file(path, create)
         engine = _sqlite_engine(url)
     else:
         engine = sa.create_engine(url, pool_pre_ping=True)
@@ -168,6 +166,29 @@ def open_history(db=None, *, create: bool = False) -> History:
         history.close()
         raise
     return history
+
+
+def _check_file(path: str, create: bool) -> None:
+    if not create and not os.path.exists(path):
+        raise HistoryError(f"{path}: no history there (record one with --record, or give --db)")
+    if os.path.isdir(path):
+        raise HistoryError(f"{path}: is a folder; --db takes a file")
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        raise HistoryError(f"{path}: the folder {folder} does not exist")
+
+
+def check_writable(db=None) -> None:
+    """Fail now (HistoryError) when nothing could be recorded at ``db``: a bad URL, a missing
+    folder, a file that is not a history or is of a newer schema, a server that does not
+    answer. A SQLite file that does not exist yet is not created (that waits for a record)."""
+    if isinstance(db, History):
+        return
+    _, path = _url(os.fspath(db) if db is not None else default_db())
+    if path is not None and not os.path.exists(path):
+        _check_file(path, create=True)
+        return
+    open_history(db, create=True).close()
 
 
 def _version(history: History) -> int | None:

@@ -326,13 +326,12 @@ def _title_header(title: str, subtitle: str | None = None) -> Markup:
     return join([tag("h1", title), tag("p", subtitle, class_="meta") if subtitle else None])
 
 
-def eval_html(result, *, per_query: bool = False, groups: dict | None = None, thresholds: dict | None = None,
-              report: Report | None = None) -> str:
+def eval_html(result, *, per_query: bool = False, report: Report | None = None) -> str:
     """``evaltool QRELS RUN -o html``: the table of the other formats and a bar chart of every
     query's value (a menu switches measure); ``report`` is that table (layouts.eval_report)."""
     from evaltool.report.layouts import eval_report
 
-    report = report or eval_report(result, per_query=per_query, groups=groups, thresholds=thresholds)
+    report = report or eval_report(result, per_query=per_query)
     meta = result.meta
     run = os.path.basename(str(meta.get("run") or meta.get("runid") or "run"))
     values = result.per_query
@@ -348,14 +347,13 @@ def eval_html(result, *, per_query: bool = False, groups: dict | None = None, th
     return document(f"evaltool: {run}", body)
 
 
-def compare_html(cmp, *, groups: dict | None = None, thresholds: dict | None = None,
-                 report: Report | None = None) -> str:
+def compare_html(cmp, *, report: Report | None = None) -> str:
     """``evaltool compare ... -o html``: the tables of the other formats; per measure, the per-query
     bars of every run, and for each run against the baseline the scatter of per-query values and
     the distribution of per-query differences with the mean difference and its interval."""
     from evaltool.report.layouts import compare_report
 
-    report = report or compare_report(cmp, groups=groups, thresholds=thresholds)
+    report = report or compare_report(cmp)
     qids = list(cmp.qids)
     series = {name: {m: [float(v) for v in cmp.values[name][m]] for m in cmp.measures} for name in cmp.names}
     body = [_title_header(f"evaltool compare: {', '.join(cmp.names)}",

@@ -51,9 +51,9 @@ log = logging.getLogger("evaltool.server")
 
 
 def _json_bytes(data) -> bytes:
-    from evaltool.report.json import _finite
+    from evaltool.report.json import dump_json
 
-    return json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    return dump_json(data, indent=None).encode()  # the one JSON writer: the CLI's -o json, on one line
 
 
 def _json(data, status: int = 200) -> Response:

@@ -102,6 +102,18 @@ def test_bad_record_options_stop_before_anything_runs(files, tmp_path, args, pat
     assert done.stdout == "" and not (tmp_path / "evaltool-history.sqlite").exists()
 
 
+def test_a_failed_evaluation_creates_no_history(files, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    broken = tmp_path / "broken.txt"
+    broken.write_text("q1 Q0 a 1 two A\n")
+    done = invoke(files["qrels.txt"], broken, "--record")
+    one_error(done, r"broken.txt:1")
+    assert not (tmp_path / "evaltool-history.sqlite").exists()
+    notdb = tmp_path / "notes.sqlite"
+    notdb.write_text("not a database\n" * 50)
+    one_error(invoke(files["qrels.txt"], files["a.txt"], "--record", "--db", notdb), r"not an evaltool history")
+
+
 def test_bad_input_to_history_commands(db, files, tmp_path):
     invoke(files["qrels.txt"], files["a.txt"], "-m", "recip_rank", "--record", "--db", db)
     notdb = tmp_path / "notes.sqlite"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.shared import missing
+
 ROOT = Path(__file__).resolve().parent.parent
 XSS = "<img src=x onerror=alert(1)>"
 SEED = [("envíos a Quito", 0.833, 0.72, 0.60), ("celulares del mes anterior", 1.000, 0.85, 0.80),
@@ -22,6 +24,16 @@ PER_QUERY = {  # recip_rank and P_5 per query of "bm25" and "rm3"
     "bm25": {"q1": (1.0, 0.4), "q2": (0.5, 0.2), "q3": (0.25, 0.2), "q4": (1.0, 0.6), "q<5>": (0.2, 0.0)},
     "rm3": {"q1": (1.0, 0.6), "q2": (1.0, 0.4), "q3": (0.5, 0.2), "q4": (0.5, 0.4), "q<5>": (1.0, 0.2)},
 }
+
+
+def require_dashboard() -> None:
+    """The dashboard extra (Starlette, uvicorn, plotly): skip without it locally, fail under CI=true."""
+    try:
+        import plotly  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        missing(f"the dashboard extra is not installed ({exc}): pip install 'evaltool[dashboard]'")
 
 
 def _result(values: dict[str, tuple[float, float]]) -> dict:

@@ -8,10 +8,13 @@ import json
 import pytest
 
 from tests.browser import browser, console_errors, screenshot, wait_for_charts  # noqa: F401
-from tests.dashboard_data import PER_QUERY, XSS, build
+from tests.dashboard_data import PER_QUERY, XSS, build, require_dashboard
 from tests.server_process import Server
 
-pytest.importorskip("uvicorn", reason="the dashboard extra is not installed: pip install 'evaltool[dashboard]'")
+
+@pytest.fixture(scope="module", autouse=True)
+def _dashboard_installed():
+    require_dashboard()
 
 
 @pytest.fixture(scope="module")

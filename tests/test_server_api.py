@@ -12,15 +12,19 @@ import json
 
 import pytest
 
-from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build
+from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, require_dashboard
 from tests.html_pages import Page
 from tests.test_cli import invoke
 
-pytest.importorskip("starlette", reason="the dashboard extra is not installed: pip install 'evaltool[dashboard]'")
 # Starlette 1.x asks for httpx2 behind its TestClient; httpx (the documented client) works the same here
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 TOKEN = "s3cret-token"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dashboard_installed():
+    require_dashboard()
 
 
 @pytest.fixture(scope="module")
@@ -246,9 +250,11 @@ def test_trend_page_has_a_point_per_execution(client):
     figures = dict(zip(page.chart_names, page.figures))
     for measure in ("recip_rank", "P_5", "ndcg_cut_10"):
         traces = figures[f"trend-{measure}"]["data"]
-        points = [(html.unescape(t["name"]), x, y) for t in traces for x, y in zip(t["x"], t["y"])]
-        assert sorted(points) == sorted((e["name"], e["recorded_at"], e["summary"][measure]) for e in data
-                                        if measure in e["summary"])
+        points = [(html.unescape(t["name"]), x, y, html.unescape(c[2])) for t in traces
+                  for x, y, c in zip(t["x"], t["y"], t["customdata"])]
+        assert sorted(points) == sorted((e["name"], e["recorded_at"], e["summary"][measure], e["note"] or "")
+                                        for e in data if measure in e["summary"])
+        assert all("%{customdata[2]}" in t["hovertemplate"] for t in traces)  # the note shows on hover
 
 
 def test_execution_page_drill_down(client, history_file):

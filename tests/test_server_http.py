@@ -10,11 +10,14 @@ import socket
 
 import pytest
 
-from tests.dashboard_data import build
+from tests.dashboard_data import build, require_dashboard
 from tests.server_process import Server, free_port
 from tests.test_cli import invoke
 
-pytest.importorskip("uvicorn", reason="the dashboard extra is not installed: pip install 'evaltool[dashboard]'")
+
+@pytest.fixture(scope="module", autouse=True)
+def _dashboard_installed():
+    require_dashboard()
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import json
 import math
 import os
 import re
@@ -35,7 +34,7 @@ from functools import lru_cache
 from importlib.resources import files
 
 from evaltool.errors import EvaltoolError
-from evaltool.report.json import _finite
+from evaltool.report.json import dump_json
 from evaltool.report.table import Report, Table, cell_text
 
 ASSETS = ("evaltool.css", "evaltool.js")
@@ -87,7 +86,7 @@ def chart(figure: dict, *, wide: bool = False, follow: bool = False, name: str |
     """The element that draws ``figure``; ``follow``: clicking a point opens the path in its customdata."""
     layout = {"font": CHART_FONT, "colorway": COLORS, "margin": {"l": 60, "r": 20, "t": 50, "b": 60},
               "paper_bgcolor": "#fff", "plot_bgcolor": "#fff", **figure.get("layout", {})}
-    data = json.dumps(_finite({"data": figure["data"], "layout": layout}), allow_nan=False, separators=(",", ":"))
+    data = dump_json({"data": figure["data"], "layout": layout}, indent=None)  # nan as null, as every JSON here
     return tag("div", class_="chart wide" if wide else "chart", data_figure=data, data_follow=follow,
                data_chart=name)
 

@@ -42,12 +42,11 @@ from evaltool.server.views import VIEWS
 MAX_BODY = 32 * 1024 * 1024  # a recorded result with every per-query value of a large run fits well within
 CACHE_SIZE = 64  # answers kept (a year's report of 10 nightly suites is about 0.7 MB)
 STATIC = {"plotly.min.js": "text/javascript", "evaltool.js": "text/javascript", "evaltool.css": "text/css"}
+# scripts: this server's own files only; styles may be inline because plotly.js sets style attributes as it draws
 POLICY = content_security_policy("'self'", "'self' 'unsafe-inline'", header=True)
 SECURITY_HEADERS = {"content-security-policy": POLICY, "x-content-type-options": "nosniff",
                     "referrer-policy": "no-referrer", "x-frame-options": "DENY"}
 log = logging.getLogger("evaltool.server")
-
-
 
 
 def _json_bytes(data) -> bytes:

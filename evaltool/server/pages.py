@@ -10,8 +10,10 @@ import math
 from urllib.parse import quote
 
 from evaltool.report.html import (
-    Markup, chart, difference_histogram, document, facts, join, paired_scatter, per_query_bars, table, tag, trend,
+    Markup, chart, difference_histogram, document, escape, facts, join, paired_scatter, per_query_bars, table, tag,
+    trend,
 )
+from evaltool.server.views import query_string
 
 NAVIGATION = (("report", "/", "Comparative report"), ("executions", "/trends", "Trends"), ("suites", "/suites", "Suites"))
 
@@ -53,8 +55,6 @@ def _filters(args: dict, *, measures: bool = False, labels: bool = False) -> Mar
 
 
 def _attr(value) -> str:
-    from evaltool.report.html import escape
-
     return escape("" if value is None else value)
 
 
@@ -103,7 +103,7 @@ def report_page(data: dict, args: dict, view) -> Markup:
         body.append(form)
     else:
         body.append(tag("p", "No execution in this range.", class_="note"))
-    body.append(_json_link(view, args, _query_of(args)))
+    body.append(_json_link(view, args, query_string(args)))
     return join(body)
 
 
@@ -111,12 +111,6 @@ def _value_cell(value) -> Markup:
     if value is None:
         return tag("td", "", class_="num", data_value="")
     return tag("td", f"{value:.4f}", class_="num", data_value=repr(value))
-
-
-def _query_of(args: dict) -> str:
-    from evaltool.server.views import _query
-
-    return _query(args)
 
 
 def trends_page(data: dict, args: dict, view) -> Markup:
@@ -142,7 +136,7 @@ def trends_page(data: dict, args: dict, view) -> Markup:
         tag("h2", "Executions"),
         table(["id", "name", "date (UTC)", "note", "tags"], rows, sortable=True, name="executions",
               links={i: execution_link(e["id"]) for i, e in enumerate(found)}),
-        tag("nav", pager, class_="pages"), _json_link(view, args, _query_of(args)),
+        tag("nav", pager, class_="pages"), _json_link(view, args, query_string(args)),
     ])
 
 
@@ -193,7 +187,7 @@ def diff_page(data: dict, args: dict, view) -> Markup:
     ids = f"{data['a']['id']},{data['b']['id']}"
     return join([tag("h1", "Difference"), _diff_tables(data),
                  tag("p", tag("a", "per-query plots of the two", href=f"/compare?ids={quote(ids)}"), class_="meta"),
-                 _json_link(view, args, _query_of(args))])
+                 _json_link(view, args, query_string(args))])
 
 
 def side_by_side_page(data: dict, args: dict, view) -> Markup:
@@ -220,7 +214,7 @@ def side_by_side_page(data: dict, args: dict, view) -> Markup:
             body.append(tag("div", chart(paired_scatter(shared, a, b, name_a, name_b, m), name="scatter"),
                             chart(difference_histogram(differences, stats["ci"], stats["delta"], name_a, name_b, m,
                                                        0.95), name="differences"), class_="charts"))
-    body.append(_json_link(view, args, _query_of(args)))
+    body.append(_json_link(view, args, query_string(args)))
     return join(body)
 
 
@@ -256,6 +250,6 @@ PAGES = {"report": report_page, "executions": trends_page, "execution": executio
 
 def render(view, data: dict, args: dict) -> str:
     """The whole HTML page of ``view`` for its ``data``."""
-    current = view.name if view.name in dict((n, 0) for n, _, _ in NAVIGATION) else ""
+    current = view.name if view.name in {name for name, _, _ in NAVIGATION} else ""
     return document(f"evaltool: {view.title}", PAGES[view.name](data, args, view), assets="linked",
                     header=_header(current))

@@ -43,7 +43,6 @@ def bind(host: str, port: int) -> socket.socket:
         listening.close()
         raise EvaltoolError(f"cannot listen on {host}:{port}: {exc.strerror or exc}"
                             + ("; choose another --port" if exc.errno == 98 else "")) from None
-    listening.set_inheritable(True)
     return listening
 
 

@@ -30,7 +30,7 @@ class View:
     cached: bool = True  # its answer depends on the executions alone (see app.ResponseCache)
 
 
-def _query(arguments: dict, **changes) -> str:
+def query_string(arguments: dict, **changes) -> str:
     """The query string of ``arguments`` with ``changes`` (None, False and [] left out)."""
     merged = {**arguments, **changes}
     pairs = []
@@ -68,8 +68,8 @@ def executions(history, args: dict) -> dict:
                             limit=limit + 1, offset=offset)
     more = len(found) > limit
     return {"executions": [e.to_dict() for e in found[:limit]], "limit": limit, "offset": offset,
-            "next": f"?{_query(args, offset=offset + limit)}" if more else None,
-            "previous": f"?{_query(args, offset=max(0, offset - limit))}" if offset else None}
+            "next": f"?{query_string(args, offset=offset + limit)}" if more else None,
+            "previous": f"?{query_string(args, offset=max(0, offset - limit))}" if offset else None}
 
 
 def execution(history, args: dict) -> dict:

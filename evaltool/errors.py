@@ -40,8 +40,20 @@ class HistoryError(EvaltoolError):
 
 
 class EvaltoolWarning(UserWarning):
-    """Something the user should know about an evaluation that still ran (queries skipped, ...).
+    """A result was computed, but the inputs deserve a second look (issued with ``warnings.warn``).
 
-    The same messages are on the result (``EvalResult.warnings``); the command line prints
-    those and silences this category.
+    The command line prints each one on stderr; library callers can filter, record or
+    escalate them with the :mod:`warnings` module:
+
+    >>> import warnings
+    >>> from evaltool import evaluate
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["map"])
+    >>> [type(w.message).__name__ for w in caught]
+    ['QueriesSkippedWarning']
     """
+
+
+class QueriesSkippedWarning(EvaltoolWarning):
+    """Judged queries without results in the run were left out of the mean (no ``-c``)."""

@@ -1,0 +1,892 @@
+"""Click logs: what users were shown and what they clicked, read as a stream into compact arrays.
+
+Three layouts are read; the content (and, for Parquet and CSV, the file name) decides which:
+
+* **Impression objects** (seed 004's ``calcular_mrr_con_clicks`` input): a JSON array, or JSONL
+  with one object per line. Each object is one impression — a result list shown for a query:
+  ``consulta`` or ``query`` (the query text), optional ``query_id`` / ``qid`` (otherwise the
+  text is the query's id), ``resultados`` or ``results`` (the document ids in the order shown,
+  position 1 first), ``clicks`` (clicked document ids in log order; an entry may also be an
+  object ``{"doc_id": ..., "timestamp": ...}``), optional ``session_id`` and ``timestamp``.
+* **An events table**, one row per shown document or click, as CSV (with a header), JSONL
+  or Parquet: ``action`` (``impression`` or ``click``), ``query_id`` and/or ``query``,
+  ``doc_id``, ``position`` (1 = top), ``timestamp``, and the impression's identity:
+  ``impression_id``, or else ``session_id`` together with the query. Rows of one
+  impression need not be adjacent. A click row names its document by ``doc_id`` (its rank
+  is the document's top-most shown position) or, without one, by ``position``.
+
+Timestamps are seconds (numbers) or ISO 8601 texts. Any other field of an impression
+(``device``, ``category``...) can be kept for grouping (``fields=``).
+
+Decided edge cases (see also :mod:`evaltool.clicks`):
+
+* a click on a document the impression did not show is ignored and counted
+  (``clicks_not_shown``); so is a click whose impression has no shown document;
+* a document clicked again within one impression counts once (``repeated_clicks``);
+* an impression with an empty result list is kept apart (``empty_impressions``) and
+  enters no metric;
+* in an events table, a second document given for a position already filled is ignored
+  and counted (``duplicate_positions``).
+
+Memory grows with the number of shown documents (12 bytes each) and distinct ids, never
+with the bytes of the file: text is read line by line or in Arrow record batches.
+Bad input raises :class:`~evaltool.errors.ParseError` with the file and line (Parquet:
+the row), the text found and what was expected; nothing is returned half-read.
+
+>>> import json, os, tempfile
+>>> log = [{"consulta": "envíos a Quito", "resultados": ["HAW001", "HAW002", "HAW003"], "clicks": ["HAW002"]},
+...        {"consulta": "tarifas", "resultados": ["HAW004", "HAW005"], "clicks": []}]
+>>> with tempfile.TemporaryDirectory() as folder:
+...     path = os.path.join(folder, "log.json")
+...     with open(path, "w") as f:
+...         _ = f.write(json.dumps(log))
+...     clicks = read_click_log(path)
+>>> clicks.format, clicks.n_impressions, clicks.query_ids, clicks.click_rank.tolist()
+('json', 2, ['envíos a Quito', 'tarifas'], [2])
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+import os
+from array import array
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+from evaltool.errors import EvaltoolError, ParseError
+
+QUERY_KEYS = ("consulta", "query")
+QUERY_ID_KEYS = ("query_id", "qid")
+RESULT_KEYS = ("resultados", "results")
+ACTIONS = ("impression", "click")
+EVENT_ID_COLUMNS = ("impression_id", "session_id")
+RESERVED = {*QUERY_KEYS, *QUERY_ID_KEYS, *RESULT_KEYS, "clicks", "timestamp", "action", "doc_id", "position",
+            "impression_id"}
+BATCH_ROWS = 65536
+PARQUET_MAGIC = b"PAR1"
+
+
+@dataclass
+class ClickLog:
+    """A click log as arrays over impressions (first-seen order).
+
+    ``shown_*`` hold the shown documents of impression ``i`` at
+    ``shown_offsets[i]:shown_offsets[i + 1]`` in position order; ``click_*`` its valid
+    clicks (on a shown document, each document once) in log order at
+    ``click_offsets[i]:click_offsets[i + 1]``. ``click_rank`` is the clicked document's
+    top-most shown position. Times are seconds, ``nan`` where the log has none.
+    ``counts`` says what was read, ignored and kept apart; ``fields`` maps each kept
+    impression field to (value per impression, ``None`` where absent).
+    """
+
+    path: str
+    format: str
+    query_ids: list[str]
+    doc_ids: list[str]
+    imp_query: np.ndarray
+    imp_time: np.ndarray
+    shown_offsets: np.ndarray
+    shown_doc: np.ndarray
+    shown_pos: np.ndarray
+    click_offsets: np.ndarray
+    click_doc: np.ndarray
+    click_rank: np.ndarray
+    click_time: np.ndarray
+    counts: dict
+    fields: dict = field(default_factory=dict)
+
+    @property
+    def n_impressions(self) -> int:
+        return len(self.imp_query)
+
+    @property
+    def n_shown(self) -> np.ndarray:
+        return np.diff(self.shown_offsets)
+
+    @property
+    def n_clicks(self) -> np.ndarray:
+        return np.diff(self.click_offsets)
+
+    @property
+    def has_timestamps(self) -> bool:
+        return bool(np.isfinite(self.imp_time).any() and np.isfinite(self.click_time).any())
+
+
+# ---------------------------------------------------------------- shared building blocks
+
+
+class _Vocab:
+    """Ids in first-seen order; ``code`` adds, ``codes`` maps an array of ids at once."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.ids: list[str] = []
+
+    def code(self, key: str) -> int:
+        found = self.index.get(key)
+        if found is None:
+            found = self.index[key] = len(self.ids)
+            self.ids.append(key)
+        return found
+
+
+class _Growing:
+    """A numpy array that grows by doubling (per-impression facts, filled by index)."""
+
+    def __init__(self, dtype, fill) -> None:
+        self.data = np.full(1024, fill, dtype=dtype)
+        self.fill = fill
+
+    def ensure(self, size: int) -> np.ndarray:
+        if size > len(self.data):
+            grown = np.full(max(size, 2 * len(self.data)), self.fill, dtype=self.data.dtype)
+            grown[: len(self.data)] = self.data
+            self.data = grown
+        return self.data
+
+
+class _Builder:
+    """Collects shown documents and clicks, then resolves clicks to ranks in one vectorised pass."""
+
+    def __init__(self, path: str, fmt: str, fields: tuple[str, ...]) -> None:
+        self.path, self.format, self.field_names = path, fmt, fields
+        self.queries, self.docs = _Vocab(), _Vocab()
+        self.n_imp = 0
+        self.imp_query = _Growing(np.int32, -1)
+        self.imp_time = _Growing(np.float64, np.nan)
+        self.field_vocab = {name: _Vocab() for name in fields}
+        self.field_code = {name: _Growing(np.int32, -1) for name in fields}
+        self.shown: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.clicks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.counts = {"events": 0, "clicks_read": 0, "clicks_not_shown": 0,
+                       "repeated_clicks": 0, "duplicate_positions": 0}
+
+    def new_impressions(self, n: int) -> np.ndarray:
+        start = self.n_imp
+        self.n_imp += n
+        self.imp_query.ensure(self.n_imp)
+        self.imp_time.ensure(self.n_imp)
+        for grow in self.field_code.values():
+            grow.ensure(self.n_imp)
+        return np.arange(start, self.n_imp, dtype=np.int32)
+
+    def add_shown(self, imp, doc, pos) -> None:
+        if len(imp):
+            self.shown.append((np.asarray(imp, np.int32), np.asarray(doc, np.int32), np.asarray(pos, np.int32)))
+
+    def add_clicks(self, imp, doc, pos, time) -> None:
+        """``doc`` -1: the click names a position only; ``pos`` 0: a document only."""
+        if len(imp):
+            self.clicks.append((np.asarray(imp, np.int32), np.asarray(doc, np.int32), np.asarray(pos, np.int32),
+                                np.asarray(time, np.float64)))
+
+    def finish(self) -> ClickLog:
+        n = self.n_imp
+        imp, doc, pos = (np.concatenate(parts) if parts else np.zeros(0, np.int32)
+                         for parts in zip(*self.shown)) if self.shown else (np.zeros(0, np.int32),) * 3
+        self.shown.clear()
+        # position order within each impression, log order among rows for one position
+        key = imp.astype(np.int64) * (int(pos.max(initial=0)) + 1) + pos
+        if len(key) and not np.all(key[1:] > key[:-1]):
+            order = np.argsort(key, kind="stable")
+            imp, doc, pos, key = imp[order], doc[order], pos[order], key[order]
+            del order
+            first = np.ones(len(key), bool)
+            first[1:] = key[1:] != key[:-1]
+            self.counts["duplicate_positions"] += int(len(key) - first.sum())
+            if not first.all():
+                imp, doc, pos, key = imp[first], doc[first], pos[first], key[first]
+        del key
+        shown_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(imp, minlength=n), out=shown_offsets[1:])
+
+        if self.clicks:
+            c_imp, c_doc, c_pos, c_time = (np.concatenate(parts) for parts in zip(*self.clicks))
+        else:
+            c_imp, c_doc, c_pos, c_time = (np.zeros(0, np.int32),) * 3 + (np.zeros(0),)
+        self.clicks.clear()
+        c_rank = np.zeros(len(c_imp), np.int32)
+        n_docs = max(len(self.docs.ids), 1)
+        # by document: its top-most shown position in the impression
+        by_doc = c_doc >= 0
+        if by_doc.any():
+            shown_key = imp.astype(np.int64) * n_docs + doc
+            order = np.lexsort((pos, shown_key))
+            sorted_key, sorted_pos = shown_key[order], pos[order]
+            del shown_key, order
+            wanted = c_imp[by_doc].astype(np.int64) * n_docs + c_doc[by_doc]
+            at = np.searchsorted(sorted_key, wanted)
+            hit = at < len(sorted_key)
+            hit[hit] = sorted_key[at[hit]] == wanted[hit]
+            c_rank[np.flatnonzero(by_doc)[hit]] = sorted_pos[at[hit]]
+            del sorted_key, sorted_pos
+        # by position alone: the document shown there
+        by_pos = ~by_doc
+        if by_pos.any():
+            width = int(max(pos.max(initial=0), c_pos.max(initial=0))) + 1
+            shown_key = imp.astype(np.int64) * width + pos          # already sorted and unique
+            wanted = c_imp[by_pos].astype(np.int64) * width + c_pos[by_pos]
+            at = np.searchsorted(shown_key, wanted)
+            hit = at < len(shown_key)
+            hit[hit] = shown_key[at[hit]] == wanted[hit]
+            rows = np.flatnonzero(by_pos)[hit]
+            c_rank[rows] = c_pos[rows]
+            c_doc[rows] = doc[at[hit]]
+        valid = c_rank > 0
+        self.counts["clicks_not_shown"] += int(len(valid) - valid.sum())
+        c_imp, c_doc, c_rank, c_time = c_imp[valid], c_doc[valid], c_rank[valid], c_time[valid]
+        # each document once per impression (its first click), then clicks grouped by impression in log order
+        pair = c_imp.astype(np.int64) * n_docs + c_doc
+        _, first_seen = np.unique(pair, return_index=True)
+        keep = np.zeros(len(pair), bool)
+        keep[first_seen] = True
+        self.counts["repeated_clicks"] += int(len(pair) - len(first_seen))
+        order = np.argsort(c_imp[keep], kind="stable")
+        c_imp, c_doc, c_rank, c_time = (a[keep][order] for a in (c_imp, c_doc, c_rank, c_time))
+        click_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(c_imp, minlength=n), out=click_offsets[1:])
+
+        imp_query = self.imp_query.data[:n].copy()
+        n_shown = np.diff(shown_offsets)
+        self.counts["impressions"] = int(np.count_nonzero(n_shown))
+        # an events table cannot show an empty list: an impression key without shown rows came from clicks alone
+        self.counts["empty_impressions"] = 0 if self.format.startswith("events") else n - self.counts["impressions"]
+        self.counts["clicks"] = int(len(c_imp))
+        self.counts["queries"] = len(self.queries.ids)
+        fields = {}
+        for name in self.field_names:
+            vocab, codes = self.field_vocab[name].ids, self.field_code[name].data[:n]
+            fields[name] = [vocab[c] if c >= 0 else None for c in codes.tolist()]
+        return ClickLog(self.path, self.format, self.queries.ids, self.docs.ids, imp_query,
+                        self.imp_time.data[:n].copy(), shown_offsets, doc, pos, click_offsets, c_doc, c_rank,
+                        c_time, self.counts, fields)
+
+
+# ---------------------------------------------------------------- values
+
+
+def _id_text(value) -> str | None:
+    """A document or query id as text: strings as they are, integers written out; else None."""
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _seconds(value) -> float | None:
+    """A timestamp as seconds: a number, or an ISO 8601 text (naive times are UTC); None if neither."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=timezone.utc)
+        return stamp.timestamp()
+    return None
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _position(value) -> int | None:
+    """A 1-based position: a positive integer (or its text); None when it is not one."""
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return None
+
+
+POSITION_EXPECTED = "a position that is a whole number of 1 or more (1 = the top result)"
+CLICK_ID_EXPECTED = ("a click that names its impression (an impression_id, or a session_id with query_id or "
+                     "query)")
+
+
+# ---------------------------------------------------------------- impression objects
+
+
+class _ObjectReader:
+    """Seed-style impression objects, one at a time, into the builder (buffered in arrays)."""
+
+    def __init__(self, builder: _Builder) -> None:
+        self.b = builder
+        self._reset()
+
+    def _reset(self) -> None:
+        self.imp_query, self.imp_time = array("i"), array("d")
+        self.fields = {name: array("i") for name in self.b.field_names}
+        self.s_imp, self.s_doc, self.s_pos = array("i"), array("i"), array("i")
+        self.c_imp, self.c_doc, self.c_time = array("i"), array("i"), array("d")
+
+    def flush(self) -> None:
+        b = self.b
+        codes = b.new_impressions(len(self.imp_query))
+        b.imp_query.data[codes] = np.frombuffer(self.imp_query, np.int32)
+        b.imp_time.data[codes] = np.frombuffer(self.imp_time, np.float64)
+        for name, values in self.fields.items():
+            b.field_code[name].data[codes] = np.frombuffer(values, np.int32)
+        offset = int(codes[0]) if len(codes) else 0
+        b.add_shown(np.frombuffer(self.s_imp, np.int32) + offset, np.frombuffer(self.s_doc, np.int32),
+                    np.frombuffer(self.s_pos, np.int32))
+        c_imp = np.frombuffer(self.c_imp, np.int32) + offset
+        b.add_clicks(c_imp, np.frombuffer(self.c_doc, np.int32), np.zeros(len(c_imp), np.int32),
+                     np.frombuffer(self.c_time, np.float64))
+        self._reset()
+
+    def add(self, obj, line) -> None:
+        path, b = self.b.path, self.b
+        text = lambda: _short(json.dumps(obj, ensure_ascii=False))  # noqa: E731
+        if not isinstance(obj, dict):
+            raise ParseError(path, line, text(), "an impression object with 'consulta' or 'query', "
+                                                 "'resultados' or 'results', and 'clicks'")
+        qid = next((_id_text(obj[k]) for k in QUERY_ID_KEYS if k in obj), None) or next(
+            (_id_text(obj[k]) for k in QUERY_KEYS if k in obj), None)
+        if qid is None:
+            raise ParseError(path, line, text(), "a query: 'query_id', 'consulta' or 'query' (a non-empty text)")
+        results = next((obj[k] for k in RESULT_KEYS if k in obj), None)
+        if not isinstance(results, list):
+            raise ParseError(path, line, text(), "'resultados' or 'results': the list of document ids shown")
+        clicks = obj.get("clicks", [])
+        if not isinstance(clicks, list):
+            raise ParseError(path, line, text(), "'clicks': a list of clicked document ids")
+        stamp = obj.get("timestamp")
+        when = _seconds(stamp) if stamp is not None else math.nan
+        if when is None:
+            raise ParseError(path, line, text(), "'timestamp': seconds or an ISO 8601 time")
+        local = len(self.imp_query)
+        self.imp_query.append(b.queries.code(qid))
+        self.imp_time.append(when)
+        for name in b.field_names:
+            value = obj.get(name)
+            self.fields[name].append(-1 if value is None else b.field_vocab[name].code(
+                value if isinstance(value, str) else json.dumps(value)))
+        for position, doc in enumerate(results, 1):
+            doc_id = _id_text(doc)
+            if doc_id is None:
+                raise ParseError(path, line, _short(json.dumps(doc)), "document ids in the result list: texts or "
+                                                                      "whole numbers")
+            self.s_imp.append(local)
+            self.s_doc.append(b.docs.code(doc_id))
+            self.s_pos.append(position)
+        for click in clicks:
+            when = math.nan
+            if isinstance(click, dict):
+                doc_id = _id_text(click.get("doc_id"))
+                if "timestamp" in click:
+                    when = _seconds(click["timestamp"])
+                    if when is None:
+                        raise ParseError(path, line, _short(json.dumps(click)),
+                                         "a click timestamp: seconds or an ISO 8601 time")
+            else:
+                doc_id = _id_text(click)
+            if doc_id is None:
+                raise ParseError(path, line, _short(json.dumps(click)), "a clicked document id (a text or whole "
+                                                                        "number, or {\"doc_id\": ...})")
+            self.c_imp.append(local)
+            self.c_doc.append(b.docs.code(doc_id))
+            self.c_time.append(when)
+        b.counts["clicks_read"] += len(clicks)
+        b.counts["events"] += 1 + len(clicks)
+        if len(self.imp_query) >= BATCH_ROWS:
+            self.flush()
+
+
+def _json_array(path: str, text: str, reader: _ObjectReader) -> None:
+    """Walk a JSON array element by element, so an error can name the element's line."""
+    decoder = json.JSONDecoder()
+    at = text.index("[") + 1
+    line, counted = 1, 0
+
+    def line_at(offset: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, offset)
+        counted = offset
+        return line
+
+    def skip(offset: int) -> int:
+        while offset < len(text) and text[offset] in " \t\r\n":
+            offset += 1
+        return offset
+
+    at = skip(at)
+    if at < len(text) and text[at] == "]":
+        at += 1
+    else:
+        while True:
+            try:
+                obj, end = decoder.raw_decode(text, at)
+            except json.JSONDecodeError as exc:
+                raise ParseError(path, line_at(exc.pos), _short(text[exc.pos: exc.pos + 40]),
+                                 f"a JSON value ({exc.msg})") from None
+            reader.add(obj, line_at(at))
+            at = skip(end)
+            if at < len(text) and text[at] == ",":
+                at = skip(at + 1)
+                continue
+            if at < len(text) and text[at] == "]":
+                at += 1
+                break
+            raise ParseError(path, line_at(at), _short(text[at: at + 40]) or None, "',' or ']' in the JSON array")
+    at = skip(at)
+    if at < len(text):
+        raise ParseError(path, line_at(at), _short(text[at: at + 40]), "nothing after the JSON array")
+
+
+# ---------------------------------------------------------------- events tables
+
+
+class _EventBatches:
+    """Rows of an events table, a record batch at a time, validated and encoded with vectorised code."""
+
+    def __init__(self, builder: _Builder, columns: list[str], line_of) -> None:
+        self.b = builder
+        self.line_of = line_of                 # (row number from 0) -> line text for messages
+        missing = [c for c in ("action",) if c not in columns]
+        if not any(c in columns for c in ("query_id", "query")):
+            missing.append("query_id or query")
+        if not any(c in columns for c in EVENT_ID_COLUMNS):
+            missing.append("impression_id or session_id")
+        if "doc_id" not in columns and "position" not in columns:
+            missing.append("doc_id or position")
+        if missing:
+            raise ParseError(builder.path, line_of(None)[0], ", ".join(columns),
+                             f"the events table's columns; missing: {'; '.join(missing)}")
+        self.columns = columns
+        self.keys: dict[str, int] = {}
+        self.rows = 0
+
+    def _fail(self, row: int, text, expected: str):
+        where, found = self.line_of(row)
+        raise ParseError(self.b.path, where, found if found is not None else text, expected)
+
+    def add(self, batch) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        b = self.b
+        n = batch.num_rows
+        if n == 0:
+            return
+        cols = {name: batch.column(name) for name in batch.schema.names if name in self.columns}
+
+        def text_column(name):
+            column = cols.get(name)
+            if column is None:
+                return pa.nulls(n, pa.string())
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                return pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), pa.scalar(None, pa.string()),
+                                  column)
+            if pa.types.is_integer(column.type):
+                return pc.cast(column, pa.string())
+            if pa.types.is_null(column.type):
+                return pa.nulls(n, pa.string())
+            bad = pc.invert(pc.is_null(column)).to_numpy(zero_copy_only=False)
+            self._fail(int(np.argmax(bad)), None, f"{name}: a text or a whole number")
+
+        action = text_column("action")
+        is_imp = pc.fill_null(pc.equal(action, "impression"), False).to_numpy(zero_copy_only=False)
+        is_click = pc.fill_null(pc.equal(action, "click"), False).to_numpy(zero_copy_only=False)
+        bad = ~(is_imp | is_click)
+        if bad.any():
+            self._fail(int(np.argmax(bad)), None, "action 'impression' or 'click'")
+
+        query = text_column("query_id") if "query_id" in cols else text_column("query")
+        if "query_id" in cols and "query" in cols:
+            query = pc.coalesce(query, text_column("query"))
+        if "impression_id" in cols:
+            key = text_column("impression_id")
+        else:
+            key = pc.binary_join_element_wise(text_column("session_id"), query, "\x1f")
+        no_key = pc.is_null(key).to_numpy(zero_copy_only=False)
+        if no_key.any():
+            row = int(np.argmax(no_key))
+            self._fail(row, None, CLICK_ID_EXPECTED if is_click[row] else CLICK_ID_EXPECTED.replace(
+                "a click", "an impression row"))
+        no_query = pc.is_null(query).to_numpy(zero_copy_only=False) & is_imp
+        if no_query.any():
+            self._fail(int(np.argmax(no_query)), None, "an impression row with its query_id or query")
+
+        doc = text_column("doc_id")
+        doc_null = pc.is_null(doc).to_numpy(zero_copy_only=False)
+        position = self._positions(cols.get("position"), n)
+        no_pos = position == 0
+        if "position" in cols:
+            given = pc.invert(pc.is_null(cols["position"])).to_numpy(zero_copy_only=False)
+            wrong = given & no_pos
+            if wrong.any():
+                self._fail(int(np.argmax(wrong)), None, POSITION_EXPECTED)
+        need = is_imp & (doc_null | no_pos)
+        if need.any():
+            self._fail(int(np.argmax(need)), None, "an impression row with doc_id and position")
+        need = is_click & doc_null & no_pos
+        if need.any():
+            self._fail(int(np.argmax(need)), None, "a click row with doc_id or position")
+        stamps = self._timestamps(cols.get("timestamp"), n)
+
+        # impression codes: per batch unique keys, then the global table
+        encoded = pc.dictionary_encode(key).combine_chunks() if isinstance(key, pa.ChunkedArray) \
+            else pc.dictionary_encode(key)
+        local = [self.keys.get(k) for k in encoded.dictionary.to_pylist()]
+        fresh = [i for i, code in enumerate(local) if code is None]
+        if fresh:
+            codes = b.new_impressions(len(fresh))
+            for i, code in zip(fresh, codes.tolist()):
+                local[i] = code
+                self.keys[encoded.dictionary[i].as_py()] = code
+        imp = np.asarray(local, np.int32)[encoded.indices.to_numpy(zero_copy_only=False)]
+        q_codes = self._codes(query, b.queries)
+        known = q_codes >= 0
+        unset = known & (b.imp_query.data[imp] < 0)
+        b.imp_query.data[imp[unset]] = q_codes[unset]
+        for name in b.field_names:
+            if name in cols:
+                values = self._codes(text_column(name), b.field_vocab[name])
+                store = b.field_code[name].data
+                open_ = (values >= 0) & (store[imp] < 0)
+                store[imp[open_]] = values[open_]
+        np.fmin.at(b.imp_time.data, imp[is_imp], stamps[is_imp])
+        d_codes = self._codes(doc, b.docs)
+        b.add_shown(imp[is_imp], d_codes[is_imp], position[is_imp])
+        b.add_clicks(imp[is_click], d_codes[is_click], position[is_click], stamps[is_click])
+        b.counts["events"] += n
+        b.counts["clicks_read"] += int(is_click.sum())
+        self.rows += n
+
+    @staticmethod
+    def _codes(values, vocab: _Vocab) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(values)
+        if isinstance(encoded, pa.ChunkedArray):
+            encoded = encoded.combine_chunks()
+        table = np.asarray([vocab.code(v) for v in encoded.dictionary.to_pylist()] + [-1], np.int32)
+        indices = encoded.indices.fill_null(len(table) - 1)
+        return table[indices.to_numpy(zero_copy_only=False)]
+
+    def _positions(self, column, n: int) -> np.ndarray:
+        """1-based positions as int32, 0 where none is given; a bad one stops with its row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if column is None or pa.types.is_null(column.type):
+            return np.zeros(n, np.int32)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            texts = pc.utf8_trim_whitespace(column)
+            ok = pc.match_substring_regex(texts, r"^\+?[0-9]+$")
+            bad = pc.and_(pc.invert(pc.fill_null(ok, True)), pc.invert(pc.equal(texts, ""))).fill_null(False)
+            bad = bad.to_numpy(zero_copy_only=False)
+            if bad.any():
+                row = int(np.argmax(bad))
+                self._fail(row, column[row].as_py(), POSITION_EXPECTED)
+            column = pc.cast(pc.if_else(ok, texts, pa.scalar(None, pa.string())), pa.int64())
+        elif pa.types.is_floating(column.type):
+            values = column.to_numpy(zero_copy_only=False)
+            bad = np.isfinite(values) & (values != np.floor(values)) | np.isinf(values)
+            if bad.any():
+                row = int(np.argmax(bad))
+                self._fail(row, column[row].as_py(), POSITION_EXPECTED)
+            column = pc.cast(column, pa.int64(), safe=False)
+        elif not pa.types.is_integer(column.type):
+            self._fail(0, None, POSITION_EXPECTED)
+        values = pc.fill_null(column, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        given = pc.invert(pc.is_null(column)).to_numpy(zero_copy_only=False)
+        bad = given & ((values < 1) | (values > np.iinfo(np.int32).max))
+        if bad.any():
+            row = int(np.argmax(bad))
+            self._fail(row, int(values[row]), POSITION_EXPECTED)
+        return values.astype(np.int32)
+
+    def _timestamps(self, column, n: int) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if column is None or pa.types.is_null(column.type):
+            return np.full(n, np.nan)
+        if pa.types.is_timestamp(column.type):
+            return pc.cast(pc.cast(column, pa.timestamp("us", column.type.tz)), pa.int64()).to_numpy(
+                zero_copy_only=False).astype(np.float64) / 1e6 if column.null_count == 0 else np.array(
+                [np.nan if v is None else v.timestamp() if v.tzinfo else
+                 v.replace(tzinfo=timezone.utc).timestamp() for v in column.to_pylist()])
+        if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+            return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            out = np.full(n, np.nan)
+            for row, value in enumerate(column.to_pylist()):
+                if value is None or not value.strip():
+                    continue
+                try:
+                    out[row] = float(value)
+                    continue
+                except ValueError:
+                    pass
+                seconds = _seconds(value)
+                if seconds is None:
+                    self._fail(row, value, "a timestamp: seconds or an ISO 8601 time")
+                out[row] = seconds
+            return out
+        self._fail(0, None, "a timestamp: seconds or an ISO 8601 time")
+
+
+def _csv_line_of(path: str, opener):
+    """Line number (and text) of a CSV data row, found again by a plain reader only when a row is bad."""
+
+    def line_of(row):
+        if row is None:
+            return 1, None
+        with opener() as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
+            reader = csv.reader(text)
+            next(reader, None)
+            seen = -1
+            for cells in reader:
+                if not any(cells):
+                    continue
+                seen += 1
+                if seen == row:
+                    return reader.line_num, _short(",".join(cells))
+            return reader.line_num, None
+
+    return line_of
+
+
+def _read_events_csv(path: str, opener, builder: _Builder) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    line_of = _csv_line_of(path, opener)
+    with opener() as raw:
+        try:
+            header_line = raw.readline().decode("utf-8", "surrogateescape").strip()
+        except OSError as exc:
+            raise EvaltoolError(f"cannot read {path}: {exc.strerror or exc}") from None
+    columns = [c.strip() for c in next(csv.reader([header_line]), [])]
+    if len(set(columns)) != len(columns) or not all(columns):
+        raise ParseError(path, 1, _short(header_line), "a header line of distinct column names")
+    events = _EventBatches(builder, columns, line_of)
+    types = {c: pa.string() for c in columns}
+    with opener() as raw:
+        try:
+            reader = pacsv.open_csv(raw, read_options=pacsv.ReadOptions(block_size=1 << 22),
+                                    convert_options=pacsv.ConvertOptions(column_types=types,
+                                                                         strings_can_be_null=True))
+            start = 0
+            for batch in reader:
+                events.line_of = lambda row, base=start: line_of(None if row is None else base + row)
+                events.add(batch)
+                start += batch.num_rows
+        except pa.ArrowInvalid as exc:
+            raise ParseError(path, _first_bad_csv_line(opener, len(columns)), None,
+                             f"{len(columns)} comma-separated fields as in the header ({exc})") from None
+
+
+def _first_bad_csv_line(opener, width: int):
+    with opener() as raw:
+        reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline=""))
+        for cells in reader:
+            if any(cells) and len(cells) != width:
+                return reader.line_num
+    return None
+
+
+def _read_events_parquet(path: str, builder: _Builder) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        handle = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ParseError(path, None, None, f"a readable Parquet file ({exc})") from None
+    columns = handle.schema_arrow.names
+    start = 0
+
+    def line_of(row):
+        return (None, None) if row is None else (f"row {start + row + 1}", None)
+
+    events = _EventBatches(builder, columns, line_of)
+    wanted = [c for c in columns if c in RESERVED or c in ("session_id", "query_id") or c in builder.field_names]
+    for batch in handle.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
+        events.add(batch)
+        start += batch.num_rows
+
+
+class _JsonlEvents:
+    """Events as JSON lines, gathered into record batches for the vectorised checks."""
+
+    def __init__(self, builder: _Builder) -> None:
+        self.b = builder
+        self.events: _EventBatches | None = None
+        self.rows: list[dict] = []
+        self.lines: list[int] = []
+        self.texts: list[str] = []
+
+    def add(self, obj: dict, number: int, text: str) -> None:
+        if self.events is None:
+            self.events = _EventBatches(self.b, list(obj), lambda row: (number, _short(text)))
+        self.rows.append(obj)
+        self.lines.append(number)
+        self.texts.append(text)
+        if len(self.rows) >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+
+        if not self.rows:
+            return
+        names = list(dict.fromkeys(k for row in self.rows for k in row))
+        events = self.events
+        lines, texts = self.lines, self.texts
+        events.line_of = lambda row: (None, None) if row is None else (lines[row], _short(texts[row]))
+        events.columns = list(dict.fromkeys([*events.columns, *names]))
+        data = {}
+        for name in names:
+            values = [row.get(name) for row in self.rows]
+            data[name] = self._column(name, values, lines, texts)
+        events.add(pa.RecordBatch.from_pydict(data))
+        self.rows, self.lines, self.texts = [], [], []
+
+    def _column(self, name, values, lines, texts):
+        import pyarrow as pa
+
+        if name == "timestamp":
+            out = []
+            for i, v in enumerate(values):
+                seconds = None if v is None else _seconds(v)
+                if v is not None and seconds is None:
+                    raise ParseError(self.b.path, lines[i], _short(texts[i]), "a timestamp: seconds or an ISO 8601 time")
+                out.append(seconds)
+            return pa.array(out, pa.float64())
+        if name == "position":
+            out = []
+            for i, v in enumerate(values):
+                pos = None if v is None else _position(v)
+                if v is not None and pos is None:
+                    raise ParseError(self.b.path, lines[i], _short(texts[i]), POSITION_EXPECTED)
+                out.append(pos)
+            return pa.array(out, pa.int64())
+        out = []
+        for i, v in enumerate(values):
+            if v is None or isinstance(v, str):
+                out.append(v)
+            elif isinstance(v, int) and not isinstance(v, bool):
+                out.append(str(v))
+            elif name in RESERVED or name == "session_id":
+                raise ParseError(self.b.path, lines[i], _short(texts[i]), f"{name}: a text or a whole number")
+            else:
+                out.append(json.dumps(v))
+        return pa.array(out, pa.string())
+
+
+# ---------------------------------------------------------------- the entry point
+
+
+def _opener(path: str):
+    """A function returning a fresh binary stream of the file, gunzipped when it is gzip."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise EvaltoolError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if magic[:2] == b"\x1f\x8b":
+        return magic, lambda: gzip.open(path, "rb")
+    return magic, lambda: open(path, "rb")
+
+
+def _lines(path: str, opener):
+    """(line number, text) of each non-blank line."""
+    with opener() as raw:
+        try:
+            for number, data in enumerate(raw, 1):
+                text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+                if text.strip():
+                    yield number, text
+        except (OSError, EOFError) as exc:
+            raise ParseError(path, None, None, f"a readable file ({exc})") from None
+
+
+def sniff_layout(path: str) -> str:
+    """``json``, ``jsonl`` (impression objects), ``events-jsonl``, ``events-csv`` or ``events-parquet``."""
+    magic, opener = _opener(path)
+    if magic == PARQUET_MAGIC or path.endswith((".parquet", ".pq")):
+        return "events-parquet"
+    for _, text in _lines(path, opener):
+        head = text.lstrip()
+        if head.startswith("["):
+            return "json"
+        if head.startswith("{"):
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                return "jsonl"              # the reader names the line
+            return "events-jsonl" if isinstance(obj, dict) and "action" in obj else "jsonl"
+        return "events-csv"
+    raise ParseError(path, None, None, "a click log: impression objects (JSON or JSONL) or an events table "
+                                       "(CSV, JSONL, Parquet); the file is empty")
+
+
+def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
+    """Read a click log file (any layout of the module docstring), or a list of impression dicts.
+
+    ``fields`` names impression fields to keep (for grouping). See the module docstring
+    for the layouts and the edge-case rules.
+    """
+    fields = tuple(fields)
+    if isinstance(log, ClickLog):
+        return log
+    if isinstance(log, (list, tuple)):
+        builder = _Builder("<list>", "records", fields)
+        reader = _ObjectReader(builder)
+        for i, obj in enumerate(log):
+            reader.add(obj, f"item {i}")
+        reader.flush()
+        return builder.finish()
+    if not isinstance(log, (str, os.PathLike)):
+        raise EvaltoolError(f"a click log is a path or a list of impression dicts, not {type(log).__name__}")
+    path = os.fspath(log)
+    layout = sniff_layout(path)
+    _, opener = _opener(path)
+    builder = _Builder(path, layout, fields)
+    if layout == "events-parquet":
+        _read_events_parquet(path, builder)
+    elif layout == "events-csv":
+        _read_events_csv(path, opener, builder)
+    elif layout == "json":
+        with opener() as raw:
+            text = raw.read().decode("utf-8", "surrogateescape")
+        reader = _ObjectReader(builder)
+        _json_array(path, text, reader)
+        del text
+        reader.flush()
+    else:
+        objects = _ObjectReader(builder) if layout == "jsonl" else None
+        events = _JsonlEvents(builder) if layout == "events-jsonl" else None
+        for number, text in _lines(path, opener):
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ParseError(path, number, _short(text), f"a JSON object on each line ({exc.msg})") from None
+            if events is not None:
+                if not isinstance(obj, dict):
+                    raise ParseError(path, number, _short(text), "an event object with 'action'")
+                events.add(obj, number, text)
+            else:
+                objects.add(obj, number)
+        if events is not None:
+            events.flush()
+        else:
+            objects.flush()
+    return builder.finish()

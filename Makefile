@@ -27,10 +27,10 @@ test: test-deps
 	$(BIN)/python -m pytest
 
 bench: test-deps
-	$(BIN)/python bench/run.py
+	$(BIN)/python benchmarks/run.py
 
 bench-quick: test-deps
-	$(BIN)/python bench/run.py --quick
+	$(BIN)/python benchmarks/run.py --quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

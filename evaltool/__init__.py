@@ -1,18 +1,44 @@
 """evaltool: ranked retrieval evaluation that reproduces trec_eval, fast.
 
+Importing the package is cheap: the names below are loaded on first use, so the
+command line's ``--help`` never pays for numpy.
+
 >>> from evaltool import evaluate
 >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, ["recip_rank"]).summary
 {'recip_rank': 1.0}
 """
 
-from evaltool.errors import EvaltoolError, InputError, MeasureError, ParseError
-from evaltool.evaluate import EvalResult, evaluate
-from evaltool.io import read_qrels, read_run
-from evaltool.names import parse_measures
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
 
-__all__ = [
-    "EvalResult", "EvaltoolError", "InputError", "MeasureError", "ParseError",
-    "evaluate", "parse_measures", "read_qrels", "read_run", "__version__",
-]
+from evaltool.version import __version__ as __version__
+
+# public name: the module that defines it (imported on first use)
+_EXPORTS = {
+    "EvalResult": "evaltool.evaluate",
+    "evaluate": "evaltool.evaluate",
+    "compare_runs": "evaltool.compare",
+    "Comparison": "evaltool.compare",
+    "EvaltoolError": "evaltool.errors",
+    "InputError": "evaltool.errors",
+    "MeasureError": "evaltool.errors",
+    "ParseError": "evaltool.errors",
+    "parse_measures": "evaltool.names",
+    "read_qrels": "evaltool.io",
+    "read_run": "evaltool.io",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'evaltool' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

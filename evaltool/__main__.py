@@ -1,3 +1,3 @@
-from evaltool.cli import main
+from evaltool.cli import run
 
-main(prog_name="evaltool")
+run(prog_name="evaltool")

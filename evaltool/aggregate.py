@@ -36,29 +36,6 @@ def summarize(agg: Agg, values: np.ndarray, n_queries: int) -> float:
     raise ValueError(f"no numeric summary for {agg}")
 
 
-def read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
-    """``qid measure mean stddev`` lines (trec_eval's ``-Z`` file)."""
-    from evaltool.errors import ParseError
-    from evaltool.io.common import decode, read_bytes
-
-    name, data = read_bytes(path)
-    table = {}
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        fields = raw.split()
-        if not fields:
-            continue
-        if len(fields) != 4:
-            raise ParseError(name, number, decode(raw.rstrip(b"\r")), "4 fields 'query_id measure mean stddev'")
-        try:
-            mean, std = float(fields[2]), float(fields[3])
-        except ValueError:
-            raise ParseError(name, number, decode(raw.rstrip(b"\r")), "numbers as mean and stddev") from None
-        table[(decode(fields[0]), decode(fields[1]))] = (mean, std)
-    if not table:
-        raise ParseError(name, None, None, "at least one 'query_id measure mean stddev' line")
-    return table
-
-
 def to_zscores(values: np.ndarray, qids: list[str], name: str, table: dict) -> np.ndarray:
     """Deviation from the reference mean in standard deviations; -1000000 where unknown."""
     out = np.empty(len(values))

@@ -255,7 +255,8 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     ``options`` are :func:`evaltool.evaluate.evaluate`'s keywords (``complete``,
     ``relevance_level``, ``max_ret``, ``judged_only``, ...).
     """
-    from evaltool.evaluate import evaluate, load_qrels
+    from evaltool.evaluate import evaluate
+    from evaltool.io.load import load_qrels
 
     runs = list(runs)
     if len(runs) < 2:

@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evaltool.aggregate import read_zscores, summarize, to_zscores
-from evaltool.data import Qrels, Run
-from evaltool.errors import EvaltoolError, InputError, ParseError
+from evaltool.aggregate import summarize, to_zscores
+from evaltool.io.zscores import read_zscores
+from evaltool.inputs import Qrels, Run
+from evaltool.errors import EvaltoolError, InputError
 from evaltool.measures.base import Agg, Params, Request
+from evaltool.io.load import load_judgments, load_results, streamed_format
 from evaltool.names import parse_measures
 from evaltool.ranking import RankOptions, byte_key, rank
 
@@ -91,104 +93,6 @@ class EvalResult:
             raise EvaltoolError("to_frame() needs pandas: pip install pandas") from None
         rows = [(qid, name, value) for qid, values in self.per_query.items() for name, value in values.items()]
         return pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-
-
-def _is_frame(obj) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
-
-
-def load_qrels(qrels, on_duplicate: str = "error") -> Qrels:
-    """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels."""
-    from evaltool.io import frames, trec
-
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, dict):
-        return frames.qrels_from_dict(qrels, on_duplicate=on_duplicate)
-    if _is_frame(qrels):
-        return frames.qrels_from_frame(qrels, on_duplicate=on_duplicate)
-    if isinstance(qrels, (str, os.PathLike)):
-        return trec.read_qrels(qrels, on_duplicate=on_duplicate)
-    raise EvaltoolError(f"qrels must be a path, dict or DataFrame, not {type(qrels).__name__}")
-
-
-def load_run(run, on_duplicate: str = "error", runid: str | None = None) -> Run:
-    """Accept a path (``-`` for stdin), a ``{qid: {docid: score}}`` dict, a DataFrame or a Run."""
-    from evaltool.io import frames, trec
-
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, dict):
-        return frames.run_from_dict(run, on_duplicate=on_duplicate, runid=runid or "run")
-    if _is_frame(run):
-        return frames.run_from_frame(run, on_duplicate=on_duplicate, runid=runid or "run")
-    if isinstance(run, (str, os.PathLike)):
-        return trec.read_run(run, on_duplicate=on_duplicate)
-    raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
-
-
-def _input_kind(obj, fmt: str | None = None) -> str:
-    """What an input is, for meta: a file format, or the kind of Python object."""
-    if fmt:
-        return fmt
-    return "dict" if isinstance(obj, dict) else "DataFrame" if _is_frame(obj) else type(obj).__name__
-
-
-def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
-    """The first input: Qrels (a TREC qrels file, dict, DataFrame) or Queries (a JSON/JSONL queries file).
-
-    ``fmt`` forces ``trec``, ``json`` or ``jsonl``; by default a file's content decides.
-    Returns (judgments, format).
-    """
-    from evaltool.io import jsonl
-
-    if isinstance(qrels, jsonl.Queries):
-        return qrels, qrels.format
-    if not isinstance(qrels, (str, os.PathLike)):
-        return load_qrels(qrels, on_duplicate), _input_kind(qrels)
-    if os.fspath(qrels) == "-":  # refused by the qrels reader, with its message
-        return load_qrels(qrels, on_duplicate), "trec"
-    if (fmt or jsonl.sniff(jsonl.head_of(qrels), "judgments")) == "trec":
-        return load_qrels(qrels, on_duplicate), "trec"
-    queries = jsonl.read_queries(qrels, fmt)  # JSON or JSONL: decided on the whole content unless forced
-    return queries, queries.format
-
-
-def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt: str | None = None):
-    """The second input: a Run (a TREC run file, dict, DataFrame) or Results (a JSONL results file).
-
-    ``fmt`` forces ``trec`` or ``jsonl``; by default a file's content decides (stdin, ``-``,
-    is read whole first). Returns (results, format).
-    """
-    from evaltool.io import jsonl, trec
-    from evaltool.io.common import read_bytes
-
-    if isinstance(run, jsonl.Results):
-        return run, "jsonl"
-    if not isinstance(run, (str, os.PathLike)):
-        return load_run(run, on_duplicate, runid), _input_kind(run)
-    if os.fspath(run) == "-" and fmt is None:
-        name, data = read_bytes(run, allow_stdin=True)
-        fmt = jsonl.sniff(data, "results")
-        if fmt == "jsonl":
-            return jsonl.parse_results(name, data, on_duplicate), fmt
-        return trec.parse_run(name, data, on_duplicate=on_duplicate), fmt
-    fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
-    if fmt == "json":
-        raise ParseError(os.fspath(run), 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
-                                                  "not a JSON array")
-    if fmt == "jsonl":
-        return jsonl.read_results(run, on_duplicate), fmt
-    return load_run(run, on_duplicate, runid), fmt
-
-
-def _streamed_format(run) -> str:
-    """The format of a run file to stream (stdin cannot be looked at twice: taken as TREC)."""
-    from evaltool.io import jsonl
-
-    if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
-        return jsonl.sniff(jsonl.head_of(run), "results")
-    return "trec"
 
 
 def _cutoffs(requests) -> list[int]:
@@ -356,7 +260,7 @@ def evaluate(
     timings = {}
     resolution = None
     if stream:
-        run_kind = run_format or _streamed_format(run)
+        run_kind = run_format or streamed_format(run)
         if not isinstance(judgments, Qrels) or relevance not in ("auto", "qrels") or run_kind != "trec":
             raise EvaltoolError("--stream reads a TREC run scored against TREC qrels; "
                                 "queries files, JSONL results and --relevance need it off")

@@ -1,156 +1,17 @@
 """Per-group summaries: queries grouped by a field of a topics file (category, difficulty, ...).
 
-A topics file maps query ids to fields, in one of three layouts:
-
-* TSV with a header line; the query id column is named ``qid``, ``query_id``, ``topic``
-  or ``id`` (else it is the first column); ``#`` lines are comments.
-* JSON: ``{"q1": {"category": "a", ...}, ...}`` or ``[{"qid": "q1", "category": "a"}, ...]``.
-* JSONL: one object per line with a ``qid`` (or ``query_id``, ``topic``, ``id``) key.
-
 A group's summary combines the group's per-query values exactly as the run's summary
-combines all of them (mean, sum or geometric mean, :mod:`evaltool.aggregate`).
+combines all of them (mean, sum or geometric mean, :mod:`evaltool.aggregate`). Topics
+files are read by :mod:`evaltool.io.topics`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
 import numpy as np
 
 from evaltool.aggregate import summarize
-from evaltool.errors import InputError, ParseError
+from evaltool.io.topics import Topics
 from evaltool.measures.base import Agg
-
-ID_FIELDS = ("qid", "query_id", "topic", "id")
-NO_GROUP = "(none)"
-
-
-@dataclass
-class Topics:
-    """Fields of each query id, in the file's order."""
-
-    path: str
-    fields: list[str]
-    rows: dict[str, dict[str, str]]
-
-    def check_field(self, field: str) -> None:
-        if field not in self.fields:
-            raise InputError(f"{self.path}: no field {field!r} to group by; the file has "
-                             f"{', '.join(repr(f) for f in self.fields) or 'none'}")
-
-    def groups(self, qids: list[str], field: str) -> dict[str, list[int]]:
-        """Positions in ``qids`` of each value of ``field``, in the file's order of values.
-
-        Queries the file does not list, or lists without the field, form the group ``(none)``.
-        """
-        self.check_field(field)
-        order = {}
-        for row in self.rows.values():
-            value = row.get(field)
-            if value is not None:
-                order.setdefault(value, len(order))
-        found: dict[str, list[int]] = {}
-        for i, qid in enumerate(qids):
-            value = self.rows.get(qid, {}).get(field)
-            found.setdefault(NO_GROUP if value is None else value, []).append(i)
-        return dict(sorted(found.items(), key=lambda item: order.get(item[0], len(order))))
-
-
-def _text(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _id_field(keys) -> str | None:
-    lowered = {k.lower(): k for k in keys}
-    return next((lowered[name] for name in ID_FIELDS if name in lowered), None)
-
-
-def _from_objects(path: str, objects, line_of) -> Topics:
-    rows: dict[str, dict[str, str]] = {}
-    fields: list[str] = []
-    for i, obj in enumerate(objects):
-        if not isinstance(obj, dict):
-            raise ParseError(path, line_of(i), None, "a JSON object of fields for each query")
-        key = _id_field(obj)
-        if key is None:
-            raise ParseError(path, line_of(i), json.dumps(obj)[:80], f"a query id field ({', '.join(ID_FIELDS)})")
-        _add(path, rows, fields, _text(obj[key]), {k: v for k, v in obj.items() if k != key}, line_of(i))
-    return Topics(path, fields, rows)
-
-
-def _add(path, rows, fields, qid, values: dict, line) -> None:
-    if qid in rows:
-        raise ParseError(path, line, qid, "each query id once")
-    rows[qid] = {k: _text(v) for k, v in values.items() if v is not None}
-    for name in values:
-        if name not in fields:
-            fields.append(name)
-
-
-def _read_json(path: str, text: str) -> Topics:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return _read_jsonl(path, text)
-    if isinstance(data, list):
-        return _from_objects(path, data, lambda i: None)
-    if isinstance(data, dict) and _id_field(data) is None:
-        rows: dict[str, dict[str, str]] = {}
-        fields: list[str] = []
-        for qid, values in data.items():
-            if not isinstance(values, dict):
-                raise ParseError(path, None, f"{qid}: {json.dumps(values)[:60]}", "an object of fields for each query id")
-            _add(path, rows, fields, qid, values, None)
-        return Topics(path, fields, rows)
-    return _read_jsonl(path, text)
-
-
-def _read_jsonl(path: str, text: str) -> Topics:
-    objects, lines = [], []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            objects.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ParseError(path, number, line[:80], f"a JSON object ({exc.msg})") from None
-        lines.append(number)
-    return _from_objects(path, objects, lambda i: lines[i])
-
-
-def _read_tsv(path: str, text: str) -> Topics:
-    header = None
-    rows: dict[str, dict[str, str]] = {}
-    fields: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        cells = [c.strip() for c in line.rstrip("\r").split("\t")]
-        if header is None:
-            header = cells
-            if len(set(header)) != len(header) or not all(header):
-                raise ParseError(path, number, line, "a header line of distinct, non-empty tab-separated names")
-            key = header.index(_id_field(header)) if _id_field(header) else 0
-            fields = [h for i, h in enumerate(header) if i != key]
-            continue
-        if len(cells) != len(header):
-            raise ParseError(path, number, line, f"{len(header)} tab-separated fields as in the header")
-        values = {h: c for i, (h, c) in enumerate(zip(header, cells)) if i != key and c != ""}
-        _add(path, rows, [], cells[key], values, number)
-    if header is None:
-        raise ParseError(path, None, None, "a header line and one line per query")
-    return Topics(path, fields, rows)
-
-
-def read_topics(path) -> Topics:
-    """Read a topics file (TSV with a header, JSON or JSONL); see the module docstring."""
-    from evaltool.textfiles import read_text
-
-    name, text = read_text(path)
-    if text.lstrip().startswith(("{", "[")):
-        return _read_json(name, text)
-    return _read_tsv(name, text)
 
 
 def group_summaries(result, topics: Topics, field: str) -> dict[str, dict]:

@@ -29,7 +29,7 @@ from statistics import median
 import numpy as np
 
 from evaltool.aggregate import summarize
-from evaltool.data import Qrels, Run
+from evaltool.inputs import Qrels, Run
 from evaltool.evaluate import evaluate
 from evaltool.measures.base import Agg
 

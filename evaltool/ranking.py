@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
-from evaltool.data import Qrels, Run
+from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError
 
 RELVALUE_NONPOOL = -1

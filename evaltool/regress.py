@@ -150,7 +150,7 @@ def _from_text(path: str, text: str) -> Reference:
 
 def read_reference(path) -> Reference:
     """Read a JSON or ``measure qid value`` reference file (gzip is fine)."""
-    from evaltool.textfiles import read_text
+    from evaltool.io.textfiles import read_text
 
     name, text = read_text(path)
     if text.lstrip().startswith("{"):

@@ -36,7 +36,7 @@ def assert_matches(reference, qrels, run, tolerance: float = 1e-4, *, per_query:
                    allow_improvement=allow_improvement, **options)
     if not result.ok:
         from evaltool.report.table import render
-        from evaltool.report.views import check_report
+        from evaltool.report.layouts import check_report
 
         failed = len(result.failures)
         heading = (f"{failed} of {result.checked} values drifted from {result.reference} "

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 
-from evaltool.runner import TransientError
+from evaltool.bench import TransientError
 
 CALLS: Counter = Counter()
 _LOCK = threading.Lock()

@@ -21,7 +21,7 @@ def test_every_nickname_is_documented():
 
 
 def test_every_cli_option_is_documented():
-    from evaltool.cli import eval_command
+    from evaltool.cli.eval import eval_command
 
     for param in eval_command.params:
         if param.param_type_name == "option" and not param.hidden:
@@ -33,7 +33,7 @@ def test_compare_and_check_have_a_readme_section_with_every_option():
 
     for name in ("compare", "check"):
         assert f"evaltool {name} " in README, name
-        for param in main.commands[name].params:
+        for param in main.get_command(None, name).params:
             if param.param_type_name == "option" and not param.hidden:
                 assert any(opt in README for opt in param.opts), (name, param.opts)
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaltool.groups import read_topics
+from evaltool.io.topics import read_topics
 from evaltool.labels import label, parse_thresholds
 from tests.test_cli import invoke
 from tests.test_compare_cli import RANKS, write_run

@@ -547,7 +547,7 @@ def test_pack_and_token_f1_need_a_queries_file(twins):
     qrels, _, _, results = twins
     result = invoke(qrels, results, "--relevance", "token-f1")
     assert result.exit_code == 2
-    assert f"--relevance token-f1 judges the queries of a queries file" in result.stderr
+    assert "--relevance token-f1 judges the queries of a queries file" in result.stderr
     assert f"{qrels} is a qrels file" in result.stderr
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from evaltool.runner import BenchSettings, Listener, run_benchmark
-from evaltool.runner.console import Progress
+from evaltool.bench import BenchSettings, Listener, run_benchmark
+from evaltool.cli.bench_console import Progress
 from tests.runner_helpers import query, write_queries
 
 

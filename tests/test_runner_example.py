@@ -8,7 +8,7 @@ from tests.shared import ROOT
 
 
 def test_example_bm25_backend_runs_out_of_the_box(tmp_path):
-    result = bench(str(ROOT / "data" / "bench_queries.json"), "evaltool.runner.examples:bm25_search", tmp_path)
+    result = bench(str(ROOT / "data" / "bench_queries.json"), "evaltool.bench.examples:bm25_search", tmp_path)
     assert result.exit_code == 0, result.stderr
     assert "✓ Every expected id is in the corpus (35 ids)" in result.stdout
     report, _ = only_report(tmp_path)
@@ -28,7 +28,7 @@ def test_readme_has_a_bench_section_with_every_option():
 
     readme = (ROOT / "README.md").read_text()
     assert "evaltool bench QUERIES.json --backend SPEC" in readme
-    assert "evaltool bench data/bench_queries.json --backend evaltool.runner.examples:bm25_search" in readme
-    for param in main.commands["bench"].params:
+    assert "evaltool bench data/bench_queries.json --backend evaltool.bench.examples:bm25_search" in readme
+    for param in main.get_command(None, "bench").params:
         if param.param_type_name == "option" and not param.hidden:
             assert any(opt in readme for opt in param.opts), param.opts

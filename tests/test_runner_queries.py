@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from evaltool.runner.queries import load_queries
+from evaltool.bench.queries import load_queries
 from tests import bench_backends
 from tests.runner_helpers import bench, query, write_queries
 

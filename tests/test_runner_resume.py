@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evaltool.runner.checkpoint import Checkpoint
+from evaltool.bench.checkpoint import Checkpoint
 from tests.runner_helpers import bench, only_report, query, rescore, write_queries
 from tests.shared import ROOT
 

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from evaltool.data import Qrels, Run
+from evaltool.inputs import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, GZIP_MAGIC
 
 COLUMNAR_MIN_BYTES = 2 << 20
@@ -276,7 +276,6 @@ def read_run(path) -> Run | None:
     or resolves them with their line numbers.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     name = os.fspath(path)
     delimiter = _delimiter(_head(name), 6)

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from evaltool.data import Qrels, Run
+from evaltool.inputs import Qrels, Run
 from evaltool.errors import EvaltoolError, ParseError
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, resolve_duplicates
 

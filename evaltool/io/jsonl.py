@@ -10,7 +10,7 @@ holds that array) or JSONL (one query object per line). A query object has
 * ``answer`` (a string, a number or a list of them) and/or ``expected_text``: the
   expected answer, for token-F1 judgments (optional);
 * ``category``, ``difficulty``: strings or numbers (optional); ``metadata``: an object
-  (optional). Other keys are kept in :attr:`~evaltool.data.Query.fields` for packs.
+  (optional). Other keys are kept in :attr:`~evaltool.inputs.Query.fields` for packs.
 
 A **results file** is JSONL, one retrieved item per line: ``qid``, ``docid`` (or
 ``doc_id``), ``score`` and/or ``rank``, optional ``text`` and ``metadata``. Items are
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaltool.data import Item, Query, Run
+from evaltool.inputs import Item, Query, Run
 from evaltool.errors import EvaltoolError, ParseError
 from evaltool.io.common import GZIP_MAGIC, Encoder, check_policy, read_bytes, resolve_duplicates
 

@@ -2,7 +2,7 @@
 
 ``--stream`` evaluates a run that is too large to hold at once: rows are read in
 blocks, cut at query boundaries, and each chunk of whole queries becomes its own
-:class:`~evaltool.data.Run`. Runs are normally grouped by query (every line of a query
+:class:`~evaltool.inputs.Run`. Runs are normally grouped by query (every line of a query
 together, as systems write them). When a query comes back after another one started,
 :func:`iter_run_chunks` raises :class:`NotGroupedError`; :func:`iter_partitions` then
 splits the file by a hash of the query id into temporary files small enough to read
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from evaltool.data import Run
+from evaltool.inputs import Run
 from evaltool.errors import InputError, ParseError
 from evaltool.io import columnar
 from evaltool.io.common import GZIP_MAGIC, Encoder, decode, resolve_duplicates

@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from evaltool.data import Qrels, Run
+from evaltool.inputs import Qrels, Run
 from evaltool.io import columnar
 from evaltool.errors import ParseError
 from evaltool.io.common import check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, decode, read_bytes, resolve_duplicates
@@ -169,7 +169,7 @@ def _fast_run(name: str, data: bytes) -> Run | None:
 
 
 def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels:
-    """Read a TREC qrels file into a :class:`~evaltool.data.Qrels`."""
+    """Read a TREC qrels file into a :class:`~evaltool.inputs.Qrels`."""
     if columnar.wanted(path):
         table = columnar.read_qrels(path)
         if table is not None:
@@ -208,7 +208,7 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
 
 
 def read_run(path: str | os.PathLike, *, on_duplicate: str = "error") -> Run:
-    """Read a TREC run file into a :class:`~evaltool.data.Run`; ``-`` reads stdin."""
+    """Read a TREC run file into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin."""
     if columnar.wanted(path):
         table = columnar.read_run(path)
         if table is not None:

@@ -8,7 +8,7 @@ from evaltool.measures.base import (
     CUTOFF, INFAP_EPSILON, JUDGED_ONLY, MIN_GEO_MEAN, REL, Agg, Params, log2_int, measure, safe_div, segment_first,
 )
 from evaltool.measures.precision import CUTOFFS
-from evaltool.measures.views import view
+from evaltool.measures.restrict import view
 from evaltool.ranking import RELVALUE_UNJUDGED
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import REL, Agg, Option, measure
-from evaltool.measures.views import at_level
+from evaltool.measures.restrict import at_level
 
 
 @measure("num_q", agg=Agg.COUNT, integer=True, per_query=False)

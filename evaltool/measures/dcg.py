@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import CUTOFF, JUDGED_ONLY, Option, log2_int, measure, safe_div
-from evaltool.measures.views import judged_only as judged_view
+from evaltool.measures.restrict import judged_only as judged_view
 
 GAIN_FORM = Option("dcg", str, "log2", choices=("log2", "exp-log2"),
                    doc="gain = grade ('log2') or 2^grade - 1 ('exp-log2')")

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from evaltool.measures import views
+from evaltool.measures import restrict
 from evaltool.measures.base import (
     CUTOFF, Option, Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers,
     safe_div, segment_cumsum,
@@ -435,7 +435,7 @@ def named_rank_biased_precision(batch, p):
     >>> evaluate(qrels, run, ["RBP(p=0.5)", "RBP(p=0.5,rel=1)@1", "RBP(p=0.5,residual=True)"]).summary
     {'RBP(p=0.5)': 0.625, 'RBP(p=0.5,rel=1)@1': 0.5, 'RBP(p=0.5,residual=True)': 0.125}
     """
-    batch = views.top(batch, p.cutoff)
+    batch = restrict.top(batch, p.cutoff)
     pairs = (("p", p.p),)
     if p.residual:
         return rbp_residual(batch, pairs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import JUDGED_ONLY, REL, Option, Params, measure
-from evaltool.measures.views import view
+from evaltool.measures.restrict import view
 
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 

@@ -8,7 +8,7 @@ from evaltool.errors import MeasureError
 from evaltool.measures.base import (
     CUTOFF, CUTOFF_REQUIRED, JUDGED_ONLY, REL, Option, Params, measure, safe_div,
 )
-from evaltool.measures.views import view
+from evaltool.measures.restrict import view
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 

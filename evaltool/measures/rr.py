@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import CUTOFF, JUDGED_ONLY, REL, Agg, Option, measure, segment_first
-from evaltool.measures.views import view
+from evaltool.measures.restrict import view
 
 BEYOND = Option("beyond", str, "zero", choices=("zero", "k+1"),
                 doc="a first relevant document past the cutoff k scores 0 ('zero') or 1/(k+1) ('k+1')",

@@ -4,7 +4,7 @@ Pack authors need :class:`Query` and :class:`Item` (what ``is_relevant`` receive
 :func:`resolve` turns a queries file and results into ordinary qrels.
 """
 
-from evaltool.data import Item, Query
+from evaltool.inputs import Item, Query
 from evaltool.relevance.resolve import MODES, STRATEGIES, Resolution, resolve
 
 __all__ = ["Item", "MODES", "Query", "Resolution", "STRATEGIES", "resolve"]

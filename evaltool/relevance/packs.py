@@ -4,7 +4,7 @@ A pack is any object with
 
 * ``is_relevant(query, item) -> grade``: the grade of one retrieved item for one query
   (an int, or a bool for 1/0; None leaves the item unjudged). ``query`` is an
-  :class:`~evaltool.data.Query`, ``item`` an :class:`~evaltool.data.Item`;
+  :class:`~evaltool.inputs.Query`, ``item`` an :class:`~evaltool.inputs.Item`;
 * optionally ``total_relevant(query) -> int``: how many items are relevant (grade >=
   ``-l``, at least 1) in the whole collection, found or not. The ideal DCG and recall then
   count them all (should more items be found relevant than it says, as several turns of
@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
-from evaltool.data import Item, Query
+from evaltool.inputs import Item, Query
 from evaltool.errors import PackError
 
 ENTRY_POINT_GROUP = "evaltool.packs"

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.data import Qrels
+from evaltool.inputs import Qrels
 from evaltool.io.common import Encoder
 
 UNRETRIEVED = "<unretrieved relevant {}>"

@@ -18,7 +18,7 @@ Without qrels, and for a pack without ``total_relevant``, the relevant items are
 those found in the results: the ideal DCG is built from them alone and nDCG and recall
 may be overestimated for those queries (:attr:`Resolution.found_only`).
 
-The judgments become rows of one :class:`~evaltool.data.Qrels`
+The judgments become rows of one :class:`~evaltool.inputs.Qrels`
 (:class:`~evaltool.relevance.qrels.QrelsBuilder`), which :func:`evaltool.ranking.rank`
 and the measures then use exactly as a TREC qrels file: there is one implementation of
 every measure, whatever judged the queries.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evaltool.data import Item, Qrels, Run
+from evaltool.inputs import Item, Qrels, Run
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.io.jsonl import Queries, Results
 from evaltool.relevance.qrels import QrelsBuilder

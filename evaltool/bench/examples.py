@@ -1,6 +1,6 @@
 """An example backend: BM25 over the small help-centre corpus in ``data/bench_corpus.jsonl``.
 
-``evaltool bench data/bench_queries.json --backend evaltool.runner.examples:bm25_search``
+``evaltool bench data/bench_queries.json --backend evaltool.bench.examples:bm25_search``
 runs out of the box. The corpus (35 short articles on cooking, gardening, cycling and
 home networks, written for this project) is read from ``EVALTOOL_BENCH_CORPUS`` if set,
 else from ``data/`` of the source tree. It is an example of the backend contract, not a

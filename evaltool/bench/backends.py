@@ -45,7 +45,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError
-from evaltool.runner.queries import BenchQuery, id_problem
+from evaltool.bench.queries import BenchQuery, id_problem
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaltool.groups import Topics, group_summaries
+from evaltool.groups import group_summaries
+from evaltool.io.topics import Topics
 from evaltool.names import parse_measures
-from evaltool.runner.checkpoint import Outcome
-from evaltool.runner.queries import BenchQuery
+from evaltool.bench.checkpoint import Outcome
+from evaltool.bench.queries import BenchQuery
 
 DEFAULT_MEASURES = ("precision@3", "precision@5", "recall@10", "mrr")  # SPEC-002's set
 HIT_CUTOFFS = (3, 5)
@@ -80,7 +81,7 @@ def trec_qrels_text(queries: list[BenchQuery], run: dict) -> str:
 
 
 def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, runid: str):
-    from evaltool.data import Run
+    from evaltool.inputs import Run
     from evaltool.evaluate import evaluate
 
     if not any(run.values()):  # nothing retrieved at all: an empty Run, every query scores 0

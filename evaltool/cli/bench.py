@@ -1,13 +1,18 @@
-"""The options of ``evaltool bench`` (cli.py registers the command with them)."""
+"""``evaltool bench QUERIES --backend SPEC``: run a benchmark against a search backend."""
 
 from __future__ import annotations
 
+import sys
+
 import click
+
+from evaltool.cli.common import fail, option_group
+from evaltool.errors import EvaltoolError
 
 BENCH_HELP = """Run a benchmark: send every query of QUERIES to a search backend, score, report.
 
 \b
-  evaltool bench data/bench_queries.json --backend evaltool.runner.examples:bm25_search
+  evaltool bench data/bench_queries.json --backend evaltool.bench.examples:bm25_search
   evaltool bench queries.json --backend mysearch:search --concurrency 8 --timeout 5 -v
   evaltool bench queries.json --backend http://127.0.0.1:8000/search --request-template \\
       '{"q": "{query}", "k": "{limit}"}' --response-path 'hits.*.id'
@@ -27,7 +32,7 @@ interrupted (130 for Ctrl-C).
 """
 
 
-# in the order --help lists them; cli.py applies them with its _options()
+# in the order --help lists them
 BENCH_OPTIONS = (
         click.argument("queries", type=click.Path(dir_okay=False)),
         click.option("--backend", required=True, metavar="SPEC",
@@ -65,9 +70,9 @@ BENCH_OPTIONS = (
 
 def run_command(**options) -> int:
     """Run the benchmark, printing as SPEC-002 does; the exit code (EvaltoolError propagates)."""
-    from evaltool.runner.console import Console
-    from evaltool.runner.execute import Interrupted
-    from evaltool.runner.session import BenchSettings, run_benchmark
+    from evaltool.cli.bench_console import Console
+    from evaltool.bench.execute import Interrupted
+    from evaltool.bench.session import BenchSettings, run_benchmark
 
     verbose = options.pop("verbose")
     settings = BenchSettings(queries_path=options.pop("queries"), **options)
@@ -75,7 +80,7 @@ def run_command(**options) -> int:
     try:
         run_benchmark(settings, console)
     except Interrupted as stop:
-        from evaltool.runner.checkpoint import checkpoint_path
+        from evaltool.bench.checkpoint import checkpoint_path
 
         if console.progress:
             console.progress.clear()
@@ -84,3 +89,13 @@ def run_command(**options) -> int:
                    "run the same command with --resume to finish", err=True)
         return 128 + stop.signum
     return 0
+
+
+@click.command("bench", help=BENCH_HELP)
+@option_group(*BENCH_OPTIONS)
+def bench_command(**options):
+    try:
+        code = run_command(**options)
+    except EvaltoolError as exc:
+        fail(exc)
+    sys.exit(code)

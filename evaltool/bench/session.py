@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from evaltool.errors import EvaltoolError
-from evaltool.runner.backends import Backend, make_backend
-from evaltool.runner.checkpoint import Checkpoint, Outcome, checkpoint_path
-from evaltool.runner.execute import TIMEOUT, run_queries
-from evaltool.runner.queries import BenchQuery, parse_queries
-from evaltool.runner.scoring import (
+from evaltool.bench.backends import Backend, make_backend
+from evaltool.bench.checkpoint import Checkpoint, Outcome, checkpoint_path
+from evaltool.bench.execute import TIMEOUT, run_queries
+from evaltool.bench.queries import BenchQuery, parse_queries
+from evaltool.bench.scoring import (
     MeasurePlan,
     detailed_result,
     group_table,
@@ -89,7 +89,7 @@ class BenchResult:
 
 
 def _read_queries(path: str) -> tuple[list[BenchQuery], str]:
-    from evaltool.textfiles import read_text
+    from evaltool.io.textfiles import read_text
 
     name, text = read_text(path)
     return parse_queries(name, text), hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
@@ -98,7 +98,7 @@ def _read_queries(path: str) -> tuple[list[BenchQuery], str]:
 def _corpus(settings: BenchSettings, backend: Backend) -> set[str] | None:
     if settings.corpus is None:
         return backend.corpus_ids()
-    from evaltool.textfiles import read_text
+    from evaltool.io.textfiles import read_text
 
     _, text = read_text(settings.corpus)
     return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}

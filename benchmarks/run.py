@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Performance harness: evaltool vs trec_eval, pytrec_eval, ir_measures (and ranx).
 
-    .venv/bin/python bench/run.py                 # every data set, 3 repetitions
-    .venv/bin/python bench/run.py --quick         # S and DL only (seconds)
-    .venv/bin/python bench/run.py --sizes L XL --tools evaltool trec_eval --repeat 5
+    .venv/bin/python benchmarks/run.py                 # every data set, 3 repetitions
+    .venv/bin/python benchmarks/run.py --quick         # S and DL only (seconds)
+    .venv/bin/python benchmarks/run.py --sizes L XL --tools evaltool trec_eval --repeat 5
 
 Each tool runs as its own whole process (interpreter start-up and imports included) on
 the same cached files; wall time is the median over --repeat runs, interleaved round-robin
-across tools; peak RSS is the child's ru_maxrss from wait4.  See bench/README.md.
+across tools; peak RSS is the child's ru_maxrss from wait4.  See benchmarks/README.md.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class Row:
 # ---------------------------------------------------------------- running one process
 
 class Launcher:
-    """Runs commands through bench/launcher.py (a bare interpreter) so that a child's peak RSS
+    """Runs commands through benchmarks/launcher.py (a bare interpreter) so that a child's peak RSS
     is not inflated by this process's memory; see launcher.py."""
 
     def __init__(self):
@@ -90,7 +90,7 @@ class Launcher:
         self.proc.stdin.flush()
         reply = self.proc.stdout.readline()
         if not reply:
-            raise RuntimeError("bench/launcher.py died")
+            raise RuntimeError("benchmarks/launcher.py died")
         r = json.loads(reply)
         with open(out, "rb") as f:
             stdout = f.read().decode(errors="replace")

@@ -20,11 +20,11 @@ import re
 import sys
 import time
 
-from evaltool.runner.checkpoint import Outcome
-from evaltool.runner.execute import TIMEOUT
-from evaltool.runner.queries import BenchQuery
-from evaltool.runner.scoring import MeasurePlan, score_one
-from evaltool.runner.session import BenchResult, Listener
+from evaltool.bench.checkpoint import Outcome
+from evaltool.bench.execute import TIMEOUT
+from evaltool.bench.queries import BenchQuery
+from evaltool.bench.scoring import MeasurePlan, score_one
+from evaltool.bench.session import BenchResult, Listener
 
 RULE = "=" * 80
 BAR_WIDTH = 24

@@ -17,9 +17,9 @@ import signal
 import time
 from collections.abc import Callable
 
-from evaltool.runner.backends import Backend, normalize
-from evaltool.runner.checkpoint import Outcome
-from evaltool.runner.queries import BenchQuery
+from evaltool.bench.backends import Backend, normalize
+from evaltool.bench.checkpoint import Outcome
+from evaltool.bench.queries import BenchQuery
 
 BACKOFF_SECONDS = 0.1
 BACKOFF_MAX_SECONDS = 5.0

@@ -229,7 +229,7 @@ def parse_queries(path: str, text: str) -> list[BenchQuery]:
 
 def load_queries(path) -> list[BenchQuery]:
     """Read and validate a queries file (UTF-8 JSON, gzip allowed); see the module docstring."""
-    from evaltool.textfiles import read_text
+    from evaltool.io.textfiles import read_text
 
     name, text = read_text(path)
     return parse_queries(name, text)

@@ -1,25 +1,24 @@
 """Benchmark runner: run a queries file against a search backend, score it, report it.
 
 ``evaltool bench QUERIES.json --backend BACKEND`` sends every query of a benchmark file
-(SPEC-002's layout: ``id``, ``query``, the expected ids, ``category``, ``difficulty``)
+(``id``, ``query``, the expected ids, ``category``, ``difficulty``)
 to the user's search system, times each call, scores the rankings with evaltool's own
 core (:func:`evaltool.evaluate`; no measure is implemented twice) and writes a
 timestamped JSON report, the TREC run of what was retrieved and the qrels it was scored
 against, so that ``evaltool`` or ``trec_eval`` can score it again.
 
-The package is ``runner``, not ``bench``: the repository already has a top-level
-``bench/`` folder, the performance harness behind ``make bench``.
+(The performance harness behind ``make bench`` is the top-level ``benchmarks/`` folder.)
 
 Stages, one module each:
 
-* :mod:`~evaltool.runner.queries`: read and validate the queries file (all problems at once).
-* :mod:`~evaltool.runner.backends`: a Python callable, an HTTP endpoint, a TREC run replay.
-* :mod:`~evaltool.runner.checkpoint`: a JSONL file of finished queries, for ``--resume``.
-* :mod:`~evaltool.runner.execute`: bounded concurrency, per-query timeout, retries.
-* :mod:`~evaltool.runner.scoring`: qrels and run dicts → ``evaluate()`` → the report's numbers.
-* :mod:`~evaltool.runner.session`: one run start to finish (:func:`run_benchmark`); writes the files.
-* :mod:`~evaltool.runner.console`: progress line, per-query blocks, the final summary.
-* :mod:`~evaltool.runner.examples`: a small BM25 over ``data/bench_corpus.jsonl``.
+* :mod:`~evaltool.bench.queries`: read and validate the queries file (all problems at once).
+* :mod:`~evaltool.bench.backends`: a Python callable, an HTTP endpoint, a TREC run replay.
+* :mod:`~evaltool.bench.checkpoint`: a JSONL file of finished queries, for ``--resume``.
+* :mod:`~evaltool.bench.execute`: bounded concurrency, per-query timeout, retries.
+* :mod:`~evaltool.bench.scoring`: qrels and run dicts → ``evaluate()`` → the report's numbers.
+* :mod:`~evaltool.bench.session`: one run start to finish (:func:`run_benchmark`); writes the files.
+* :mod:`~evaltool.bench.console`: progress line, per-query blocks, the final summary.
+* :mod:`~evaltool.bench.examples`: a small BM25 over ``data/bench_corpus.jsonl``.
 """
 
 from __future__ import annotations

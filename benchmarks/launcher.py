@@ -1,4 +1,4 @@
-"""Process launcher for bench/run.py: start one command per request, report wall time and
+"""Process launcher for benchmarks/run.py: start one command per request, report wall time and
 the child's peak RSS (ru_maxrss from wait4).
 
 Why a separate process: on Linux a child's ru_maxrss includes the memory of the process it

@@ -1,0 +1,83 @@
+"""The command line: thin translators from options to one library call and one formatter.
+
+This package is the only code that imports click, prints, or decides an exit code:
+0 success, 1 a check that found drift (``check``) or a benchmark with failed queries,
+2 bad input or usage (one message, no traceback), 130 interrupted (Ctrl-C).
+
+Subcommands live one per module and are imported only when run or asked for help, so
+``evaltool --help`` starts without numpy. To add one, write its module and add a line
+to :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from evaltool.version import __version__
+
+# name: (module, attribute, one line for the top-level help); the order is the help's order
+COMMANDS = {
+    "eval": ("evaltool.cli.eval", "eval_command", "evaluate RUN against QRELS (the default command)"),
+    "compare": ("evaltool.cli.compare", "compare_command", "compare runs with paired tests (first run = baseline)"),
+    "check": ("evaltool.cli.check", "check_command", "check a run against reference numbers (exit 1 on drift)"),
+    "bench": ("evaltool.cli.bench", "bench_command", "run a queries file against a search backend and score it"),
+    "measures": ("evaltool.cli.measures", "measures_command", "list measures, or document one"),
+}
+
+
+class EvaltoolGroup(click.Group):
+    """Subcommands imported on first use; ``eval`` runs when the first argument names no command."""
+
+    default_command = "eval"
+
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module, attribute, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attribute)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, short) for name, (_, _, short) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in COMMANDS and args[0] not in ("--help", "-h", "--version"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=EvaltoolGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="evaltool")
+def main():
+    """evaltool: evaluate ranked retrieval runs (trec_eval-compatible, fast).
+
+    \b
+    evaltool QRELS RUN [OPTIONS]    evaluate (see 'evaltool eval -h')
+    evaltool COMMAND -h             help of one command
+    """
+
+
+def run(args: list[str] | None = None, prog_name: str = "evaltool") -> None:
+    """The console script: run the command line and exit with its code.
+
+    No arguments print the usage and exit 2, as trec_eval does; Ctrl-C anywhere exits
+    130 with one line on stderr and no traceback.
+    """
+    try:
+        code = main.main(args, prog_name=prog_name, standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("evaltool: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

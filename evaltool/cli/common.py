@@ -1,0 +1,137 @@
+"""What the commands share: option groups (as decorators), output and failure.
+
+Every scoring command names its parameters as :func:`evaltool.evaluate`'s keywords, so
+a command passes ``**options`` straight through.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from evaltool.errors import EvaltoolError
+
+
+def write(text: str) -> None:
+    sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
+    sys.stdout.flush()
+
+
+def warn(text: str) -> None:
+    click.echo(f"evaltool: {text}", err=True)
+
+
+def fail(exc: EvaltoolError):
+    warn(str(exc))
+    sys.exit(2)
+
+
+def option_group(*decorators):
+    """Several click options as one decorator, in the order given."""
+
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+# the evaluate() options every scoring command shares; each parameter is named as evaluate()'s keyword
+evaluation_options = option_group(
+    click.option("-c", "--complete", is_flag=True,
+                 help="Average over every qrels query; queries without results score as trec_eval scores them."),
+    click.option("-l", "--level-for-rel", "relevance_level", type=int, default=1, show_default=True,
+                 help="Minimum grade that counts as relevant (graded measures ignore it)."),
+    click.option("-M", "--max-retrieved", "max_ret", type=int, default=None,
+                 help="Use only the top N documents of each query."),
+    click.option("-J", "--judged-only", is_flag=True, help="Drop unjudged documents before scoring."),
+    click.option("-N", "--num-docs-in-coll", "num_docs_in_coll", type=int, default=0,
+                 help="Collection size (for utility)."),
+    click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error", show_default=True,
+                 help="A (query, document) pair given twice: stop (trec_eval), keep the first, or keep the max."),
+)
+# where judgments come from when the inputs are a queries file and JSONL results (see 'Judgments without qrels')
+relevance_options = option_group(
+    click.option("--relevance", type=click.Choice(["auto", "qrels", "pack", "token-f1"]), default="auto",
+                 show_default=True,
+                 help="Judge each query by its own qrels, else a pack, else token F1 of its answer (auto); "
+                      "or by one of them only."),
+    click.option("--pack", "packs", multiple=True, metavar="NAME|MODULE:ATTR",
+                 help="A relevance pack: an installed one (locomo, longmemeval) or module:attr; repeatable. "
+                      "Default: every installed pack."),
+    click.option("--f1-threshold", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+                 help="Token F1 (answer vs. item text) at or above which an item is relevant."),
+    click.option("--qrels-format", type=click.Choice(["auto", "trec", "json", "jsonl"]), default="auto",
+                 show_default=True, help="Format of QRELS: TREC qrels or a queries file (JSON, JSONL); auto reads "
+                                         "the content."),
+    click.option("--run-format", type=click.Choice(["auto", "trec", "jsonl"]), default="auto", show_default=True,
+                 help="Format of RUN: a TREC run or JSONL results; auto reads the content."),
+)
+grouping_options = option_group(
+    click.option("--group-by", "group_by", multiple=True, metavar="FIELD",
+                 help="Also summarize each group of queries by FIELD of --topics (category, difficulty...); "
+                      "repeatable."),
+    click.option("--topics", type=click.Path(dir_okay=False), default=None,
+                 help="Fields per query id: TSV with a header, JSON or JSONL (for --group-by)."),
+    click.option("--labels", is_flag=True, help="Label rows good/fair/poor: recip_rank >= 0.7, ndcg_cut_10 >= 0.6, "
+                 "P_5 >= 0.5; good when all hold, fair when half do."),
+    click.option("--threshold", "thresholds", multiple=True, metavar="NAME=VALUE",
+                 help="Set (or with NAME=off drop) a --labels threshold, e.g. ndcg_cut_10=0.65; implies --labels."),
+)
+
+
+def output_options(formats, default):
+    return option_group(
+        click.option("-o", "--format", "fmt", type=click.Choice(formats), default=default, show_default=True,
+                     help="Output format."),
+        click.option("--output", type=click.Path(dir_okay=False), default=None,
+                     help="Write the output to FILE (atomically: all or nothing) instead of standard output."),
+    )
+
+
+def emit(text: str, output: str | None) -> None:
+    if output:
+        from evaltool.report.output import write_atomic
+
+        write_atomic(output, text)
+    else:
+        write(text)
+
+
+def read_grouping(group_by, topics, labels, thresholds):
+    """The topics file and the label thresholds asked for (None when not)."""
+    from evaltool.io.topics import read_topics
+    from evaltool.labels import parse_thresholds
+
+    if group_by and not topics:
+        raise EvaltoolError("--group-by needs --topics FILE (a TSV, JSON or JSONL of query id -> fields)")
+    if topics and not group_by:
+        raise EvaltoolError("--topics needs --group-by FIELD to say which field groups the queries")
+    table = read_topics(topics) if topics else None
+    for field in group_by:
+        table.check_field(field)
+    return table, (parse_thresholds(thresholds) if labels or thresholds else None)
+
+
+def check_labels(thresholds, given, measures) -> None:
+    from evaltool.labels import check_thresholds
+
+    if thresholds is not None:
+        check_thresholds(thresholds, measures, given)
+
+
+def note_ungrouped(table, group_by, qids) -> None:
+    from evaltool.io.topics import NO_GROUP
+
+    for field in group_by:
+        left = table.groups(qids, field).get(NO_GROUP)
+        if left:
+            warn(f"note: {len(left)} of {len(qids)} queries have no {field} in {table.path}; "
+                  f"they form the group {NO_GROUP}")
+
+
+
+
+REPORT_FORMATS = ["table", "json", "csv", "markdown", "latex"]

@@ -1,0 +1,108 @@
+"""What kind of input is this? Paths, dicts, DataFrames and already-read containers, each
+to the reader that takes it: TREC qrels and runs, queries files and JSONL results.
+"""
+
+from __future__ import annotations
+
+import os
+
+from evaltool.errors import EvaltoolError, ParseError
+from evaltool.inputs import Qrels, Run
+
+
+def is_frame(obj) -> bool:
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def load_qrels(qrels, on_duplicate: str = "error") -> Qrels:
+    """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels."""
+    from evaltool.io import frames, trec
+
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, dict):
+        return frames.qrels_from_dict(qrels, on_duplicate=on_duplicate)
+    if is_frame(qrels):
+        return frames.qrels_from_frame(qrels, on_duplicate=on_duplicate)
+    if isinstance(qrels, (str, os.PathLike)):
+        return trec.read_qrels(qrels, on_duplicate=on_duplicate)
+    raise EvaltoolError(f"qrels must be a path, dict or DataFrame, not {type(qrels).__name__}")
+
+
+def load_run(run, on_duplicate: str = "error", runid: str | None = None) -> Run:
+    """Accept a path (``-`` for stdin), a ``{qid: {docid: score}}`` dict, a DataFrame or a Run."""
+    from evaltool.io import frames, trec
+
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, dict):
+        return frames.run_from_dict(run, on_duplicate=on_duplicate, runid=runid or "run")
+    if is_frame(run):
+        return frames.run_from_frame(run, on_duplicate=on_duplicate, runid=runid or "run")
+    if isinstance(run, (str, os.PathLike)):
+        return trec.read_run(run, on_duplicate=on_duplicate)
+    raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
+
+
+def input_kind(obj, fmt: str | None = None) -> str:
+    """What an input is, for meta: a file format, or the kind of Python object."""
+    if fmt:
+        return fmt
+    return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
+
+
+def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
+    """The first input: Qrels (a TREC qrels file, dict, DataFrame) or Queries (a JSON/JSONL queries file).
+
+    ``fmt`` forces ``trec``, ``json`` or ``jsonl``; by default a file's content decides.
+    Returns (judgments, format).
+    """
+    from evaltool.io import jsonl
+
+    if isinstance(qrels, jsonl.Queries):
+        return qrels, qrels.format
+    if not isinstance(qrels, (str, os.PathLike)):
+        return load_qrels(qrels, on_duplicate), input_kind(qrels)
+    if os.fspath(qrels) == "-":  # refused by the qrels reader, with its message
+        return load_qrels(qrels, on_duplicate), "trec"
+    if (fmt or jsonl.sniff(jsonl.head_of(qrels), "judgments")) == "trec":
+        return load_qrels(qrels, on_duplicate), "trec"
+    queries = jsonl.read_queries(qrels, fmt)  # JSON or JSONL: decided on the whole content unless forced
+    return queries, queries.format
+
+
+def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt: str | None = None):
+    """The second input: a Run (a TREC run file, dict, DataFrame) or Results (a JSONL results file).
+
+    ``fmt`` forces ``trec`` or ``jsonl``; by default a file's content decides (stdin, ``-``,
+    is read whole first). Returns (results, format).
+    """
+    from evaltool.io import jsonl, trec
+    from evaltool.io.common import read_bytes
+
+    if isinstance(run, jsonl.Results):
+        return run, "jsonl"
+    if not isinstance(run, (str, os.PathLike)):
+        return load_run(run, on_duplicate, runid), input_kind(run)
+    if os.fspath(run) == "-" and fmt is None:
+        name, data = read_bytes(run, allow_stdin=True)
+        fmt = jsonl.sniff(data, "results")
+        if fmt == "jsonl":
+            return jsonl.parse_results(name, data, on_duplicate), fmt
+        return trec.parse_run(name, data, on_duplicate=on_duplicate), fmt
+    fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
+    if fmt == "json":
+        raise ParseError(os.fspath(run), 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
+                                                  "not a JSON array")
+    if fmt == "jsonl":
+        return jsonl.read_results(run, on_duplicate), fmt
+    return load_run(run, on_duplicate, runid), fmt
+
+
+def streamed_format(run) -> str:
+    """The format of a run file to stream (stdin cannot be looked at twice: taken as TREC)."""
+    from evaltool.io import jsonl
+
+    if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
+        return jsonl.sniff(jsonl.head_of(run), "results")
+    return "trec"

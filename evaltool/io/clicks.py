@@ -439,7 +439,10 @@ def _json_array(path: str, text: str, reader: _ObjectReader) -> None:
             if at < len(text) and text[at] == "]":
                 at += 1
                 break
-            raise ParseError(path, line_at(at), _short(text[at: at + 40]) or None, "',' or ']' in the JSON array")
+            if at >= len(text):
+                raise ParseError(path, line_at(at), None, "',' or ']' in the JSON array (the file ends before the "
+                                                          "array is closed)")
+            raise ParseError(path, line_at(at), _short(text[at: at + 40]), "',' or ']' in the JSON array")
     at = skip(at)
     if at < len(text):
         raise ParseError(path, line_at(at), _short(text[at: at + 40]), "nothing after the JSON array")

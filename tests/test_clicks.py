@@ -193,11 +193,24 @@ def test_events_table_details(tmp_path):
                     "i2,q,click,a,,2026-01-01T00:01:10\n")
     log = read_click_log(str(path))
     assert log.counts["duplicate_positions"] == 1
-    assert [log.doc_ids[d] for d in log.shown_doc] == ["a", "b", "a"]
+    assert log.doc_ids.take(log.shown_doc).to_pylist() == ["a", "b", "a"]
     assert log.click_rank.tolist() == [2, 1]
     result = evaluate(log, ["click_mrr", "time_to_first_click"])
     assert result.summary["click_mrr"] == pytest.approx((1 / 2 + 1) / 2)
     assert result.summary["time_to_first_click"] == pytest.approx((4 + 10) / 2)
+
+
+def test_ids_whose_hashes_collide_keep_their_own_codes(tmp_path, monkeypatch):
+    import evaltool.io.clicks as reader
+
+    path = write_log(str(tmp_path), "events-csv", MODEL_LOG + [dict(MODEL_LOG[0], consulta="otra")])
+    honest = evaluate(path, ["click_mrr", "ctr", "mean_click_rank"], per_query=True)
+    monkeypatch.setattr(reader, "_fnv1a", lambda strings: np.zeros(len(strings), np.uint64))
+    colliding = evaluate(path, ["click_mrr", "ctr", "mean_click_rank"], per_query=True)
+    assert colliding.per_query == honest.per_query
+    assert colliding.summary == honest.summary
+    log = read_click_log(path)
+    assert sorted(log.doc_ids.to_pylist()) == ["A", "B", "C"]
 
 
 def test_groups_by_a_log_field():
@@ -393,3 +406,25 @@ def test_bad_options_exit_2(model_log, tmp_path):
     assert result.exit_code == 2 and "needs timestamps" in result.stderr
     result = invoke("clicks", tmp_path / "missing.json")
     assert result.exit_code == 2
+
+
+def test_readme_section_shows_what_the_command_prints(tmp_path, monkeypatch):
+    from tests.shared import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Implicit feedback"):readme.index("## Benchmarking a search backend")]
+    monkeypatch.chdir(ROOT)
+    shown = section[section.index("$ evaltool clicks data/clicks/log.json\n"):]
+    shown = shown[len("$ evaltool clicks data/clicks/log.json\n"):shown.index("```")]
+    assert invoke("clicks", "data/clicks/log.json").stdout == shown
+    # the seed's own function on the same log, the empty impression left out as decided
+    with open(ROOT / "data" / "clicks" / "log.json", encoding="utf-8") as f:
+        log = [imp for imp in json.load(f) if imp["resultados"]]
+    log = [dict(imp, clicks=[c for i, c in enumerate(imp["clicks"]) if c not in imp["clicks"][:i]]) for imp in log]
+    assert f"click_mrr         {calcular_mrr_con_clicks(log):.4f}" in shown
+    qrels = tmp_path / "clicks.qrels"
+    assert invoke("clicks", "data/clicks/log.json", "--judgments", qrels, "--model", "coec").exit_code == 0
+    scored = invoke(qrels, "data/clicks/run.txt", "-m", "ndcg_cut.10", "-m", "P.5", "-m", "recip_rank").stdout
+    assert scored in section
+    result = evaluate("data/clicks/log.json", ["click_mrr", "ctr@5"], average="macro")
+    assert f"'click_mrr': {str(result.summary['click_mrr'])[:5]}" in section

@@ -44,9 +44,15 @@ class Impressions:
         self.n_clicks = log.n_clicks
         self.shown = self.n_shown > 0
         self.clicked = self.n_clicks > 0
-        self.click_imp = np.repeat(np.arange(log.n_impressions), self.n_clicks)
-        self.shown_imp = np.repeat(np.arange(log.n_impressions), self.n_shown)
+        self.click_imp = np.repeat(np.arange(log.n_impressions, dtype=np.int32), self.n_clicks)
         self._first: dict[str, np.ndarray] = {}
+
+    def shown_up_to(self, k: int) -> np.ndarray:
+        """Results each impression showed at positions 1..k (rows are in position order)."""
+        running = np.zeros(len(self.log.shown_pos) + 1, np.int32)
+        np.cumsum(self.log.shown_pos <= k, out=running[1:])
+        offsets = self.log.shown_offsets
+        return running[offsets[1:]] - running[offsets[:-1]]
 
     def defined(self, values: np.ndarray, where: np.ndarray) -> np.ndarray:
         """``values`` where ``where`` holds, nan elsewhere."""
@@ -122,8 +128,8 @@ def ctr(view: Impressions, cutoff, first_click: str = "log") -> np.ndarray:
     log = view.log
     if cutoff is None:
         return view.defined(view.n_clicks / np.maximum(view.n_shown, 1), view.shown)
-    clicks = view.per_impression_sum(view.click_imp, log.click_rank <= cutoff)
-    shown = view.per_impression_sum(view.shown_imp, log.shown_pos <= cutoff)
+    clicks = np.bincount(view.click_imp[log.click_rank <= cutoff], minlength=log.n_impressions)
+    shown = view.shown_up_to(cutoff)
     return view.defined(clicks / np.maximum(shown, 1), shown > 0)
 
 

@@ -173,8 +173,9 @@ def click_judgments(log, model: str = "coec", grades: tuple[float, ...] | None =
     keys, scores, evidence, clicks = keys[enough], scores[enough], evidence[enough], clicks[enough]
     grade = _grade(scores, grades)
     q_codes, d_codes = keys // n_docs, keys % n_docs
-    rows = [Judgment(log.query_ids[q], log.doc_ids[d], float(s), int(g), int(e), int(c))
-            for q, d, s, g, e, c in zip(q_codes.tolist(), d_codes.tolist(), scores.tolist(), grade.tolist(),
+    doc_ids = log.doc_ids.take(d_codes).to_pylist()
+    rows = [Judgment(log.query_ids[q], d, float(s), int(g), int(e), int(c))
+            for q, d, s, g, e, c in zip(q_codes.tolist(), doc_ids, scores.tolist(), grade.tolist(),
                                         evidence.tolist(), clicks.tolist())]
     rows.sort(key=lambda r: (qrels_id(r.query_id).encode("utf-8", "surrogateescape"),
                              r.doc_id.encode("utf-8", "surrogateescape")))

@@ -68,7 +68,9 @@ ACTIONS = ("impression", "click")
 EVENT_ID_COLUMNS = ("impression_id", "session_id")
 RESERVED = {*QUERY_KEYS, *QUERY_ID_KEYS, *RESULT_KEYS, "clicks", "timestamp", "action", "doc_id", "position",
             "impression_id"}
-BATCH_ROWS = 65536
+BATCH_ROWS = 65536                 # impression objects (or JSONL event rows read by Python) per chunk
+TABLE_BATCH_ROWS = 1 << 18         # events table rows per Arrow batch
+CSV_BLOCK_BYTES = 1 << 24
 PARQUET_MAGIC = b"PAR1"
 
 
@@ -88,7 +90,7 @@ class ClickLog:
     path: str
     format: str
     query_ids: list[str]
-    doc_ids: list[str]
+    doc_ids: object                 # a pyarrow string array: doc_ids[code]
     imp_query: np.ndarray
     imp_time: np.ndarray
     shown_offsets: np.ndarray
@@ -122,18 +124,127 @@ class ClickLog:
 
 
 class _Vocab:
-    """Ids in first-seen order; ``code`` adds, ``codes`` maps an array of ids at once."""
+    """Ids in first-seen order: ``code`` adds one (objects), ``codes`` a whole Arrow column (tables)."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
-        self.ids: list[str] = []
+        self.list: list[str] = []
+        self.arrow = None                       # the ids as an Arrow array, when added by columns
+
+    def __len__(self) -> int:
+        return len(self.list) if self.arrow is None else len(self.arrow)
 
     def code(self, key: str) -> int:
         found = self.index.get(key)
         if found is None:
-            found = self.index[key] = len(self.ids)
-            self.ids.append(key)
+            found = self.index[key] = len(self.list)
+            self.list.append(key)
         return found
+
+    def codes(self, column) -> np.ndarray:
+        """int32 codes of an Arrow string column (-1 for null), without a Python object per id.
+
+        Each batch's distinct ids are hashed (64-bit FNV-1a, vectorised) and looked up in a
+        sorted table of the hashes seen so far; a hash match is confirmed by comparing the
+        texts, and the rare id whose hash collides with another id's gets its code from a
+        small dictionary instead, so codes are exact.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(column)
+        distinct = encoded.dictionary
+        if self.arrow is None:
+            self.arrow, self.hashes, self.order = pa.array([], pa.string()), np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        hashes = _fnv1a(distinct)
+        at = np.searchsorted(self.hashes, hashes)
+        found = at < len(self.hashes)
+        found[found] = self.hashes[at[found]] == hashes[found]
+        codes = np.full(len(distinct), -1, np.int64)
+        codes[found] = self.order[at[found]]
+        collided = np.zeros(len(distinct), bool)
+        if found.any():
+            same = _bools(pc.equal(distinct.filter(pa.array(found)), self.arrow.take(pa.array(codes[found]))))
+            collided[np.flatnonzero(found)[~same]] = True
+        new = ~found
+        if new.any():
+            _, first = np.unique(hashes[new], return_index=True)
+            fresh = np.zeros(len(distinct), bool)
+            fresh[np.flatnonzero(new)[first]] = True
+            collided |= new & ~fresh                  # two new ids of this batch with one hash
+            start = len(self.arrow)
+            codes[fresh] = np.arange(start, start + int(fresh.sum()))
+            self.arrow = pa.concat_arrays([self.arrow, distinct.filter(pa.array(fresh))])
+            merged = np.concatenate([self.hashes, hashes[fresh]])
+            order = np.argsort(merged, kind="stable")
+            self.hashes, self.order = merged[order], np.concatenate([self.order, codes[fresh]])[order]
+        for i in np.flatnonzero(collided).tolist():
+            text = distinct[i].as_py()
+            code = self.index.get(text)
+            if code is None:
+                code = self.index[text] = len(self.arrow)
+                self.arrow = pa.concat_arrays([self.arrow, pa.array([text], pa.string())])
+            codes[i] = code
+        table = np.append(codes, -1).astype(np.int32)
+        return table[_ints(encoded.indices, len(distinct), np.int64)]
+
+    @property
+    def ids(self) -> list[str]:
+        return self.list if self.arrow is None else self.arrow.to_pylist()
+
+    def as_arrow(self):
+        import pyarrow as pa
+
+        return pa.array(self.list, pa.string()) if self.arrow is None else self.arrow
+
+
+FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+
+
+def _fnv1a(strings) -> np.ndarray:
+    """64-bit FNV-1a of each string of an Arrow string array (no nulls), its length mixed in last."""
+    n = len(strings)
+    offsets = np.frombuffer(strings.buffers()[1], np.int32, count=n + 1, offset=strings.offset * 4)
+    data = np.frombuffer(strings.buffers()[2], np.uint8) if strings.buffers()[2] is not None else np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+    out = np.full(n, FNV_OFFSET, np.uint64)
+    active = np.arange(n)
+    j = 0
+    with np.errstate(over="ignore"):
+        while len(active):
+            active = active[lengths[active] > j]
+            out[active] = (out[active] ^ data[starts[active] + j].astype(np.uint64)) * FNV_PRIME
+            j += 1
+        return (out ^ lengths.astype(np.uint64)) * FNV_PRIME
+
+
+def _ints(column, fill, dtype) -> np.ndarray:
+    """An Arrow integer column as numpy, nulls as ``fill`` (without pyarrow's pandas shim)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evaltool.io.columnar import _numpy
+
+    return _numpy(pc.cast(pc.fill_null(column, fill), pa.from_numpy_dtype(np.dtype(dtype))), dtype)
+
+
+def _bools(column) -> np.ndarray:
+    """An Arrow boolean column as numpy, nulls as False."""
+    import pyarrow.compute as pc
+
+    from evaltool.io.columnar import _numpy_bool
+
+    return _numpy_bool(pc.fill_null(column, False))
+
+
+def _floats(column) -> np.ndarray:
+    """An Arrow numeric column as float64 numpy, nulls as nan."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evaltool.io.columnar import _numpy
+
+    return _numpy(pc.fill_null(pc.cast(column, pa.float64()), math.nan), np.float64)
 
 
 class _Growing:
@@ -156,7 +267,7 @@ class _Builder:
 
     def __init__(self, path: str, fmt: str, fields: tuple[str, ...]) -> None:
         self.path, self.format, self.field_names = path, fmt, fields
-        self.queries, self.docs = _Vocab(), _Vocab()
+        self.queries, self.docs, self.impression_keys = _Vocab(), _Vocab(), _Vocab()
         self.n_imp = 0
         self.imp_query = _Growing(np.int32, -1)
         self.imp_time = _Growing(np.float64, np.nan)
@@ -169,12 +280,15 @@ class _Builder:
 
     def new_impressions(self, n: int) -> np.ndarray:
         start = self.n_imp
-        self.n_imp += n
+        self.impressions_up_to(start + n)
+        return np.arange(start, self.n_imp, dtype=np.int32)
+
+    def impressions_up_to(self, n: int) -> None:
+        self.n_imp = max(self.n_imp, n)
         self.imp_query.ensure(self.n_imp)
         self.imp_time.ensure(self.n_imp)
         for grow in self.field_code.values():
             grow.ensure(self.n_imp)
-        return np.arange(start, self.n_imp, dtype=np.int32)
 
     def add_shown(self, imp, doc, pos) -> None:
         if len(imp):
@@ -186,84 +300,97 @@ class _Builder:
             self.clicks.append((np.asarray(imp, np.int32), np.asarray(doc, np.int32), np.asarray(pos, np.int32),
                                 np.asarray(time, np.float64)))
 
+    @staticmethod
+    def _joined(parts: list, column: int, dtype) -> np.ndarray:
+        """One column of the collected chunks as one array, releasing the chunks' copies as it goes."""
+        out = np.concatenate([part[column] for part in parts]) if parts else np.zeros(0, dtype)
+        for i, part in enumerate(parts):
+            parts[i] = part[:column] + (None,) + part[column + 1:]
+        return out.astype(dtype, copy=False)
+
+    def _shown_rows(self):
+        """Shown rows in (impression, position) order; a second row for a filled position is dropped."""
+        imp = self._joined(self.shown, 0, np.int32)
+        doc = self._joined(self.shown, 1, np.int32)
+        pos = self._joined(self.shown, 2, np.int32)
+        self.shown.clear()
+        if len(imp) > 1:
+            same = imp[1:] == imp[:-1]
+            if not (np.all(imp[1:] >= imp[:-1]) and np.all(pos[1:][same] > pos[:-1][same])):
+                order = np.lexsort((pos, imp))             # stable: log order among rows of one position
+                imp, doc, pos = imp[order], doc[order], pos[order]
+                del order
+                same = imp[1:] == imp[:-1]
+            repeat = np.zeros(len(imp), bool)
+            repeat[1:] = same & (pos[1:] == pos[:-1])
+            if repeat.any():
+                self.counts["duplicate_positions"] += int(repeat.sum())
+                keep = ~repeat
+                imp, doc, pos = imp[keep], doc[keep], pos[keep]
+        return imp, doc, pos
+
+    @staticmethod
+    def _resolve(c_imp, c_doc, c_pos, starts, n_shown, doc, pos) -> np.ndarray:
+        """Rank of each click: its document's top-most shown position (or, without a document, the
+        position it names when something was shown there); 0 when the impression did not show it.
+
+        Walks the shown lists in step: the j-th row of every impression still searched, so the
+        memory is a few arrays the size of the clicks, whatever the size of the log.
+        """
+        rank = np.zeros(len(c_imp), np.int32)
+        active = np.arange(len(c_imp))
+        j = 0
+        while len(active):
+            where = c_imp[active]
+            active = active[j < n_shown[where]]
+            rows = starts[c_imp[active]] + j
+            wanted = c_doc[active]
+            match = np.where(wanted >= 0, doc[rows] == wanted, pos[rows] == c_pos[active])
+            hit = active[match]
+            rank[hit] = pos[rows[match]]
+            c_doc[hit] = doc[rows[match]]
+            active = active[~match]
+            j += 1
+        return rank
+
     def finish(self) -> ClickLog:
         n = self.n_imp
-        imp, doc, pos = (np.concatenate(parts) if parts else np.zeros(0, np.int32)
-                         for parts in zip(*self.shown)) if self.shown else (np.zeros(0, np.int32),) * 3
-        self.shown.clear()
-        # position order within each impression, log order among rows for one position
-        key = imp.astype(np.int64) * (int(pos.max(initial=0)) + 1) + pos
-        if len(key) and not np.all(key[1:] > key[:-1]):
-            order = np.argsort(key, kind="stable")
-            imp, doc, pos, key = imp[order], doc[order], pos[order], key[order]
-            del order
-            first = np.ones(len(key), bool)
-            first[1:] = key[1:] != key[:-1]
-            self.counts["duplicate_positions"] += int(len(key) - first.sum())
-            if not first.all():
-                imp, doc, pos, key = imp[first], doc[first], pos[first], key[first]
-        del key
+        imp, doc, pos = self._shown_rows()
+        n_shown = np.bincount(imp, minlength=n)
         shown_offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(imp, minlength=n), out=shown_offsets[1:])
-
-        if self.clicks:
-            c_imp, c_doc, c_pos, c_time = (np.concatenate(parts) for parts in zip(*self.clicks))
-        else:
-            c_imp, c_doc, c_pos, c_time = (np.zeros(0, np.int32),) * 3 + (np.zeros(0),)
+        np.cumsum(n_shown, out=shown_offsets[1:])
+        del imp
+        c_imp = self._joined(self.clicks, 0, np.int32)
+        c_doc = self._joined(self.clicks, 1, np.int32)
+        c_pos = self._joined(self.clicks, 2, np.int32)
+        c_time = self._joined(self.clicks, 3, np.float64)
         self.clicks.clear()
-        c_rank = np.zeros(len(c_imp), np.int32)
-        n_docs = max(len(self.docs.ids), 1)
-        # by document: its top-most shown position in the impression
-        by_doc = c_doc >= 0
-        if by_doc.any():
-            shown_key = imp.astype(np.int64) * n_docs + doc
-            order = np.lexsort((pos, shown_key))
-            sorted_key, sorted_pos = shown_key[order], pos[order]
-            del shown_key, order
-            wanted = c_imp[by_doc].astype(np.int64) * n_docs + c_doc[by_doc]
-            at = np.searchsorted(sorted_key, wanted)
-            hit = at < len(sorted_key)
-            hit[hit] = sorted_key[at[hit]] == wanted[hit]
-            c_rank[np.flatnonzero(by_doc)[hit]] = sorted_pos[at[hit]]
-            del sorted_key, sorted_pos
-        # by position alone: the document shown there
-        by_pos = ~by_doc
-        if by_pos.any():
-            width = int(max(pos.max(initial=0), c_pos.max(initial=0))) + 1
-            shown_key = imp.astype(np.int64) * width + pos          # already sorted and unique
-            wanted = c_imp[by_pos].astype(np.int64) * width + c_pos[by_pos]
-            at = np.searchsorted(shown_key, wanted)
-            hit = at < len(shown_key)
-            hit[hit] = shown_key[at[hit]] == wanted[hit]
-            rows = np.flatnonzero(by_pos)[hit]
-            c_rank[rows] = c_pos[rows]
-            c_doc[rows] = doc[at[hit]]
+        c_rank = self._resolve(c_imp, c_doc, c_pos, shown_offsets[:-1], n_shown, doc, pos)
+        del c_pos
         valid = c_rank > 0
         self.counts["clicks_not_shown"] += int(len(valid) - valid.sum())
         c_imp, c_doc, c_rank, c_time = c_imp[valid], c_doc[valid], c_rank[valid], c_time[valid]
-        # each document once per impression (its first click), then clicks grouped by impression in log order
-        pair = c_imp.astype(np.int64) * n_docs + c_doc
+        # each document once per impression (its first click), clicks grouped by impression in log order
+        pair = c_imp.astype(np.int64) * max(len(self.docs), 1) + c_doc
         _, first_seen = np.unique(pair, return_index=True)
-        keep = np.zeros(len(pair), bool)
-        keep[first_seen] = True
         self.counts["repeated_clicks"] += int(len(pair) - len(first_seen))
-        order = np.argsort(c_imp[keep], kind="stable")
-        c_imp, c_doc, c_rank, c_time = (a[keep][order] for a in (c_imp, c_doc, c_rank, c_time))
+        keep = np.sort(first_seen)
+        del pair, first_seen
+        order = keep[np.argsort(c_imp[keep], kind="stable")]
+        c_imp, c_doc, c_rank, c_time = c_imp[order], c_doc[order], c_rank[order], c_time[order]
         click_offsets = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(c_imp, minlength=n), out=click_offsets[1:])
 
-        imp_query = self.imp_query.data[:n].copy()
-        n_shown = np.diff(shown_offsets)
         self.counts["impressions"] = int(np.count_nonzero(n_shown))
         # an events table cannot show an empty list: an impression key without shown rows came from clicks alone
         self.counts["empty_impressions"] = 0 if self.format.startswith("events") else n - self.counts["impressions"]
         self.counts["clicks"] = int(len(c_imp))
-        self.counts["queries"] = len(self.queries.ids)
+        self.counts["queries"] = len(self.queries)
         fields = {}
         for name in self.field_names:
             vocab, codes = self.field_vocab[name].ids, self.field_code[name].data[:n]
             fields[name] = [vocab[c] if c >= 0 else None for c in codes.tolist()]
-        return ClickLog(self.path, self.format, self.queries.ids, self.docs.ids, imp_query,
+        return ClickLog(self.path, self.format, self.queries.ids, self.docs.as_arrow(), self.imp_query.data[:n].copy(),
                         self.imp_time.data[:n].copy(), shown_offsets, doc, pos, click_offsets, c_doc, c_rank,
                         c_time, self.counts, fields)
 
@@ -468,8 +595,6 @@ class _EventBatches:
             raise ParseError(builder.path, line_of(None)[0], ", ".join(columns),
                              f"the events table's columns; missing: {'; '.join(missing)}")
         self.columns = columns
-        self.keys: dict[str, int] = {}
-        self.rows = 0
 
     def _fail(self, row: int, text, expected: str):
         where, found = self.line_of(row)
@@ -487,24 +612,26 @@ class _EventBatches:
 
         def text_column(name):
             column = cols.get(name)
-            if column is None:
+            if column is None or pa.types.is_null(column.type):
                 return pa.nulls(n, pa.string())
-            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-                return pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), pa.scalar(None, pa.string()),
-                                  column)
+            if pa.types.is_large_string(column.type) or pa.types.is_dictionary(column.type):
+                column = pc.cast(column, pa.string())
+            if pa.types.is_string(column.type):
+                blank = _bools(pc.equal(pc.utf8_trim_whitespace(column), ""))
+                return pc.if_else(pa.array(blank), pa.scalar(None, pa.string()), column) if blank.any() else column
             if pa.types.is_integer(column.type):
                 return pc.cast(column, pa.string())
-            if pa.types.is_null(column.type):
-                return pa.nulls(n, pa.string())
-            bad = pc.invert(pc.is_null(column)).to_numpy(zero_copy_only=False)
-            self._fail(int(np.argmax(bad)), None, f"{name}: a text or a whole number")
+            self._fail(int(np.argmax(~_bools(pc.is_null(column)))), None, f"{name}: a text or a whole number")
+
+        def first(mask: np.ndarray, text, expected: str) -> None:
+            if mask.any():
+                row = int(np.argmax(mask))
+                self._fail(row, text(row) if callable(text) else text, expected)
 
         action = text_column("action")
-        is_imp = pc.fill_null(pc.equal(action, "impression"), False).to_numpy(zero_copy_only=False)
-        is_click = pc.fill_null(pc.equal(action, "click"), False).to_numpy(zero_copy_only=False)
-        bad = ~(is_imp | is_click)
-        if bad.any():
-            self._fail(int(np.argmax(bad)), None, "action 'impression' or 'click'")
+        is_imp = _bools(pc.equal(action, "impression"))
+        is_click = _bools(pc.equal(action, "click"))
+        first(~(is_imp | is_click), None, "action 'impression' or 'click'")
 
         query = text_column("query_id") if "query_id" in cols else text_column("query")
         if "query_id" in cols and "query" in cols:
@@ -513,72 +640,38 @@ class _EventBatches:
             key = text_column("impression_id")
         else:
             key = pc.binary_join_element_wise(text_column("session_id"), query, "\x1f")
-        no_key = pc.is_null(key).to_numpy(zero_copy_only=False)
+        no_key = _bools(pc.is_null(key))
         if no_key.any():
             row = int(np.argmax(no_key))
             self._fail(row, None, CLICK_ID_EXPECTED if is_click[row] else CLICK_ID_EXPECTED.replace(
                 "a click", "an impression row"))
-        no_query = pc.is_null(query).to_numpy(zero_copy_only=False) & is_imp
-        if no_query.any():
-            self._fail(int(np.argmax(no_query)), None, "an impression row with its query_id or query")
+        first(_bools(pc.is_null(query)) & is_imp, None, "an impression row with its query_id or query")
 
         doc = text_column("doc_id")
-        doc_null = pc.is_null(doc).to_numpy(zero_copy_only=False)
+        doc_null = _bools(pc.is_null(doc))
         position = self._positions(cols.get("position"), n)
         no_pos = position == 0
-        if "position" in cols:
-            given = pc.invert(pc.is_null(cols["position"])).to_numpy(zero_copy_only=False)
-            wrong = given & no_pos
-            if wrong.any():
-                self._fail(int(np.argmax(wrong)), None, POSITION_EXPECTED)
-        need = is_imp & (doc_null | no_pos)
-        if need.any():
-            self._fail(int(np.argmax(need)), None, "an impression row with doc_id and position")
-        need = is_click & doc_null & no_pos
-        if need.any():
-            self._fail(int(np.argmax(need)), None, "a click row with doc_id or position")
+        first(is_imp & (doc_null | no_pos), None, "an impression row with doc_id and position")
+        first(is_click & doc_null & no_pos, None, "a click row with doc_id or position")
         stamps = self._timestamps(cols.get("timestamp"), n)
 
-        # impression codes: per batch unique keys, then the global table
-        encoded = pc.dictionary_encode(key).combine_chunks() if isinstance(key, pa.ChunkedArray) \
-            else pc.dictionary_encode(key)
-        local = [self.keys.get(k) for k in encoded.dictionary.to_pylist()]
-        fresh = [i for i, code in enumerate(local) if code is None]
-        if fresh:
-            codes = b.new_impressions(len(fresh))
-            for i, code in zip(fresh, codes.tolist()):
-                local[i] = code
-                self.keys[encoded.dictionary[i].as_py()] = code
-        imp = np.asarray(local, np.int32)[encoded.indices.to_numpy(zero_copy_only=False)]
-        q_codes = self._codes(query, b.queries)
-        known = q_codes >= 0
-        unset = known & (b.imp_query.data[imp] < 0)
+        imp = b.impression_keys.codes(key)
+        b.impressions_up_to(len(b.impression_keys))
+        q_codes = b.queries.codes(query)
+        unset = (q_codes >= 0) & (b.imp_query.data[imp] < 0)
         b.imp_query.data[imp[unset]] = q_codes[unset]
         for name in b.field_names:
             if name in cols:
-                values = self._codes(text_column(name), b.field_vocab[name])
+                values = b.field_vocab[name].codes(text_column(name))
                 store = b.field_code[name].data
                 open_ = (values >= 0) & (store[imp] < 0)
                 store[imp[open_]] = values[open_]
         np.fmin.at(b.imp_time.data, imp[is_imp], stamps[is_imp])
-        d_codes = self._codes(doc, b.docs)
+        d_codes = b.docs.codes(doc)
         b.add_shown(imp[is_imp], d_codes[is_imp], position[is_imp])
         b.add_clicks(imp[is_click], d_codes[is_click], position[is_click], stamps[is_click])
         b.counts["events"] += n
         b.counts["clicks_read"] += int(is_click.sum())
-        self.rows += n
-
-    @staticmethod
-    def _codes(values, vocab: _Vocab) -> np.ndarray:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        encoded = pc.dictionary_encode(values)
-        if isinstance(encoded, pa.ChunkedArray):
-            encoded = encoded.combine_chunks()
-        table = np.asarray([vocab.code(v) for v in encoded.dictionary.to_pylist()] + [-1], np.int32)
-        indices = encoded.indices.fill_null(len(table) - 1)
-        return table[indices.to_numpy(zero_copy_only=False)]
 
     def _positions(self, column, n: int) -> np.ndarray:
         """1-based positions as int32, 0 where none is given; a bad one stops with its row."""
@@ -587,26 +680,28 @@ class _EventBatches:
 
         if column is None or pa.types.is_null(column.type):
             return np.zeros(n, np.int32)
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        if pa.types.is_large_string(column.type):
+            column = pc.cast(column, pa.string())
+        if pa.types.is_string(column.type):
             texts = pc.utf8_trim_whitespace(column)
-            ok = pc.match_substring_regex(texts, r"^\+?[0-9]+$")
-            bad = pc.and_(pc.invert(pc.fill_null(ok, True)), pc.invert(pc.equal(texts, ""))).fill_null(False)
-            bad = bad.to_numpy(zero_copy_only=False)
+            blank = _bools(pc.equal(texts, "")) | _bools(pc.is_null(texts))
+            ok = _bools(pc.match_substring_regex(texts, r"^\+?[0-9]{1,9}$"))
+            bad = ~(ok | blank)
             if bad.any():
                 row = int(np.argmax(bad))
                 self._fail(row, column[row].as_py(), POSITION_EXPECTED)
-            column = pc.cast(pc.if_else(ok, texts, pa.scalar(None, pa.string())), pa.int64())
+            column = pc.cast(pc.if_else(pa.array(ok), texts, pa.scalar(None, pa.string())), pa.int64())
         elif pa.types.is_floating(column.type):
-            values = column.to_numpy(zero_copy_only=False)
-            bad = np.isfinite(values) & (values != np.floor(values)) | np.isinf(values)
+            values = _floats(column)
+            bad = ~np.isnan(values) & ((values != np.floor(values)) | np.isinf(values))
             if bad.any():
                 row = int(np.argmax(bad))
                 self._fail(row, column[row].as_py(), POSITION_EXPECTED)
             column = pc.cast(column, pa.int64(), safe=False)
         elif not pa.types.is_integer(column.type):
-            self._fail(0, None, POSITION_EXPECTED)
-        values = pc.fill_null(column, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        given = pc.invert(pc.is_null(column)).to_numpy(zero_copy_only=False)
+            self._fail(int(np.argmax(~_bools(pc.is_null(column)))), None, POSITION_EXPECTED)
+        given = ~_bools(pc.is_null(column))
+        values = _ints(column, 0, np.int64)
         bad = given & ((values < 1) | (values > np.iinfo(np.int32).max))
         if bad.any():
             row = int(np.argmax(bad))
@@ -620,13 +715,17 @@ class _EventBatches:
         if column is None or pa.types.is_null(column.type):
             return np.full(n, np.nan)
         if pa.types.is_timestamp(column.type):
-            return pc.cast(pc.cast(column, pa.timestamp("us", column.type.tz)), pa.int64()).to_numpy(
-                zero_copy_only=False).astype(np.float64) / 1e6 if column.null_count == 0 else np.array(
-                [np.nan if v is None else v.timestamp() if v.tzinfo else
-                 v.replace(tzinfo=timezone.utc).timestamp() for v in column.to_pylist()])
+            micros = _ints(pc.cast(pc.cast(column, pa.timestamp("us", column.type.tz)), pa.int64()), 0, np.int64)
+            return np.where(_bools(pc.is_null(column)), np.nan, micros / 1e6)
         if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
-            return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            return _floats(column)
+        if pa.types.is_large_string(column.type):
+            column = pc.cast(column, pa.string())
+        if pa.types.is_string(column.type):
+            try:
+                return _floats(column)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
             out = np.full(n, np.nan)
             for row, value in enumerate(column.to_pylist()):
                 if value is None or not value.strip():
@@ -683,7 +782,7 @@ def _read_events_csv(path: str, opener, builder: _Builder) -> None:
     types = {c: pa.string() for c in columns}
     with opener() as raw:
         try:
-            reader = pacsv.open_csv(raw, read_options=pacsv.ReadOptions(block_size=1 << 22),
+            reader = pacsv.open_csv(raw, read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
                                     convert_options=pacsv.ConvertOptions(column_types=types,
                                                                          strings_can_be_null=True))
             start = 0
@@ -721,7 +820,7 @@ def _read_events_parquet(path: str, builder: _Builder) -> None:
 
     events = _EventBatches(builder, columns, line_of)
     wanted = [c for c in columns if c in RESERVED or c in ("session_id", "query_id") or c in builder.field_names]
-    for batch in handle.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
+    for batch in handle.iter_batches(batch_size=TABLE_BATCH_ROWS, columns=wanted, use_threads=False):
         events.add(batch)
         start += batch.num_rows
 
@@ -874,22 +973,48 @@ def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
         _json_array(path, text, reader)
         del text
         reader.flush()
+    elif layout == "events-jsonl":
+        import pyarrow as pa
+
+        try:
+            _read_events_jsonl_arrow(opener, builder)
+        except (EvaltoolError, pa.ArrowException):   # the line reader decides, and names the line
+            builder = _Builder(path, layout, fields)
+            _read_jsonl(path, opener, builder, layout)
     else:
-        objects = _ObjectReader(builder) if layout == "jsonl" else None
-        events = _JsonlEvents(builder) if layout == "events-jsonl" else None
-        for number, text in _lines(path, opener):
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ParseError(path, number, _short(text), f"a JSON object on each line ({exc.msg})") from None
-            if events is not None:
-                if not isinstance(obj, dict):
-                    raise ParseError(path, number, _short(text), "an event object with 'action'")
-                events.add(obj, number, text)
-            else:
-                objects.add(obj, number)
-        if events is not None:
-            events.flush()
-        else:
-            objects.flush()
+        _read_jsonl(path, opener, builder, layout)
     return builder.finish()
+
+
+def _read_events_jsonl_arrow(opener, builder: _Builder) -> None:
+    """JSONL events through Arrow's block reader (fast); any failure is left to the line reader."""
+    import pyarrow.json as pajson
+
+    with opener() as raw:
+        reader = pajson.open_json(raw, read_options=pajson.ReadOptions(block_size=CSV_BLOCK_BYTES))
+        events = None
+        for batch in reader:
+            if events is None:
+                events = _EventBatches(builder, batch.schema.names, lambda row: (None, None))
+            events.add(batch)
+
+
+def _read_jsonl(path: str, opener, builder: _Builder, layout: str) -> None:
+    """JSONL, a line at a time: impression objects, or event rows gathered into batches."""
+    objects = _ObjectReader(builder) if layout == "jsonl" else None
+    events = _JsonlEvents(builder) if layout == "events-jsonl" else None
+    for number, text in _lines(path, opener):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParseError(path, number, _short(text), f"a JSON object on each line ({exc.msg})") from None
+        if events is not None:
+            if not isinstance(obj, dict):
+                raise ParseError(path, number, _short(text), "an event object with 'action'")
+            events.add(obj, number, text)
+        else:
+            objects.add(obj, number)
+    if events is not None:
+        events.flush()
+    else:
+        objects.flush()

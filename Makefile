@@ -22,6 +22,12 @@ demo: venv
 	$(BIN)/evaltool data/qrels.txt data/run.txt -q -m ndcg_cut.10 -m P.5 -c
 	@echo "== evaltool data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table"
 	$(BIN)/evaltool data/rag/queries.jsonl data/rag/results.jsonl -m ndcg_cut.5 -m recall.5 -m recip_rank -q -o table
+	@echo "== evaltool data/qrels.txt data/run.txt -c -m recip_rank -m ndcg_cut.10 -m P.5 --record --db HISTORY; evaltool history report --db HISTORY --labels"
+	@history=$$(mktemp -d) && \
+	  $(BIN)/evaltool data/qrels.txt data/run.txt -c -m recip_rank -m ndcg_cut.10 -m P.5 --record \
+	    --db $$history/history.sqlite --note "make demo" > /dev/null && \
+	  $(BIN)/evaltool history report --db $$history/history.sqlite --labels; \
+	  status=$$?; rm -rf $$history; exit $$status
 
 test: test-deps
 	$(BIN)/python -m pytest

@@ -16,8 +16,8 @@ from evaltool.version import __version__ as __version__
 
 # public name: the module that defines it (imported on first use)
 _EXPORTS = {
-    "EvalResult": "evaltool.evaluate",
-    "evaluate": "evaltool.evaluate",
+    "EvalResult": "evaltool.results",
+    "evaluate": "evaltool.evaluation",
     "compare_runs": "evaltool.compare",
     "Comparison": "evaltool.compare",
     "EvaltoolError": "evaltool.errors",

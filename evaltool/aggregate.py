@@ -12,8 +12,6 @@ import numpy as np
 
 from evaltool.measures.base import Agg
 
-MISSING_ZSCORE = -1000000.0
-
 
 def sequential_sum(values: np.ndarray) -> float:
     """Left-to-right float sum (numpy's pairwise sum can differ in the last bit)."""
@@ -34,17 +32,3 @@ def summarize(agg: Agg, values: np.ndarray, n_queries: int) -> float:
         defined = defined[~np.isnan(defined)]
         return sequential_sum(defined) / len(defined) if len(defined) else math.nan
     raise ValueError(f"no numeric summary for {agg}")
-
-
-def to_zscores(values: np.ndarray, qids: list[str], name: str, table: dict) -> np.ndarray:
-    """Deviation from the reference mean in standard deviations; -1000000 where unknown."""
-    out = np.empty(len(values))
-    for i, (qid, value) in enumerate(zip(qids, values)):
-        ref = table.get((qid, name))
-        if ref is None:
-            out[i] = MISSING_ZSCORE
-        elif ref[1]:
-            out[i] = (value - ref[0]) / ref[1]
-        else:
-            out[i] = 0.0 if value == ref[0] else MISSING_ZSCORE
-    return out

@@ -1,6 +1,6 @@
 """Paired comparison of runs: significance tests, multiple-testing corrections, intervals.
 
-Every run is scored by :func:`evaltool.evaluate.evaluate` with the same options (measures
+Every run is scored by :func:`evaltool.evaluation.evaluate` with the same options (measures
 are never computed here). The statistics work on the per-query values of the queries
 that every run was evaluated on, paired by query id; the first run is the baseline.
 
@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from evaltool.aggregate import summarize
-from evaltool.errors import EvaltoolError, InputError, MeasureError
+from evaltool.errors import EvaltoolError, EvaltoolWarning, InputError, MeasureError
 from evaltool.measures.base import Agg
 
 TESTS = {
@@ -190,9 +191,23 @@ class Cell:
                 "ci": list(self.ci), "wins": self.wins, "ties": self.ties, "losses": self.losses}
 
 
+# the columns of Comparison.rows(): a tidy row per (group, run, measure)
+ROW_FIELDS = ("group", "run", "measure", "queries", "mean", "delta", "p_value", "p_adjusted", "significant",
+              "ci_low", "ci_high", "wins", "ties", "losses")
+
+
 @dataclass
 class Comparison:
-    """Runs scored on the same queries, the first as baseline, with a cell per run and measure."""
+    """Runs scored on the same queries, the first as baseline, with a cell per run and measure.
+
+    Plain data for formatters: ``names`` (runs, baseline first), ``measures``, ``qids``
+    (the queries compared), ``cells[run][measure]`` (:class:`Cell`), ``values[run][measure]``
+    (per-query values aligned with ``qids``), ``left_out`` (per run, the evaluated queries
+    not compared), and, when asked for, ``groups`` ({field: {value: {"count": n, "runs":
+    {run: {measure: mean}}}}}), ``thresholds`` and ``labels`` ({run: label of its means}).
+    ``warnings`` lists what the comparison left out; ``results`` holds each run's
+    :class:`~evaltool.results.EvalResult`.
+    """
 
     names: list[str]
     measures: list[str]
@@ -209,24 +224,116 @@ class Comparison:
     complete: bool = False
     left_out: dict[str, list[str]] = field(default_factory=dict)
     ignored_measures: list[str] = field(default_factory=list)
+    groups: dict = field(default_factory=dict)
+    thresholds: dict | None = None
+    labels: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def baseline(self) -> str:
         return self.names[0]
+
+    @property
+    def test_name(self) -> str:
+        """The test in words (``paired t-test``)."""
+        return TESTS[self.test]
+
+    @property
+    def correction_name(self) -> str:
+        """The correction in words (``Holm``)."""
+        return CORRECTIONS[self.correction]
 
     def significant(self, name: str, measure: str) -> bool:
         p = self.cells[name][measure].p_adjusted
         return p is not None and not np.isnan(p) and p < self.alpha
 
     def to_dict(self) -> dict:
-        """``{"baseline", "test", "correction", "queries", "runs": {name: {measure: cell}}}``."""
-        return {
+        """``{"baseline", "test", "correction", "queries", "runs": {name: {measure: cell}}}``, plus
+        ``groups`` and ``labels`` when computed."""
+        out = {
             "baseline": self.baseline,
             "test": self.test,
             "correction": self.correction,
             "queries": len(self.qids),
             "runs": {name: {m: self.cells[name][m].to_dict() for m in self.measures} for name in self.names},
         }
+        if self.groups:
+            out["groups"] = self.groups
+        if self.thresholds is not None:
+            out["labels"] = self.labels
+        return out
+
+    def to_json(self) -> str:
+        """The JSON of ``evaltool compare ... -o json`` exactly (nan is ``null``)."""
+        from evaltool.report.json import dump_json
+
+        return dump_json(self.to_dict())
+
+    def rows(self) -> list[dict]:
+        """A tidy row per (group, run, measure) with :data:`ROW_FIELDS` (and ``label`` with labels).
+
+        ``group`` is empty for all the queries compared, ``FIELD=VALUE`` for a group (whose
+        rows have a mean and its difference from the baseline's, no test).
+        """
+        out = []
+        for name in self.names:
+            for m in self.measures:
+                c = self.cells[name][m]
+                stats = [None] * 9 if c.delta is None else [
+                    c.delta, c.p_value, c.p_adjusted, int(self.significant(name, m)), c.ci[0], c.ci[1],
+                    c.wins, c.ties, c.losses]
+                row = dict(zip(ROW_FIELDS, ["", name, m, len(self.qids), c.mean, *stats]))
+                if self.thresholds is not None:
+                    row["label"] = self.labels[name]
+                out.append(row)
+        for group_field, entries in self.groups.items():
+            for value, entry in entries.items():
+                for name in self.names:
+                    for m in self.measures:
+                        mean = entry["runs"][name][m]
+                        delta = None if name == self.baseline else mean - entry["runs"][self.baseline][m]
+                        row = dict(zip(ROW_FIELDS, [f"{group_field}={value}", name, m, entry["count"], mean, delta,
+                                                    *[None] * 8]))
+                        if self.thresholds is not None:
+                            row["label"] = None
+                        out.append(row)
+        return out
+
+    def to_frame(self):
+        """:meth:`rows` as a pandas DataFrame (the table of ``-o csv``)."""
+        from evaltool.results import require_pandas
+
+        pd = require_pandas("to_frame()")
+        rows = self.rows()
+        return pd.DataFrame(rows, columns=list(rows[0]) if rows else list(ROW_FIELDS))
+
+
+def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials: int = 10000, seed: int = 0,
+                level: float = 0.95) -> Cell:
+    """``other``'s cell against ``base``: per-query values of the same queries in the same order.
+
+    The means are over all the queries; the test, the interval and the wins, ties and
+    losses are over the pairs where neither value is nan. Fewer than 2 pairs: p is nan.
+    ``p_adjusted`` is left for :func:`adjust_cells`.
+    """
+    paired = ~(np.isnan(base) | np.isnan(other))
+    d = other[paired] - base[paired]
+    cell = Cell(summarize(Agg.MEAN, other, len(other)))
+    cell.delta = cell.mean - summarize(Agg.MEAN, base, len(base))
+    cell.wins, cell.ties, cell.losses = (int(np.count_nonzero(d > 0)), int(np.count_nonzero(d == 0)),
+                                         int(np.count_nonzero(d < 0)))
+    cell.pairs = len(d)
+    if len(d) >= 2:
+        cell.p_value, cell.ci = paired_test(d, test, trials=trials, seed=seed, level=level)
+    else:
+        cell.p_value, cell.ci = float("nan"), (float("nan"), float("nan"))
+    return cell
+
+
+def adjust_cells(family: list[Cell], correction: str) -> None:
+    """Set ``p_adjusted`` of every cell of one family of tests."""
+    for cell, p in zip(family, adjust([c.p_value for c in family], correction)):
+        cell.p_adjusted = float(p)
 
 
 def run_names(runs) -> list[str]:
@@ -249,15 +356,31 @@ def _comparable(result) -> tuple[list, list[str]]:
 
 
 def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", correction: str = "holm",
-                 alpha: float = 0.05, trials: int = 10000, seed: int = 0, **options) -> Comparison:
+                 alpha: float = 0.05, trials: int = 10000, seed: int = 0, group_by=(), topics=None,
+                 thresholds=None, **options) -> Comparison:
     """Score every run with the same options and compare each with the first.
 
-    ``options`` are :func:`evaltool.evaluate.evaluate`'s keywords (``complete``,
-    ``relevance_level``, ``max_ret``, ``judged_only``, ...).
-    """
-    from evaltool.evaluate import evaluate
-    from evaltool.io.load import load_qrels
+    ``qrels`` and each run take whatever :func:`evaltool.evaluate` takes (files,
+    a queries file and JSONL results, dicts, DataFrames); ``runs`` is a list or a
+    ``{name: run}`` mapping. ``options`` are ``evaluate``'s keywords (``complete``,
+    ``relevance_level``, ``max_ret``, ``relevance``...). ``group_by``, ``topics`` and
+    ``thresholds`` are ``evaluate``'s: the means per group of queries, and a label per run.
 
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> runs = {"base": {"q1": {"a": 1.0, "x": 2.0}, "q2": {"b": 1.0}, "q3": {"y": 1.0}},
+    ...         "new": {"q1": {"a": 2.0}, "q2": {"b": 1.0}, "q3": {"c": 1.0}}}
+    >>> cmp = compare_runs(qrels, runs, measures=["recip_rank"], thresholds=True)
+    >>> round(cmp.cells["new"]["recip_rank"].delta, 4), cmp.labels
+    (0.5, {'base': 'poor', 'new': 'good'})
+    """
+    from evaltool.evaluation import evaluate
+    from evaltool.io.load import load_judgments
+    from evaltool.results import compare_queries, finish_comparison, resolve_topics, threshold_request
+
+    if isinstance(runs, Mapping):
+        if names is not None:
+            raise InputError("runs given as a {name: run} mapping take their names from it; leave names out")
+        names, runs = [str(n) for n in runs], list(runs.values())
     runs = list(runs)
     if len(runs) < 2:
         raise InputError(f"compare needs at least 2 runs (a baseline and one to compare), got {len(runs)}")
@@ -275,21 +398,21 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InputError(f"run {repeated[0]!r} is given twice; name the runs apart")
+    in_force, given = threshold_request(thresholds)
 
-    qrels_t = load_qrels(qrels, options.get("on_duplicate", "error"))
-    results = [evaluate(qrels_t, run, list(measures or DEFAULT_MEASURES), **options) for run in runs]
+    judgments, _ = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"))
+    fields, table = resolve_topics(group_by, topics, judgments)
+    with warnings.catch_warnings():  # each run's warnings stay on its result; the comparison says what it left out
+        warnings.simplefilter("ignore", EvaltoolWarning)
+        results = [evaluate(judgments, run, list(measures or DEFAULT_MEASURES), **options) for run in runs]
     columns, ignored = _comparable(results[0])
     if not columns:
         raise MeasureError(f"none of the measures ({', '.join(ignored)}) has per-query values averaged "
                            "into its summary; compare needs such a measure (map, ndcg_cut.10, P.10, ...)")
-    shared = set(results[0].qids)
-    for result in results[1:]:
-        shared &= set(result.qids)
-    qids = [q for q in results[0].qids if q in shared]
+    qids, left_out = compare_queries(names, results)
     if len(qids) < 2:
         raise InputError(f"the runs share {len(qids)} evaluated quer{'y' if len(qids) == 1 else 'ies'}; "
                          "a paired comparison needs at least 2")
-    left_out = {name: [q for q in result.qids if q not in shared] for name, result in zip(names, results)}
 
     measure_names = [c.name for c in columns]
     values: dict[str, dict[str, np.ndarray]] = {}
@@ -301,26 +424,15 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         values[name] = {m: np.asarray(by_name[m].values, dtype=np.float64)[index] for m in measure_names}
         cells[name] = {m: Cell(summarize(Agg.MEAN, values[name][m], len(qids))) for m in measure_names}
 
-    level = 1 - alpha
     family = []
     for name in names[1:]:
         for m in measure_names:
-            base, other = values[names[0]][m], values[name][m]
-            paired = ~(np.isnan(base) | np.isnan(other))
-            d = other[paired] - base[paired]
-            cell = cells[name][m]
-            cell.delta = cell.mean - cells[names[0]][m].mean
-            cell.wins, cell.ties, cell.losses = (int(np.count_nonzero(d > 0)), int(np.count_nonzero(d == 0)),
-                                                 int(np.count_nonzero(d < 0)))
-            cell.pairs = len(d)
-            if len(d) >= 2:
-                cell.p_value, cell.ci = paired_test(d, test, trials=trials, seed=seed, level=level)
-            else:
-                cell.p_value, cell.ci = float("nan"), (float("nan"), float("nan"))
-            family.append(cell)
-    for cell, p in zip(family, adjust([c.p_value for c in family], correction)):
-        cell.p_adjusted = float(p)
+            cells[name][m] = paired_cell(values[names[0]][m], values[name][m], test, trials=trials, seed=seed,
+                                         level=1 - alpha)
+            family.append(cells[name][m])
+    adjust_cells(family, correction)
 
-    return Comparison(names, measure_names, test, correction, alpha, trials, seed, qids, values, cells, results,
-                      qrels=qrels_t.path, complete=bool(options.get("complete")), left_out=left_out,
-                      ignored_measures=ignored)
+    cmp = Comparison(names, measure_names, test, correction, alpha, trials, seed, qids, values, cells, results,
+                     qrels=results[0].meta["qrels"], complete=bool(options.get("complete")), left_out=left_out,
+                     ignored_measures=ignored)
+    return finish_comparison(cmp, fields=fields, topics=table, thresholds=in_force, given=given)

@@ -33,3 +33,15 @@ class InputError(EvaltoolError):
 
 class PackError(EvaltoolError):
     """A relevance pack could not be loaded, raised an exception or answered something unusable."""
+
+
+class HistoryError(EvaltoolError):
+    """The evaluation history cannot be opened, read or written as asked (evaltool.history)."""
+
+
+class EvaltoolWarning(UserWarning):
+    """Something the user should know about an evaluation that still ran (queries skipped, ...).
+
+    The same messages are on the result (``EvalResult.warnings``); the command line prints
+    those and silences this category.
+    """

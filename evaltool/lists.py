@@ -30,7 +30,7 @@ import numpy as np
 
 from evaltool.aggregate import summarize
 from evaltool.inputs import Qrels, Run
-from evaltool.evaluate import evaluate
+from evaltool.evaluation import evaluate
 from evaltool.measures.base import Agg
 
 PLACEHOLDER = "-"  # a judged non-relevant document nobody retrieves: every query is then in the qrels
@@ -377,6 +377,17 @@ class ReportAggregator:
         return out
 
     @staticmethod
+    def _groups(detailed_results: Sequence[dict], field: str, keys: Sequence[str]) -> dict:
+        """Each group's count and the means of ``keys`` (evaltool's one grouping, :mod:`evaltool.results`)."""
+        from evaltool.results import Series, group_queries, group_summaries
+
+        rows = [_metrics(entry) for entry in detailed_results]
+        positions = [str(i) for i in range(len(rows))]
+        groups = group_queries(positions, {str(i): entry[field] for i, entry in enumerate(detailed_results)})
+        series = [Series(key, np.array([row[key] for row in rows], dtype=np.float64)) for key in keys]
+        return group_summaries(series, groups)
+
+    @staticmethod
     def group_by_category(detailed_results: Sequence[dict], metric_field: str) -> dict:
         """{category: mean of ``metric_field``}, categories in order of first appearance.
 
@@ -384,17 +395,10 @@ class ReportAggregator:
         ...                                     {"category": "a", "metrics": {"mrr": 0.5}}], "mrr")
         {'a': 0.75}
         """
-        groups: dict = {}
-        for entry in detailed_results:
-            groups.setdefault(entry["category"], []).append(_metrics(entry)[metric_field])
-        return {category: _mean(values) for category, values in groups.items()}
+        groups = ReportAggregator._groups(detailed_results, "category", [metric_field])
+        return {category: entry[metric_field] for category, entry in groups.items()}
 
     @staticmethod
     def group_by_difficulty(detailed_results: Sequence[dict]) -> dict:
         """{difficulty: {count, precision@3, precision@5, mrr}} with means, in order of first appearance."""
-        groups: dict = {}
-        for entry in detailed_results:
-            groups.setdefault(entry["difficulty"], []).append(_metrics(entry))
-        return {difficulty: {"count": len(rows), **{key: _mean(row[key] for row in rows)
-                                                    for key in ("precision@3", "precision@5", "mrr")}}
-                for difficulty, rows in groups.items()}
+        return ReportAggregator._groups(detailed_results, "difficulty", ("precision@3", "precision@5", "mrr"))

@@ -240,6 +240,62 @@ def prints_as_written(name: str) -> bool:
         return False
 
 
+def measure_spec(name: str) -> str:
+    """The ``-m`` spelling of an output name: ``ndcg_cut_10`` -> ``ndcg_cut.10``, ``map`` -> ``map``.
+
+    Named-parameter measures print as written: ``ndcg_at_5`` and ``nDCG@10`` are their own spelling.
+
+    >>> [measure_spec(n) for n in ["P_5", "map_cut_100", "iprec_at_recall_0.10", "relative_P_5", "bpref", "ndcg_at_5"]]
+    ['P.5', 'map_cut.100', 'iprec_at_recall.0.10', 'relative_P.5', 'bpref', 'ndcg_at_5']
+    """
+    if name in MEASURES or prints_as_written(name):
+        return name
+    bases = [m for m in MEASURES if name.startswith(m + "_")]
+    if not bases:
+        return name
+    base = max(bases, key=len)
+    return f"{base}.{name[len(base) + 1:]}"
+
+
+# trec_eval measures that are exactly a named-parameter measure with its defaults (``{}``: the cutoff)
+TREC_EQUIVALENTS = {
+    "map": "AP", "map_cut": "AP@{}", "recip_rank": "RR", "P": "P@{}", "recall": "R@{}", "ndcg_cut": "nDCG@{}",
+    "Rprec": "Rprec", "bpref": "Bpref", "infAP": "infAP", "success": "Success@{}",
+}
+
+
+def measure_identity(spelling: str) -> str | None:
+    """The one name of the measure (and parameters) behind any spelling of a single output; None if unknown.
+
+    trec_eval names and output names, ir_measures names and aliases of one measure agree:
+    it is the ir_measures canonical spelling where one exists, else trec_eval's.
+
+    >>> [measure_identity(s) for s in ["recip_rank", "mrr", "RR", "ndcg_cut_10", "ndcg_cut.10", "ndcg@10", "P_5"]]
+    ['RR', 'RR', 'RR', 'nDCG@10', 'nDCG@10', 'nDCG@10', 'P@5']
+    >>> measure_identity("map_cut_100"), measure_identity("P.5,10"), measure_identity("nonsense")
+    ('AP@100', None, None)
+    """
+    requests = None
+    for text in dict.fromkeys([spelling, measure_spec(spelling)]):
+        try:
+            requests = parse_measures([text], suggestions=False)
+            break
+        except MeasureError:
+            continue
+    if requests is None:
+        return None
+    if len(requests) != 1 or len(requests[0].names) != 1:
+        return None
+    request = requests[0]
+    m = request.measure
+    if m.params is Params.NAMED:
+        return request.canonical
+    template = TREC_EQUIVALENTS.get(m.name)
+    if template is not None and (m.params is Params.NONE or m.params is Params.CUTOFFS):
+        return template.format(*request.values)
+    return request.canonical
+
+
 def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> list[Request]:
     """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given."""
     specs = list(specs) if specs else list(DEFAULT_MEASURES)

@@ -174,28 +174,9 @@ def reference_from_mapping(values: dict, path: str = "<reference>") -> Reference
     return Reference(path, flat, {key: None for key in flat})
 
 
-def measure_spec(name: str) -> str:
-    """The ``-m`` spelling of an output name: ``ndcg_cut_10`` -> ``ndcg_cut.10``, ``map`` -> ``map``.
-
-    Named-parameter measures print as written: ``ndcg_at_5`` and ``nDCG@10`` are their own spelling.
-
-    >>> [measure_spec(n) for n in ["P_5", "map_cut_100", "iprec_at_recall_0.10", "relative_P_5", "bpref", "ndcg_at_5"]]
-    ['P.5', 'map_cut.100', 'iprec_at_recall.0.10', 'relative_P.5', 'bpref', 'ndcg_at_5']
-    """
-    from evaltool.names import prints_as_written
-
-    if name in MEASURES or prints_as_written(name):
-        return name
-    bases = [m for m in MEASURES if name.startswith(m + "_")]
-    if not bases:
-        return name
-    base = max(bases, key=len)
-    return f"{base}.{name[len(base) + 1:]}"
-
-
 def reference_measures(reference: Reference) -> list[str]:
     """``-m`` arguments that compute every name in the reference; unknown names name their line."""
-    from evaltool.names import parse_measures
+    from evaltool.names import measure_spec, parse_measures
 
     specs = []
     for name in reference.names:
@@ -227,7 +208,7 @@ def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_quer
     ``allow_improvement`` accepts values above the reference (higher is better for every
     trec_eval effectiveness measure); they are still listed, as ``improved``.
     """
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
 
     if not (isinstance(tolerance, (int, float)) and tolerance >= 0 and math.isfinite(tolerance)):
         raise EvaltoolError(f"tolerance must be a non-negative number, not {tolerance!r}")

@@ -16,7 +16,7 @@ import pytest
 import scipy.stats
 from statsmodels.stats.multitest import multipletests
 
-from evaltool.evaluate import evaluate
+from evaltool.evaluation import evaluate
 from tests.shared import require_shared
 from tests.test_cli import invoke
 from tests.test_errors import assert_fails

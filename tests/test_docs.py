@@ -51,3 +51,14 @@ def test_every_named_measure_and_alias_is_in_the_readme():
         for alias in m.aliases:
             token = alias if isinstance(alias, str) else alias[0]
             assert f"`{token}" in row, (m.name, token)
+
+
+def test_history_and_suite_commands_are_documented_with_every_option():
+    from evaltool.cli import main
+
+    for group in ("history", "suite"):
+        for name, command in main.get_command(None, group).commands.items():
+            assert f"{group} {name}" in README, (group, name)
+            for param in command.params:
+                if param.param_type_name == "option" and not param.hidden and group == "history":
+                    assert any(opt in README for opt in param.opts), (group, name, param.opts)

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from evaltool.io.topics import read_topics
-from evaltool.labels import label, parse_thresholds
+from evaltool.results import field_order, field_values, group_queries, label, parse_thresholds
 from tests.test_cli import invoke
 from tests.test_compare_cli import RANKS, write_run
 from tests.test_errors import assert_fails, write
@@ -44,8 +44,9 @@ def test_topics_layouts_read_alike(files, layout):
     topics = read_topics(files.make(f"topics.{layout}", content))
     assert topics.fields == ["difficulty", "category"]
     assert {q: (row["difficulty"], row["category"]) for q, row in topics.rows.items()} == TOPICS
-    assert topics.groups(["q1", "q2", "q3", "q4", "q9"], "difficulty") == {"easy": [0, 3], "hard": [1, 2],
-                                                                          "(none)": [4]}
+    groups = group_queries(["q1", "q2", "q3", "q4", "q9"], field_values(topics, "difficulty"),
+                           field_order(topics, "difficulty"))
+    assert groups == {"easy": [0, 3], "hard": [1, 2], "(none)": [4]}
 
 
 def test_eval_group_summaries_by_hand(files):

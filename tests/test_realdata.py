@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evaltool.cli import main
-from evaltool.evaluate import evaluate
+from evaltool.evaluation import evaluate
 from tests.shared import require_shared, shared_dir
 
 # trec_eval's exact value is 0.13575064: it prints 0.1358, the publisher wrote 0.1357

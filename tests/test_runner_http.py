@@ -121,7 +121,8 @@ def test_get_fills_url_placeholders_url_encoded(server, tmp_path):
     path = write_queries(tmp_path / "q.json", [query(1, "two words & more")])
     result = bench(path, server.url + "/search?query={query}&n={limit}", tmp_path / "out",
                    "--response-path", "hits.1.id")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 2, result.stderr  # the only query failed
+    assert "hint: " in result.stderr and "--response-path" in result.stderr
     [(method, url, _, _)] = server.seen
     assert (method, url) == ("GET", "/search?query=two%20words%20%26%20more&n=10")
     report, _ = only_report(tmp_path / "out")
@@ -144,7 +145,7 @@ def test_status_errors_timeouts_and_bad_bodies(server, tmp_path):
     path = write_queries(tmp_path / "q.json", queries)
     result = bench(path, f"{server.url}/search", tmp_path / "out", "--request-template", '{"q": "{query}"}',
                    "--response-path", "hits.*.id", "--timeout", "0.4", "--retries", "2")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr
     report, _ = only_report(tmp_path / "out")
     got = {e["query"]: (e["error"], e["attempts"]) for e in report["detailed_results"]}
     assert got == {
@@ -172,6 +173,6 @@ def test_connection_refused_is_retried_then_recorded(tmp_path):
         port = probe.getsockname()[1]
     path = write_queries(tmp_path / "q.json", [query(1, "anything")])
     result = bench(path, f"http://127.0.0.1:{port}/search", tmp_path / "out", "--retries", "1")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 2, result.stderr
     entry = only_report(tmp_path / "out")[0]["detailed_results"][0]
-    assert entry["error"].startswith("URLError: <urlopen error [Errno 111]") and entry["attempts"] == 2
+    assert entry["error"] == "ConnectError: All connection attempts failed" and entry["attempts"] == 2

@@ -67,9 +67,9 @@ def mixed_run(tmp_path_factory):
     return result, report, report_path, dict(bench_backends.CALLS)
 
 
-def test_run_completes_and_exits_0_despite_failing_queries(mixed_run):
+def test_run_completes_despite_failing_queries_and_exits_1(mixed_run):
     result, report, report_path, calls = mixed_run
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr  # some queries failed (issue 10 B4)
     assert [e["query_id"] for e in report["detailed_results"]] == [1, 2, 3, 4, 5, "t6", 7, 8]
     meta = report["metadata"]
     assert (meta["total_queries"], meta["evaluated_queries"], meta["failed_queries"], meta["timeouts"]) == (8, 6, 2, 1)
@@ -191,7 +191,7 @@ def test_verbose_prints_a_block_per_query(tmp_path):
     path = write_queries(tmp_path / "q.json", [query(1, "q ok", ("rel1", "rel2"), behaviour="ok", version="16.0"),
                                                query(2, "q boom", behaviour="boom")])
     result = bench(path, FAKE, tmp_path / "out", "-v", "--concurrency", "1")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr
     out = result.stdout
     assert ('[1/2] Query: "q ok"\n      Version: 16.0 | Category: A | Difficulty: easy\n'
             "      Expected: 2 ids\n      ✓ Executed in ") in out
@@ -206,7 +206,8 @@ def test_retries_end_and_the_last_error_is_recorded(tmp_path):
     entry = report["detailed_results"][0]
     assert (entry["error"], entry["attempts"]) == ("ConnectionError: connection reset", 3)
     assert report["aggregate_metrics"] == {key: None for key in KEYS}
-    assert report["metadata"]["rescore"] is None and result.exit_code == 0
+    assert report["metadata"]["rescore"] is None and result.exit_code == 2  # every query failed
+    assert "--response-path" not in result.stderr  # a connection failure is no shape error
 
 
 @pytest.mark.parametrize("behaviour, message", [
@@ -218,7 +219,8 @@ def test_retries_end_and_the_last_error_is_recorded(tmp_path):
 def test_an_answer_that_is_not_a_ranking_fails_only_its_query(tmp_path, behaviour, message):
     path = write_queries(tmp_path / "q.json", [query(1, "q bad", behaviour=behaviour), query(2, "q fine")])
     result = bench(path, FAKE, tmp_path / "out")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr
+    assert ("--response-path" in result.stderr) == (behaviour == "not_a_list")
     report, _ = only_report(tmp_path / "out")
     bad, fine = report["detailed_results"]
     assert bad["error"].startswith("BackendResultError: " + message) and bad["attempts"] == 1

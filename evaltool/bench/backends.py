@@ -2,14 +2,16 @@
 
 ``make_backend(spec)`` picks one by the look of ``spec``:
 
-* ``http://...`` or ``https://...``: an HTTP endpoint (standard library ``urllib``).
+* ``http://...`` or ``https://...``: an HTTP endpoint (through ``httpx``, see :class:`HttpBackend`).
   Without ``request_template`` it is a GET; ``{query}``, ``{limit}`` and query fields
   in the URL are filled in (URL-encoded), and a URL without placeholders gets
   ``?q=QUERY&limit=N``. With ``request_template`` (a JSON text) it is a POST of that
   JSON, where a string ``"{limit}"`` becomes the value itself (a number) and
   placeholders inside longer strings are replaced by text. ``response_path`` says where
   the ids are in the JSON answer: dotted keys, list indexes and ``*`` for every element
-  (``hits.*.id``); by default the whole answer is the list.
+  (``hits.*.id``); by default the whole answer is the list. The body is decoded in the
+  charset its ``Content-Type`` declares (else UTF-8/16/32, as JSON allows) and may hold
+  at most ``max_response_bytes``.
 * an existing file: a TREC run, replayed (every query gets its ranking from the file,
   ordered by trec_eval's rule; a query the run lacks gets no results).
 * ``module:function``: a Python callable, sync or async. It gets the query text as its
@@ -19,9 +21,10 @@
   hangs past ``--timeout`` is abandoned rather than waited for.
 
 A backend answers with ranked ids, or ``(id, score)`` / ``(id, score, text)`` items
-(text is accepted and not stored). Raising :class:`TransientError` (or a
-``ConnectionError``; for HTTP also a 408/425/429/5xx status) asks for a retry; any
-other exception fails the query. A callable may carry a ``corpus_ids`` attribute (a
+(text is accepted and not stored); only the first ``limit`` distinct ids are read.
+Raising :class:`TransientError` (or a ``ConnectionError``; for HTTP also a
+408/425/429/5xx status, a refused or reset connection, a body cut off mid-way) asks for
+a retry; any other exception fails the query. A callable may carry a ``corpus_ids`` attribute (a
 function returning every id it can return: ``search.corpus_ids = ...``, or a method of a
 callable object) for the check that the expected ids exist.
 """
@@ -38,9 +41,8 @@ import os
 import re
 import sys
 import threading
-import urllib.error
+import time
 import urllib.parse
-import urllib.request
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -49,6 +51,10 @@ from evaltool.bench.queries import BenchQuery, id_problem
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+# what a failure says when the answer holds no list of ids where evaltool looked (see --response-path)
+SHAPE_ERRORS = ("BackendResultError: the backend returned ", "BackendResultError: the response has no ",
+                "must be a string or an integer, not an object", "must be a string or an integer, not a list")
 _CALLABLE_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -69,8 +75,29 @@ class Retrieved:
     duplicates: int = 0
 
 
+def _unwritable(doc: str) -> bool:
+    """True for an id holding a lone surrogate (JSON's ``"\\ud800"``): no UTF-8 file can hold it."""
+    if doc.isascii():
+        return False
+    try:
+        doc.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def normalize(raw, limit: int) -> Retrieved:
-    """Check and clean a backend's answer: drop repeated ids (the first stays), keep the top ``limit``."""
+    """Check and clean a backend's answer: the first ``limit`` distinct ids (the first of a repeat stays).
+
+    Items after the ``limit``-th distinct id are neither read nor checked.
+
+    >>> normalize(["a", "b", "a", "c", "d"], 3)
+    Retrieved(ids=['a', 'b', 'c'], scores=None, duplicates=1)
+    >>> normalize(["ok", "bad-\\ud800-id"], 5)
+    Traceback (most recent call last):
+    ...
+    evaltool.bench.backends.BackendResultError: result 2: id 'bad-\\ud800-id' is not valid Unicode (a lone surrogate); it cannot be written as UTF-8
+    """
     if isinstance(raw, (str, bytes, dict)) or not hasattr(raw, "__iter__"):
         shown = repr(raw)[:60]
         raise BackendResultError(f"the backend returned {shown}; expected a list of ids or (id, score[, text]) items")
@@ -80,6 +107,8 @@ def normalize(raw, limit: int) -> Retrieved:
     with_scores = None
     duplicates = 0
     for position, item in enumerate(raw, 1):
+        if len(ids) == limit:
+            break
         scored = isinstance(item, (tuple, list))
         if scored:
             if not 2 <= len(item) <= 3:
@@ -97,13 +126,16 @@ def normalize(raw, limit: int) -> Retrieved:
         if problem:
             raise BackendResultError(problem)
         doc = str(doc)
+        if _unwritable(doc):
+            raise BackendResultError(f"result {position}: id {doc!r} is not valid Unicode (a lone surrogate); "
+                                     "it cannot be written as UTF-8")
         if doc in seen:
             duplicates += 1
             continue
         seen.add(doc)
         ids.append(doc)
         scores.append(float(score) if scored else 0.0)
-    return Retrieved(ids[:limit], scores[:limit] if with_scores else None, duplicates)
+    return Retrieved(ids, scores if with_scores else None, duplicates)
 
 
 def in_daemon_thread(call) -> asyncio.Future:
@@ -151,6 +183,9 @@ class Backend(ABC):
 
     def corpus_ids(self) -> set[str] | None:
         return None
+
+    async def close(self) -> None:
+        """Release what the run opened (connections); called once, when the run ends."""
 
 
 class PythonBackend(Backend):
@@ -238,45 +273,137 @@ def _placeholders(node) -> set[str]:
     return set()
 
 
+def _step(value, part: str, trail: list[str]):
+    """``value[part]`` for a dict key or a list index; a BackendResultError naming where it is missing."""
+    if isinstance(value, list) and re.fullmatch(r"-?\d+", part) and -len(value) <= int(part) < len(value):
+        return value[int(part)]
+    if isinstance(value, dict) and part in value:
+        return value[part]
+    where = ".".join(trail) or "the top level"
+    shown = json.dumps(value, ensure_ascii=False)[:80]
+    raise BackendResultError(f"the response has no {part!r} at {where} (found {shown})")
+
+
+def _spread(value, parts: list[str], trail: list[str]):
+    """The items at ``parts`` below ``value``, one at a time (a ``*`` walks a list lazily)."""
+    for index, part in enumerate(parts):
+        if part == "*" and isinstance(value, list):
+            rest, below = parts[index + 1:], [*trail, part]
+            for element in value:
+                yield from _spread(element, rest, below)
+            return
+        value = _step(value, part, trail)
+        trail = [*trail, part]
+    yield value
+
+
 def extract(body, path: str | None):
-    """The items at ``path`` (dotted keys, list indexes, ``*`` for every element) of a JSON answer."""
-    values, trail = [body], []
-    spread = False
-    for part in path.split(".") if path else []:
-        found = []
-        for value in values:
-            if part == "*" and isinstance(value, list):
-                found.extend(value)
-            elif isinstance(value, list) and re.fullmatch(r"-?\d+", part) and -len(value) <= int(part) < len(value):
-                found.append(value[int(part)])
-            elif isinstance(value, dict) and part in value:
-                found.append(value[part])
-            else:
-                where = ".".join(trail) or "the top level"
-                shown = json.dumps(value, ensure_ascii=False)[:80]
-                raise BackendResultError(f"the response has no {part!r} at {where} (found {shown})")
-        spread = spread or part == "*"
-        values = found
-        trail.append(part)
-    return values if spread else values[0]
+    """The items at ``path`` (dotted keys, list indexes, ``*`` for every element) of a JSON answer.
+
+    With a ``*`` the items come one at a time, so that reading stops at ``--limit``
+    (:func:`normalize` asks for no more) however many hits the answer holds.
+
+    >>> extract({"hits": [{"id": "a"}, {"id": "b"}]}, "hits.1.id")
+    'b'
+    >>> list(extract({"hits": [{"id": "a"}, {"id": "b"}]}, "hits.*.id"))
+    ['a', 'b']
+    """
+    parts = path.split(".") if path else []
+    if "*" in parts:
+        return _spread(body, parts, [])
+    return next(_spread(body, parts, []))
 
 
 class HttpStatusError(Exception):
-    """An HTTP answer with an error status."""
+    """An HTTP answer with an error status; ``retry_after`` is its Retry-After in seconds, if any."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+
+
+class ResponseTooLarge(Exception):
+    """The answer is longer than ``--max-response-bytes`` (never retried)."""
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """The wait a ``Retry-After`` header asks for: seconds, or an HTTP date; None when absent or unreadable.
+
+    >>> retry_after_seconds("2"), retry_after_seconds(" 0.5 "), retry_after_seconds("soon"), retry_after_seconds(None)
+    (2.0, 0.5, None, None)
+    >>> retry_after_seconds("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0)
+    6.0
+    """
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            when = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+def decode_json(payload: bytes, charset: str | None):
+    """The JSON value of an answer's bytes in its declared ``charset`` (else UTF-8/16/32 as JSON allows).
+
+    >>> decode_json('["caf\u00e9"]'.encode("iso-8859-1"), "iso-8859-1")
+    ['café']
+    >>> decode_json(b'["caf\\xe9"]', None)
+    Traceback (most recent call last):
+    ...
+    evaltool.bench.backends.BackendResultError: the response is not valid utf-8 (no charset declared): byte 0xe9 at offset 5
+    """
+    encoding = charset or json.detect_encoding(payload)
+    declared = "" if charset else " (no charset declared)"
+    try:
+        text = payload.decode(encoding)
+    except LookupError:
+        raise BackendResultError(f"the response declares charset={charset}, which is not a known encoding") from None
+    except UnicodeDecodeError as exc:
+        raise BackendResultError(f"the response is not valid {encoding}{declared}: byte 0x{payload[exc.start]:02x} "
+                                 f"at offset {exc.start}") from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise BackendResultError(f"the response is not JSON: {text[:80]!r}") from None
+
+
+def _httpx():
+    try:
+        import httpx
+    except ImportError:
+        raise EvaltoolError("an http(s):// backend needs httpx: pip install 'evaltool[http]' (or httpx)") from None
+    return httpx
 
 
 class HttpBackend(Backend):
+    """An HTTP endpoint, through one ``httpx.AsyncClient`` per run (see the module docstring).
+
+    httpx rather than ``urllib``: its requests are coroutines, so a query that times out
+    or is interrupted is cancelled and its connection closed at once (a thread blocked
+    in ``urllib`` goes on reading in the background), the body arrives in pieces that
+    are counted against ``max_response_bytes`` as they come, and the pool caps the
+    connections the service sees at ``max_connections`` (``--concurrency``).
+    """
+
     kind = "http"
 
     def __init__(self, url: str, queries: list[BenchQuery], request_template: str | None = None,
-                 response_path: str | None = None, headers: tuple[str, ...] = ()):
+                 response_path: str | None = None, headers: tuple[str, ...] = (),
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, max_connections: int = 4):
         self.label = url
         self.url = url
         self.response_path = response_path
+        self.max_response_bytes = max_response_bytes
+        self.max_connections = max_connections
+        self._client = None
         self.headers = {"Accept": "application/json", "User-Agent": "evaltool-bench"}
         for header in headers:
             name, sep, value = header.partition(":")
@@ -293,13 +420,15 @@ class HttpBackend(Backend):
             used |= _placeholders(self.template)
             self.headers["Content-Type"] = "application/json"
         self.plain_get = self.template is None and not used
+        _httpx()  # missing: say so now, before any query is sent
         for name in sorted(used - {"query", "limit"}):
             lacking = [q.qid for q in queries if name not in q.backend_fields()]
             if lacking:
                 raise EvaltoolError(f"backend {url}: placeholder {{{name}}} is not a field of every query "
                                     f"(not of {', '.join(lacking[:5])}); known: query, limit and the query fields")
 
-    def request(self, query: BenchQuery, limit: int) -> urllib.request.Request:
+    def request(self, query: BenchQuery, limit: int) -> tuple[str, str, bytes | None]:
+        """(method, URL, body) of the request for ``query``."""
         values = {**query.backend_fields(), "query": query.text, "limit": limit}
         if self.plain_get:
             joiner = "&" if "?" in self.url else "?"
@@ -307,39 +436,63 @@ class HttpBackend(Backend):
         else:
             url = PLACEHOLDER.sub(lambda m: urllib.parse.quote(str(values[m.group(1)]), safe=""), self.url)
         if self.template is None:
-            return urllib.request.Request(url, headers=self.headers, method="GET")
-        body = json.dumps(_fill(self.template, values), ensure_ascii=False).encode()
-        return urllib.request.Request(url, data=body, headers=self.headers, method="POST")
+            return "GET", url, None
+        return "POST", url, json.dumps(_fill(self.template, values), ensure_ascii=False).encode()
 
-    def _fetch(self, request: urllib.request.Request, timeout: float):
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200].decode("utf-8", "replace").strip()
-            message = f"HTTP {exc.code} {exc.reason}" + (f": {detail}" if detail else "")
-            raise HttpStatusError(exc.code, message) from None
-        try:
-            body = json.loads(payload)
-        except ValueError:
-            shown = payload[:80].decode("utf-8", "replace")
-            raise BackendResultError(f"the response is not JSON: {shown!r}") from None
-        return extract(body, self.response_path)
+    def _client_for_this_run(self):
+        if self._client is None:
+            httpx = _httpx()
+            limits = httpx.Limits(max_connections=self.max_connections,
+                                  max_keepalive_connections=self.max_connections)
+            # no httpx timeout: the caller cancels the whole answer (connect, read, parse) when its time is up
+            self._client = httpx.AsyncClient(headers=self.headers, limits=limits, timeout=None,
+                                             follow_redirects=True)
+        return self._client
+
+    async def _body(self, response) -> bytes:
+        """The answer's bytes; ResponseTooLarge as soon as they pass the cap (the rest is never read)."""
+        cap = self.max_response_bytes
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise ResponseTooLarge(f"the response is {int(declared)} bytes (Content-Length); "
+                                   f"--max-response-bytes is {cap}")
+        pieces, size = [], 0
+        async for piece in response.aiter_bytes():
+            size += len(piece)
+            if size > cap:
+                raise ResponseTooLarge(f"the response exceeds --max-response-bytes ({cap} bytes)")
+            pieces.append(piece)
+        return b"".join(pieces)
 
     async def search(self, query: BenchQuery, limit: int, timeout: float):
-        request = self.request(query, limit)
-        return await in_daemon_thread(lambda: self._fetch(request, timeout))
+        method, url, body = self.request(query, limit)
+        client = self._client_for_this_run()
+        async with client.stream(method, url, content=body) as response:
+            if response.status_code >= 400:
+                detail = b""
+                async for piece in response.aiter_bytes():
+                    detail += piece
+                    if len(detail) >= 200:
+                        break
+                shown = detail[:200].decode("utf-8", "replace").strip()
+                message = f"HTTP {response.status_code} {response.reason_phrase}" + (f": {shown}" if shown else "")
+                raise HttpStatusError(response.status_code, message,
+                                      retry_after_seconds(response.headers.get("Retry-After")))
+            payload = await self._body(response)
+            charset = response.charset_encoding
+        return extract(decode_json(payload, charset), self.response_path)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
 
     def is_transient(self, exc: BaseException) -> bool:
+        httpx = _httpx()
         if isinstance(exc, HttpStatusError):
             return exc.status in TRANSIENT_STATUS
-        if isinstance(exc, urllib.error.URLError):
-            return isinstance(exc.reason, OSError) and not isinstance(exc.reason, TimeoutError)
-        return super().is_transient(exc)
-
-    def is_timeout(self, exc: BaseException) -> bool:
-        return super().is_timeout(exc) or (isinstance(exc, urllib.error.URLError)
-                                           and isinstance(exc.reason, TimeoutError))
+        # refused or reset connections, and a body cut off mid-way (RemoteProtocolError: IncompleteRead)
+        return isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError)) or super().is_transient(exc)
 
 
 class RunFileBackend(Backend):
@@ -367,13 +520,14 @@ class RunFileBackend(Backend):
 
 
 def make_backend(spec: str, queries: list[BenchQuery], *, request_template: str | None = None,
-                 response_path: str | None = None, headers: tuple[str, ...] = ()) -> Backend:
+                 response_path: str | None = None, headers: tuple[str, ...] = (),
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, concurrency: int = 4) -> Backend:
     """The backend ``spec`` names; see the module docstring."""
     http = spec.startswith(("http://", "https://"))
     if not http and (request_template or response_path or headers):
         raise EvaltoolError("--request-template, --response-path and --header are for an http(s):// backend")
     if http:
-        return HttpBackend(spec, queries, request_template, response_path, headers)
+        return HttpBackend(spec, queries, request_template, response_path, headers, max_response_bytes, concurrency)
     if os.path.isfile(spec):
         return RunFileBackend(spec)
     if _CALLABLE_SPEC.match(spec):

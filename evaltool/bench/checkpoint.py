@@ -32,10 +32,14 @@ class Outcome:
     execution_time_ms: float
     attempts: int
     duplicates_removed: int = 0
+    http_status: int | None = None  # of the last failed HTTP answer
 
     @classmethod
     def from_record(cls, record: dict) -> Outcome:
-        return cls(**{name: record[name] for name in cls.__dataclass_fields__})
+        """An outcome from its checkpoint line (a field added since the line was written takes its default)."""
+        optional = {"duplicates_removed", "http_status"}
+        return cls(**{name: record[name] for name in cls.__dataclass_fields__
+                      if name in record or name not in optional})
 
 
 def checkpoint_path(out_dir: str, queries_path: str) -> str:

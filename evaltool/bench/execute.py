@@ -1,10 +1,18 @@
 """Sending the queries: bounded concurrency, a time budget per query, retries.
 
-Every query runs under ``asyncio.wait_for(..., timeout)``: the budget covers all its
-attempts and the pauses between them, so a timeout is final (never retried). Failures
-the backend calls transient are retried up to ``retries`` times, after 0.1 s, 0.2 s,
-0.4 s... (at most 5 s). At most ``concurrency`` queries are in flight (a semaphore).
-Nothing a query does can stop the run: its error is recorded in its :class:`Outcome`.
+Every query has ``timeout`` seconds for everything: each attempt (connecting, reading
+the whole answer, parsing it, cleaning it down to ``limit`` ids) and the pauses between
+attempts. When the time is up the attempt in flight is cancelled (an HTTP connection is
+closed) and the query fails as ``timeout``; a timeout is final.
+
+A failure the backend calls transient is retried up to ``retries`` times. The pause
+before a retry is the answer's ``Retry-After`` when it gave one, else a jittered
+exponential backoff: about 0.1 s, 0.2 s, 0.4 s... (each drawn between half and all of
+that, at most 5 s), so that many clients throttled at once do not return in step. A
+pause that would not end within the time left is not taken: the query fails at once
+with the last failure (its HTTP status, say), not as a timeout. At most ``concurrency``
+queries are in flight (a semaphore). Nothing a query does can stop the run: its error
+is recorded in its :class:`Outcome`.
 
 Ctrl-C (SIGINT) or SIGTERM cancels the queries in flight and raises :class:`Interrupted`;
 every finished query has already been handed to ``on_outcome`` (the checkpoint).
@@ -13,6 +21,7 @@ every finished query has already been handed to ``on_outcome`` (the checkpoint).
 from __future__ import annotations
 
 import asyncio
+import random
 import signal
 import time
 from collections.abc import Callable
@@ -35,27 +44,61 @@ class Interrupted(Exception):
         super().__init__(self.signal_name)
 
 
+class GaveUp(Exception):
+    """A transient failure whose retry could not happen within the query's time."""
+
+    def __init__(self, last: BaseException, reason: str):
+        super().__init__(f"{describe(last)} ({reason})")
+        self.last = last
+
+
 def describe(exc: BaseException) -> str:
-    text = str(exc).strip()
+    """``Type: message`` of a failure, as the report shows it (always writable as UTF-8)."""
+    if isinstance(exc, GaveUp):
+        return str(exc)
+    text = str(exc).strip().encode("utf-8", "backslashreplace").decode("utf-8")
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def backoff(attempt: int) -> float:
+    """The pause after failed attempt number ``attempt`` (1, 2...) without a Retry-After: jittered.
+
+    >>> all(0.05 <= backoff(1) <= 0.1 and 0.2 <= backoff(3) <= 0.4 and 2.5 <= backoff(12) <= 5 for _ in range(99))
+    True
+    """
+    ceiling = min(BACKOFF_SECONDS * 2 ** (attempt - 1), BACKOFF_MAX_SECONDS)
+    return random.uniform(ceiling / 2, ceiling)
 
 
 async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: float, retries: int) -> Outcome:
     """One query, start to finish: its ranking, or the error that ended it."""
     start = time.perf_counter()
     attempts = 0
+    status = None  # HTTP status of the last answer that failed with one
+
+    def left() -> float:
+        return timeout - (time.perf_counter() - start)
 
     async def attempt_until_done():
-        nonlocal attempts
+        nonlocal attempts, status
         while True:
             attempts += 1
             try:
-                left = max(timeout - (time.perf_counter() - start), 0.001)
-                return normalize(await backend.search(query, limit, left), limit)
+                retrieved = normalize(await backend.search(query, limit, max(left(), 0.001)), limit)
             except Exception as exc:
+                status = getattr(exc, "status", status)
                 if attempts > retries or not backend.is_transient(exc):
                     raise
-            await asyncio.sleep(min(BACKOFF_SECONDS * 2 ** (attempts - 1), BACKOFF_MAX_SECONDS))
+                asked = getattr(exc, "retry_after", None)
+                pause = backoff(attempts) if asked is None else asked
+                if pause >= left():
+                    why = f"Retry-After {asked:g} s" if asked is not None else f"a retry in {pause:.2f} s"
+                    raise GaveUp(exc, f"gave up: {why} would end after the --timeout") from None
+                await asyncio.sleep(pause)
+                continue
+            if left() < 0:  # the answer came, but parsing or cleaning it used up the time
+                raise TimeoutError
+            return retrieved
 
     error = None
     try:
@@ -66,7 +109,7 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
         error = TIMEOUT if timed_out else describe(exc)
     elapsed = round((time.perf_counter() - start) * 1000, 3)
     if retrieved is None:
-        return Outcome(query.qid, [], None, error, elapsed, attempts)
+        return Outcome(query.qid, [], None, error, elapsed, attempts, http_status=status)
     return Outcome(query.qid, retrieved.ids, retrieved.scores, None, elapsed, attempts, retrieved.duplicates)
 
 
@@ -118,6 +161,7 @@ async def _run_all(backend, queries, limit, timeout, retries, concurrency, on_ou
         raise Interrupted(stopped_by[0] if stopped_by else signal.SIGINT) from None
     finally:
         _restore_signals(loop, previous)
+        await backend.close()
 
 
 def run_queries(backend: Backend, queries: list[BenchQuery], *, limit: int, timeout: float, retries: int,

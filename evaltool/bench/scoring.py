@@ -21,8 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaltool.groups import group_summaries
-from evaltool.io.topics import Topics
 from evaltool.names import parse_measures
 from evaltool.bench.checkpoint import Outcome
 from evaltool.bench.queries import BenchQuery
@@ -80,14 +78,15 @@ def trec_qrels_text(queries: list[BenchQuery], run: dict) -> str:
     return "".join(f"{q.qid} 0 {doc} {grade}\n" for q in queries if q.qid in run for doc, grade in q.judgments.items())
 
 
-def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, runid: str):
+def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, runid: str, topics=None):
     from evaltool.inputs import Run
-    from evaltool.evaluate import evaluate
+    from evaltool.evaluation import evaluate
 
     if not any(run.values()):  # nothing retrieved at all: an empty Run, every query scores 0
         zeros = np.zeros(0, dtype=np.int64)
         run = Run([], zeros, [], zeros, np.zeros(0), zeros, runid=runid, path="<bench>")
-    return evaluate(qrels, run, plan.eval_specs, complete=True, relevance_level=relevance_level, runid=runid)
+    return evaluate(qrels, run, plan.eval_specs, complete=True, relevance_level=relevance_level, runid=runid,
+                    group_by=GROUP_FIELDS if topics else (), topics=topics)
 
 
 @dataclass
@@ -105,13 +104,10 @@ def score(queries: list[BenchQuery], outcomes: dict[str, Outcome], plan: Measure
     run = run_dict(queries, outcomes)
     if not run:
         return Scores({}, {}, {field: {} for field in GROUP_FIELDS})
-    result = _evaluate({q.qid: q.judgments for q in queries if q.qid in run}, run, plan, relevance_level, runid)
-    if not with_groups:
-        return Scores(result.per_query, result.summary, {})
-    topics = Topics("<queries>", list(GROUP_FIELDS),
-                    {q.qid: {field: getattr(q, field) for field in GROUP_FIELDS} for q in queries})
-    groups = {field: group_summaries(result, topics, field) for field in GROUP_FIELDS}
-    return Scores(result.per_query, result.summary, groups)
+    topics = {q.qid: {field: getattr(q, field) for field in GROUP_FIELDS} for q in queries} if with_groups else None
+    result = _evaluate({q.qid: q.judgments for q in queries if q.qid in run}, run, plan, relevance_level, runid,
+                       topics)
+    return Scores(result.per_query, result.summary, result.groups)
 
 
 def query_metrics(values: dict | None, plan: MeasurePlan) -> dict | None:
@@ -134,17 +130,19 @@ def score_one(query: BenchQuery, outcome: Outcome, plan: MeasurePlan, relevance_
 
 def group_table(queries: list[BenchQuery], outcomes: dict[str, Outcome], scores: Scores, plan: MeasurePlan,
                 field: str) -> dict[str, dict]:
-    """``{value: {"count", "failed", metric...}}`` for one field; a group whose queries all failed has nulls."""
+    """``{value: {"count", "failed", metric...}}`` for one field; a group whose queries all failed has nulls.
+
+    ``count`` is the group's queries that got an answer (the ones its means are over).
+    """
+    from evaltool.results import group_queries
+
+    qids = [q.qid for q in queries]
     table: dict[str, dict] = {}
-    for query in queries:
-        value = getattr(query, field)
-        entry = table.setdefault(value, {"count": 0, "failed": 0})
-        if outcomes[query.qid].error is not None:
-            entry["failed"] += 1
-    for value, entry in table.items():
+    for value, positions in group_queries(qids, {q.qid: getattr(q, field) for q in queries}).items():
         summary = scores.groups.get(field, {}).get(value, {})
-        entry["count"] = summary.get("count", 0)
-        entry.update({name: summary.get(name) for name in plan.names})
+        table[value] = {"count": summary.get("count", 0),
+                        "failed": sum(outcomes[qids[i]].error is not None for i in positions),
+                        **{name: summary.get(name) for name in plan.names}}
     return table
 
 
@@ -158,7 +156,7 @@ def latency(outcomes: list[Outcome]) -> dict:
 
 
 def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -> dict:
-    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates)."""
+    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates, HTTP status)."""
     entry = {"query_id": query.id, "query": query.text}
     if query.version is not None:
         entry["version"] = query.version
@@ -167,7 +165,8 @@ def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -
     if outcome.scores is not None:
         entry["returned_scores"] = outcome.scores
     entry.update({"metrics": metrics, "execution_time_ms": outcome.execution_time_ms, "error": outcome.error,
-                  "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed})
+                  "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed,
+                  "http_status": outcome.http_status})
     if query.fields:
         entry["fields"] = query.fields
     return entry

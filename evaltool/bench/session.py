@@ -2,7 +2,10 @@
 
 Order: validate the queries file and the measures, open the backend, check the corpus,
 open (or resume) the checkpoint, send the pending queries, score everything once,
-write the report, the TREC run and the qrels (each atomically), delete the checkpoint.
+write the TREC run, the qrels and the report as one step (a temporary folder, then
+renames, the report last), delete the checkpoint. A run killed while writing leaves at
+most a temporary folder, or a run and qrels without their report; the next run in that
+folder deletes the first, and ``--resume`` writes over the second (same names).
 Nothing here prints; a :class:`Listener` hears each step (the console is one).
 """
 
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from evaltool.errors import EvaltoolError
-from evaltool.bench.backends import Backend, make_backend
+from evaltool.bench.backends import DEFAULT_MAX_RESPONSE_BYTES, Backend, make_backend
 from evaltool.bench.checkpoint import Checkpoint, Outcome, checkpoint_path
 from evaltool.bench.execute import TIMEOUT, run_queries
 from evaltool.bench.queries import BenchQuery, parse_queries
@@ -56,6 +59,7 @@ class BenchSettings:
     request_template: str | None = None
     response_path: str | None = None
     headers: tuple[str, ...] = field(default_factory=tuple)
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 class Listener:
@@ -111,10 +115,14 @@ def _run_tag(settings: BenchSettings, backend: Backend) -> str:
 
 
 def _free_base(out_dir: str, started: datetime) -> str:
-    """``OUT/baseline_YYYYMMDD_HHMMSS``, with ``_2``, ``_3``... if a report of that second exists."""
+    """``OUT/baseline_YYYYMMDD_HHMMSS``, with ``_2``, ``_3``... if a report of that second exists.
+
+    Only a report takes a name: a run and qrels without their report are what a kill
+    while writing left behind, and are written over.
+    """
     base = os.path.join(out_dir, f"baseline_{started.strftime(STAMP)}")
     candidate, n = base, 1
-    while any(os.path.exists(candidate + suffix) for suffix in (".json", ".run.txt", ".qrels.txt")):
+    while os.path.exists(candidate + ".json"):
         n += 1
         candidate = f"{base}_{n}"
     return candidate
@@ -130,15 +138,18 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
     """Run, score and report a benchmark (see the module docstring); raises EvaltoolError, Interrupted."""
     from evaltool import __version__
     from evaltool.report.json import dump_json
-    from evaltool.report.output import write_atomic
+    from evaltool.report.output import remove_partials, write_together
 
     listener = listener or Listener()
     if settings.relevance_level < 0:
         raise EvaltoolError(f"relevance level (-l) {settings.relevance_level}: expected 0 or more")
     queries, digest = _read_queries(settings.queries_path)
     plan = plan_measures(settings.measures)
+    if settings.max_response_bytes < 1:
+        raise EvaltoolError(f"--max-response-bytes {settings.max_response_bytes}: expected 1 or more")
     backend = make_backend(settings.backend, queries, request_template=settings.request_template,
-                           response_path=settings.response_path, headers=settings.headers)
+                           response_path=settings.response_path, headers=settings.headers,
+                           max_response_bytes=settings.max_response_bytes, concurrency=settings.concurrency)
     listener.loaded(queries, backend, plan)
     corpus = _corpus(settings, backend)
     unknown = {} if corpus is None else {
@@ -150,6 +161,7 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
               "limit": settings.limit, "started": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
     path = checkpoint_path(settings.out_dir, settings.queries_path)
     checkpoint = Checkpoint.resume(path, header) if settings.resume else Checkpoint.start(path, header)
+    remove_partials(settings.out_dir)
     resumed = len(checkpoint.done)
     pending = [q for q in queries if q.qid not in checkpoint.done]
     listener.started(len(queries), pending, resumed)
@@ -186,6 +198,7 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
             "resumed_queries": resumed,
             "queries_file": settings.queries_path,
             "backend": settings.backend,
+            "search_mode": settings.backend,
             "backend_kind": backend.kind,
             "run_name": tag,
             "measures": plan.names,
@@ -193,6 +206,7 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
             "concurrency": settings.concurrency,
             "timeout_seconds": settings.timeout,
             "retries": settings.retries,
+            "max_response_bytes": settings.max_response_bytes if backend.kind == "http" else None,
             "latency_ms": latency(list(outcomes.values())),
             "unknown_expected_ids": unknown if corpus is not None else None,
             "run_file": run_path,
@@ -206,9 +220,8 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
         "detailed_results": [
             detailed_result(q, outcomes[q.qid], query_metrics(scores.per_query.get(q.qid), plan)) for q in queries],
     }
-    write_atomic(run_path, trec_run_text(run, tag))
-    write_atomic(qrels_path, trec_qrels_text(queries, run))
-    write_atomic(report_path, dump_json(report))
+    write_together([(run_path, trec_run_text(run, tag)), (qrels_path, trec_qrels_text(queries, run)),
+                    (report_path, dump_json(report))])
     checkpoint.remove()
     result = BenchResult(report, report_path, run_path, qrels_path, plan, queries, outcomes)
     listener.completed(result)

@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from evaltool.cli.common import fail, option_group
+from evaltool.bench.backends import DEFAULT_MAX_RESPONSE_BYTES, SHAPE_ERRORS
+from evaltool.cli.common import fail, option_group, warn
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 BENCH_HELP = """Run a benchmark: send every query of QUERIES to a search backend, score, report.
@@ -27,49 +29,84 @@ http(s):// URL, or a TREC run file. Every finished query is appended to a checkp
 OUT/baseline_YYYYMMDD_HHMMSS.json holds the report (metadata, aggregate_metrics,
 per_category, per_difficulty, detailed_results), beside the TREC run and qrels it was
 scored from. A failed or timed-out query is recorded with its error and left out of the
-averages. Exit 0 when the report is written, 2 on bad input, 128 + the signal's number when
+averages. Exit 0 when every query got an answer, 1 when some failed, 2 when all failed
+(the report is written in both cases) or on bad input, 128 + the signal's number when
 interrupted (130 for Ctrl-C).
 """
 
 
-# in the order --help lists them
-BENCH_OPTIONS = (
-        click.argument("queries", type=click.Path(dir_okay=False)),
-        click.option("--backend", required=True, metavar="SPEC",
-                     help="module:function, an http(s):// URL, or a TREC run file to replay."),
-        click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-                     help="Measure; repeatable. Default: P.3, P.5, recall.10, recip_rank "
-                          "(reported as precision@3, precision@5, recall@10, mrr)."),
+backend_option = click.option("--backend", required=True, metavar="SPEC",
+                              help="module:function, an http(s):// URL, or a TREC run file to replay.")
+
+
+def measure_option(defaults: str):
+    return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
+                        help=f"Measure; repeatable. Default: {defaults}.")
+
+
+# how a benchmark sends its queries and scores the answers: a controlled test keeps these ('evaltool suite add')
+SETTINGS_OPTIONS = (
         click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
                      help="Results asked for and kept per query."),
-        click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,
-                     help="Folder of the report, the TREC files and the checkpoint."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
                      help="Seconds a query may take, retries included; then it fails as 'timeout'."),
         click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
                      help="Queries in flight at once."),
         click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
                      help="Retries of a transient failure (TransientError, ConnectionError, HTTP 429/5xx)."),
-        click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
-        click.option("-v", "--verbose", is_flag=True, help="Print a block per query as it finishes."),
         click.option("--corpus", type=click.Path(dir_okay=False), default=None, metavar="FILE",
                      help="Ids of the backend's corpus, one per line: report expected ids it lacks before "
                           "running (default: the backend's corpus_ids() hook, if it has one)."),
         click.option("-l", "--level-for-rel", "relevance_level", type=int, default=1, show_default=True,
                      help="Minimum grade that counts as relevant (for graded 'qrels')."),
-        click.option("--name", "run_name", default=None,
-                     help="Run name: the TREC run tag and metadata.run_name (default: from the backend)."),
         click.option("--request-template", default=None, metavar="JSON",
                      help="HTTP: POST this JSON; \"{query}\", \"{limit}\" and query fields are filled in."),
         click.option("--response-path", default=None, metavar="PATH",
                      help="HTTP: where the ids are in the JSON answer, e.g. 'hits.*.id' (default: the whole answer)."),
         click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
                      help="HTTP: a request header; repeatable."),
+        click.option("--max-response-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RESPONSE_BYTES,
+                     show_default=True, metavar="N",
+                     help="HTTP: a longer answer fails its query (read no further)."),
+)
+out_option = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,
+                          help="Folder of the report, the TREC files and the checkpoint.")
+verbose_option = click.option("-v", "--verbose", is_flag=True, help="Print a block per query as it finishes.")
+# in the order --help lists them
+BENCH_OPTIONS = (
+        click.argument("queries", type=click.Path(dir_okay=False)),
+        backend_option,
+        measure_option("P.3, P.5, recall.10, recip_rank (reported as precision@3, precision@5, recall@10, mrr)"),
+        *SETTINGS_OPTIONS,
+        out_option,
+        click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
+        verbose_option,
+        click.option("--name", "run_name", default=None,
+                     help="Run name: the TREC run tag and metadata.run_name (default: from the backend)."),
 )
 
+SHAPE_HINT = ("hint: the answers are not lists of ids where evaltool looked; say where the ids are with "
+              "--response-path (e.g. 'hits.*.id')")
 
-def run_command(**options) -> int:
-    """Run the benchmark, printing as SPEC-002 does; the exit code (EvaltoolError propagates)."""
+
+def exit_code(report: dict) -> int:
+    """0 when every query got an answer, 1 when some failed, 2 when all did."""
+    meta = report["metadata"]
+    if not meta["failed_queries"]:
+        return 0
+    return 2 if meta["failed_queries"] == meta["total_queries"] else 1
+
+
+def shape_error(report: dict) -> bool:
+    """Did a query fail because the answer held no ranking where evaltool looked (a --response-path matter)?"""
+    return any(entry["error"] and any(sign in entry["error"] for sign in SHAPE_ERRORS)
+               for entry in report["detailed_results"])
+
+
+def run_command(history=None, record_name=None, record_kind="bench", **options) -> int:
+    """Run the benchmark, printing as SPEC-002 does, and record it in ``history`` (a
+    :class:`~evaltool.cli.recording.Recording`) under ``record_name``; the exit code
+    (EvaltoolError propagates)."""
     from evaltool.cli.bench_console import Console
     from evaltool.bench.execute import Interrupted
     from evaltool.bench.session import BenchSettings, run_benchmark
@@ -78,7 +115,9 @@ def run_command(**options) -> int:
     settings = BenchSettings(queries_path=options.pop("queries"), **options)
     console = Console(settings.queries_path, verbose=verbose, relevance_level=settings.relevance_level)
     try:
-        run_benchmark(settings, console)
+        result = run_benchmark(settings, console)
+        if history is not None:
+            history.record_bench(result, record_name, record_kind)
     except Interrupted as stop:
         from evaltool.bench.checkpoint import checkpoint_path
 
@@ -88,14 +127,22 @@ def run_command(**options) -> int:
                    f"the finished ones are in {checkpoint_path(settings.out_dir, settings.queries_path)}: "
                    "run the same command with --resume to finish", err=True)
         return 128 + stop.signum
-    return 0
+    if shape_error(result.report):
+        warn(SHAPE_HINT)
+    return exit_code(result.report)
 
 
 @click.command("bench", help=BENCH_HELP)
 @option_group(*BENCH_OPTIONS)
-def bench_command(**options):
+@record_options(with_name=False)
+def bench_command(record, db, note, tags, at, **options):
+    history = None
     try:
-        code = run_command(**options)
+        history = recording(record, db, note, tags, at)
+        code = run_command(history, **options)
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()
     sys.exit(code)

@@ -100,38 +100,29 @@ def emit(text: str, output: str | None) -> None:
         write(text)
 
 
-def read_grouping(group_by, topics, labels, thresholds):
-    """The topics file and the label thresholds asked for (None when not)."""
-    from evaltool.io.topics import read_topics
-    from evaltool.labels import parse_thresholds
-
-    if group_by and not topics:
-        raise EvaltoolError("--group-by needs --topics FILE (a TSV, JSON or JSONL of query id -> fields)")
-    if topics and not group_by:
-        raise EvaltoolError("--topics needs --group-by FIELD to say which field groups the queries")
-    table = read_topics(topics) if topics else None
-    for field in group_by:
-        table.check_field(field)
-    return table, (parse_thresholds(thresholds) if labels or thresholds else None)
+def relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format) -> dict:
+    """The relevance keywords of ``evaluate`` / ``compare_runs`` from :data:`relevance_options`."""
+    return {"relevance": relevance, "packs": list(packs), "f1_threshold": f1_threshold,
+            "qrels_format": None if qrels_format == "auto" else qrels_format,
+            "run_format": None if run_format == "auto" else run_format}
 
 
-def check_labels(thresholds, given, measures) -> None:
-    from evaltool.labels import check_thresholds
-
-    if thresholds is not None:
-        check_thresholds(thresholds, measures, given)
-
-
-def note_ungrouped(table, group_by, qids) -> None:
-    from evaltool.io.topics import NO_GROUP
-
-    for field in group_by:
-        left = table.groups(qids, field).get(NO_GROUP)
-        if left:
-            warn(f"note: {len(left)} of {len(qids)} queries have no {field} in {table.path}; "
-                  f"they form the group {NO_GROUP}")
+def grouping_arguments(group_by, topics, labels, thresholds) -> dict:
+    """The ``group_by``, ``topics`` and ``thresholds`` keywords of ``evaluate`` / ``compare_runs``."""
+    return {"group_by": list(group_by), "topics": topics,
+            "thresholds": list(thresholds) if thresholds else (True if labels else None)}
 
 
+def quietly(call, *args, **kwargs):
+    """Run a library call with its :class:`~evaltool.errors.EvaltoolWarning` silenced: the command
+    prints the result's ``warnings`` itself, once, in its own words."""
+    import warnings
+
+    from evaltool.errors import EvaltoolWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaltoolWarning)
+        return call(*args, **kwargs)
 
 
 REPORT_FORMATS = ["table", "json", "csv", "markdown", "latex"]

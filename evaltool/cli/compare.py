@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options,
-    read_grouping, warn,
+    REPORT_FORMATS, emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly,
+    relevance_arguments, relevance_options, warn,
 )
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 COMPARE_HELP = """Compare runs on the same queries: the first run is the baseline.
@@ -24,17 +25,6 @@ adjusted p < --alpha), a confidence interval of the difference and the queries w
 tied and lost. Every run is scored with the same options (-c, -l, -M, -J, ...); the
 queries compared are those all runs were scored on, which the output states.
 """
-
-
-def _warn_not_compared(cmp) -> None:
-    """Judged queries some run has no results for are left out (without -c): say so in every format."""
-    left = {q for result in cmp.results for q in result.meta["skipped_queries"]}
-    left.update(q for qids in cmp.left_out.values() for q in qids)
-    if left:
-        shown = sorted(left)
-        warn(f"warning: {len(left)} judged quer{'y' if len(left) == 1 else 'ies'} left out of the comparison, "
-              f"as not every run has results for {'it' if len(left) == 1 else 'them'} "
-              f"({', '.join(shown[:5])}{', ...' if len(left) > 5 else ''}); use -c to score them as trec_eval does")
 
 
 @click.command("compare", help=COMPARE_HELP)
@@ -55,34 +45,36 @@ def _warn_not_compared(cmp) -> None:
 @click.option("--name", "names", multiple=True, metavar="NAME",
               help="Name of each run, in order (default: the file names); give one per run.")
 @grouping_options
+@relevance_options
 @output_options(REPORT_FORMATS, "table")
+@record_options(with_name=False)
 def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
-                    labels, thresholds, fmt, output, **options):
+                    labels, thresholds, relevance, packs, f1_threshold, qrels_format, run_format, fmt, output,
+                    record, db, note, tags, at, **options):
     from evaltool.compare import compare_runs
     from evaltool.report import layouts
 
+    history = None
     try:
-        table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
-        cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
-                           correction=correction, alpha=alpha, trials=trials, seed=seed, **options)
-        check_labels(label_thresholds, thresholds, cmp.measures)
-        _warn_not_compared(cmp)
-        groups = None
-        if table is not None:
-            from evaltool.groups import group_means
-
-            note_ungrouped(table, group_by, cmp.qids)
-            groups = {field: group_means(cmp.qids, cmp.values, table, field) for field in group_by}
-        kwargs = {"groups": groups, "thresholds": label_thresholds}
+        history = recording(record, db, note, tags, at)
+        cmp = quietly(compare_runs, qrels, list(runs), list(names) or None, list(measures) or None, test=test,
+                      correction=correction, alpha=alpha, trials=trials, seed=seed,
+                      **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                      **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        if history is not None:
+            for name, result in zip(cmp.names, cmp.results):  # one execution per run, named as in the output
+                history.record(result, name, kind="compare", thresholds=cmp.thresholds)
+        for line in cmp.warnings:
+            warn(line)
         if fmt == "json":
-            from evaltool.report.json import dump_json
-
-            text = dump_json(layouts.compare_json(cmp, **kwargs))
+            text = cmp.to_json()
         else:
             from evaltool.report.table import render
 
-            report = layouts.compare_csv(cmp, **kwargs) if fmt == "csv" else layouts.compare_report(cmp, **kwargs)
-            text = render(report, fmt)
+            text = render(layouts.compare_csv(cmp) if fmt == "csv" else layouts.compare_report(cmp), fmt)
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()

@@ -7,9 +7,10 @@ import time
 import click
 
 from evaltool.cli.common import (
-    check_labels, emit, evaluation_options, fail, grouping_options, note_ungrouped, output_options, read_grouping,
+    emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly, relevance_arguments,
     relevance_options, warn,
 )
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
@@ -56,46 +57,39 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
               help="Threads for parsing large files (default: all cores).")
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
+@record_options(with_name=True)
 def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold,
-                 qrels_format, run_format, **options):
-    from evaltool.evaluate import evaluate
-    from evaltool.report.layouts import relevance_notes, relevance_warnings
+                 qrels_format, run_format, record, record_name, db, note, tags, at, **options):
+    from evaltool.evaluation import evaluate
+    from evaltool.report.layouts import relevance_notes
 
     if jobs:
         from evaltool.io import columnar
 
         columnar.JOBS = jobs
+    history = None
     try:
-        table, label_thresholds = read_grouping(group_by, topics, labels, thresholds)
-        result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
-                          relevance=relevance, packs=list(packs), f1_threshold=f1_threshold,
-                          qrels_format=None if qrels_format == "auto" else qrels_format,
-                          run_format=None if run_format == "auto" else run_format, **options)
-        check_labels(label_thresholds, thresholds, result.measures)
+        history = recording(record, db, note, tags, at, record_name)
+        result = quietly(evaluate, qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
+                         **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                         **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        if history is not None:
+            history.record(result, record_name)
     except EvaltoolError as exc:
         fail(exc)
-    meta = result.meta
-    for line in relevance_warnings(result) + (relevance_notes(result) if fmt == "trec" else []):
+    finally:
+        if history is not None:
+            history.close()
+    for line in result.warnings + (relevance_notes(result) if fmt == "trec" else []):
         warn(line)
-    skipped = meta["skipped_queries"]
-    if skipped:
-        shown = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
-        warn(f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no results "
-              f"in {meta['run']} and were skipped ({shown}); use -c to score them as trec_eval does")
-    for side in ("qrels", "run"):
-        dropped = meta["counts"][f"{side}_duplicates_resolved"]
-        if dropped:
-            warn(f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by "
-                  f"--on-duplicate {options['on_duplicate']}")
     clock = time.perf_counter()
     try:
-        emit(_format_eval(result, fmt, per_query, no_summary, table, group_by, label_thresholds), output)
+        emit(_format_eval(result, fmt, per_query, no_summary), output)
         if save_reference:
-            from evaltool.report.json import format_json
             from evaltool.report.output import write_atomic
 
-            write_atomic(save_reference, format_json(result, per_query=True))
+            write_atomic(save_reference, result.to_json(per_query=True))
     except EvaltoolError as exc:
         fail(exc)
     if timings:
@@ -105,26 +99,16 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
         click.echo(json.dumps({k: round(v, 6) for k, v in stages.items()}), err=True)
 
 
-def _format_eval(result, fmt, per_query, no_summary, table, group_by, thresholds) -> str:
+def _format_eval(result, fmt, per_query, no_summary) -> str:
     from evaltool.report import layouts
 
-    groups = None
-    if table is not None:
-        from evaltool.groups import group_summaries
-
-        note_ungrouped(table, group_by, result.qids)
-        groups = {field: group_summaries(result, table, field) for field in group_by}
     if fmt == "json":
-        from evaltool.report.json import dump_json
-
-        return dump_json(layouts.eval_json(result, per_query=per_query, groups=groups, thresholds=thresholds))
+        return result.to_json(per_query)
     if fmt == "trec":
         from evaltool.report.trec import format_trec
 
-        text = format_trec(result, per_query=per_query, summary=not no_summary)
-        return text + layouts.eval_trec_lines(result, per_query=per_query, groups=groups, thresholds=thresholds)
+        return format_trec(result, per_query=per_query, summary=not no_summary) + layouts.eval_trec_lines(
+            result, per_query=per_query)
     from evaltool.report.table import render
 
-    report = layouts.eval_report(result, per_query=per_query, summary=not no_summary, groups=groups,
-                               thresholds=thresholds)
-    return render(report, fmt)
+    return render(layouts.eval_report(result, per_query=per_query, summary=not no_summary), fmt)

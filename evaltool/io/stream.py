@@ -136,7 +136,7 @@ def _arrow_blocks(path: str, delimiter: str):
 
 def _line_blocks(path: str):
     """The same blocks from the line reader (irregular files): exact errors, slower."""
-    from evaltool.io.trec import RUN_EXPECTED, _parse_score, _text
+    from evaltool.io.trec import RUN_EXPECTED, line_text, parse_score
 
     qids, docs, scores, tag = [], [], [], ""
     with _open(path) as handle:
@@ -145,10 +145,10 @@ def _line_blocks(path: str):
             if not fields or fields[0][:1] == b"#":
                 continue
             if len(fields) < 6:
-                raise ParseError(path, number, _text(raw.rstrip(b"\n")), RUN_EXPECTED)
-            score = _parse_score(fields[4])
+                raise ParseError(path, number, line_text(raw.rstrip(b"\n")), RUN_EXPECTED)
+            score = parse_score(fields[4])
             if score is None:
-                raise ParseError(path, number, _text(raw.rstrip(b"\n")),
+                raise ParseError(path, number, line_text(raw.rstrip(b"\n")),
                                  f"a finite number as the score in field 5, not {decode(fields[4])!r}")
             qids.append(decode(fields[0]))
             docs.append(decode(fields[2]))

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from evaltool.errors import InputError, ParseError
 
 ID_FIELDS = ("qid", "query_id", "topic", "id")
-NO_GROUP = "(none)"
 
 
 @dataclass
@@ -31,23 +30,6 @@ class Topics:
         if field not in self.fields:
             raise InputError(f"{self.path}: no field {field!r} to group by; the file has "
                              f"{', '.join(repr(f) for f in self.fields) or 'none'}")
-
-    def groups(self, qids: list[str], field: str) -> dict[str, list[int]]:
-        """Positions in ``qids`` of each value of ``field``, in the file's order of values.
-
-        Queries the file does not list, or lists without the field, form the group ``(none)``.
-        """
-        self.check_field(field)
-        order = {}
-        for row in self.rows.values():
-            value = row.get(field)
-            if value is not None:
-                order.setdefault(value, len(order))
-        found: dict[str, list[int]] = {}
-        for i, qid in enumerate(qids):
-            value = self.rows.get(qid, {}).get(field)
-            found.setdefault(NO_GROUP if value is None else value, []).append(i)
-        return dict(sorted(found.items(), key=lambda item: order.get(item[0], len(order))))
 
 
 def _text(value) -> str:
@@ -134,6 +116,33 @@ def _read_tsv(path: str, text: str) -> Topics:
     if header is None:
         raise ParseError(path, None, None, "a header line and one line per query")
     return Topics(path, fields, rows)
+
+
+def topics_from_mapping(rows, path: str = "<topics>") -> Topics:
+    """``{qid: {field: value}}`` as Topics (values that are not text become JSON text)."""
+    fields: list[str] = []
+    table: dict[str, dict[str, str]] = {}
+    for qid, values in rows.items():
+        if not isinstance(values, dict):
+            raise InputError(f"{path}: the fields of query {qid!r} must be a mapping, not {type(values).__name__}")
+        _add(path, table, fields, str(qid), values, None)
+    return Topics(path, fields, table)
+
+
+def topics_of_queries(queries) -> Topics | None:
+    """The fields of a queries file's queries (``category``, ``difficulty``, any other top-level
+    text or number, then ``metadata`` entries it does not shadow); None for anything else."""
+    from evaltool.io.jsonl import Queries
+
+    if not isinstance(queries, Queries):
+        return None
+    rows = {}
+    for query in queries.queries:
+        fields = {k: v for k, v in query.metadata.items() if isinstance(v, (str, int, float, bool))}
+        fields.update({k: v for k, v in query.fields.items() if isinstance(v, (str, int, float, bool))})
+        fields.update({k: v for k, v in (("category", query.category), ("difficulty", query.difficulty)) if v})
+        rows[query.qid] = fields
+    return topics_from_mapping(rows, queries.path)
 
 
 def read_topics(path) -> Topics:

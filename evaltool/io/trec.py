@@ -42,7 +42,7 @@ def _content_lines(data: bytes):
         yield number, raw, fields
 
 
-def _text(raw: bytes) -> str:
+def line_text(raw: bytes) -> str:
     return decode(raw.rstrip(b"\r"))
 
 
@@ -53,7 +53,7 @@ def _parse_grade(token: bytes) -> int | None:
     return int(token)
 
 
-def _parse_score(token: bytes) -> float | None:
+def parse_score(token: bytes) -> float | None:
     if b"_" in token:
         return None
     try:
@@ -69,7 +69,7 @@ def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.nd
         raise ParseError(
             path,
             line,
-            _text(data_lines[line - 1]),
+            line_text(data_lines[line - 1]),
             f"each ({kind}) pair once; query {qids[first]!r} document {docs[first]!r} "
             f"was already given at line {int(lines[first])} "
             "(use --on-duplicate first|max to accept duplicates)",
@@ -183,12 +183,12 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
     qid_codes, doc_codes, grades, lines = [], [], [], []
     for number, raw, fields in _content_lines(data):
         if len(fields) != 4:
-            raise ParseError(name, number, _text(raw), QRELS_EXPECTED)
+            raise ParseError(name, number, line_text(raw), QRELS_EXPECTED)
         grade = _parse_grade(fields[3])
         if grade is None:
-            raise ParseError(name, number, _text(raw), f"an integer grade in field 4, not {decode(fields[3])!r}")
+            raise ParseError(name, number, line_text(raw), f"an integer grade in field 4, not {decode(fields[3])!r}")
         if not GRADE_MIN <= grade <= GRADE_MAX:
-            raise ParseError(name, number, _text(raw), f"an integer grade {GRADE_RANGE} in field 4")
+            raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field 4")
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[2]))
         grades.append(grade)
@@ -228,10 +228,10 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error") -> Run:
     runid = b""
     for number, raw, fields in _content_lines(data):
         if len(fields) < 6:
-            raise ParseError(name, number, _text(raw), RUN_EXPECTED)
-        score = _parse_score(fields[4])
+            raise ParseError(name, number, line_text(raw), RUN_EXPECTED)
+        score = parse_score(fields[4])
         if score is None:
-            raise ParseError(name, number, _text(raw), f"a finite number as the score in field 5, not {decode(fields[4])!r}")
+            raise ParseError(name, number, line_text(raw), f"a finite number as the score in field 5, not {decode(fields[4])!r}")
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[2]))
         scores.append(score)

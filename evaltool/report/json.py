@@ -1,11 +1,19 @@
-"""JSON output: ``{"measures", "summary", "per_query" (with -q), "meta"}``."""
+"""JSON output, the one writer: any report object as indented JSON, nan and inf as ``null``.
+
+``EvalResult.to_json``, ``Comparison.to_json`` and every ``-o json`` of the command line
+write through :func:`dump_json`, so the library and the CLI give the same bytes.
+
+>>> print(dump_json({"map": float("nan"), "P_5": 0.4}), end="")
+{
+  "map": null,
+  "P_5": 0.4
+}
+"""
 
 from __future__ import annotations
 
 import json
 import math
-
-from evaltool.evaluate import EvalResult
 
 
 def _finite(obj):
@@ -18,10 +26,9 @@ def _finite(obj):
     return obj
 
 
-def dump_json(obj) -> str:
-    """Any report object as indented JSON; nan and inf (which JSON lacks) become null."""
-    return json.dumps(_finite(obj), indent=2, ensure_ascii=False) + "\n"
+def dump_json(obj, indent: int | None = 2) -> str:
+    """``obj`` as JSON text ending in a newline; nan and inf (which JSON lacks) become null.
 
-
-def format_json(result: EvalResult, per_query: bool = False) -> str:
-    return dump_json(result.to_dict(per_query))
+    ``indent=None`` writes one line (a JSONL record).
+    """
+    return json.dumps(_finite(obj), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"

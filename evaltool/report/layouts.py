@@ -1,13 +1,14 @@
-"""What each command shows, as :class:`~evaltool.report.table.Report` s and JSON objects.
+"""What each command shows, as :class:`~evaltool.report.table.Report` s and text.
 
-Formatting only: the numbers come from :func:`evaltool.evaluate`,
-:func:`evaltool.compare.compare_runs`, :mod:`evaltool.groups` and :func:`evaltool.regress.check`.
+Formatting only: every number, group and label comes computed on the result objects
+(:class:`~evaltool.results.EvalResult`, :class:`~evaltool.compare.Comparison`,
+:class:`~evaltool.regress.CheckResult`); nothing here imports a computing module.
 """
 
 from __future__ import annotations
 
-from evaltool.labels import label
 from evaltool.report.table import Report, Table, cell_text
+from evaltool.report.trec import number_text
 
 # ---------------------------------------------------------------- eval
 
@@ -44,86 +45,50 @@ def relevance_notes(result) -> list[str]:
     return lines
 
 
-def relevance_warnings(result) -> list[str]:
-    """Queries no source could judge, and items token F1 could not read (every format)."""
-    from evaltool.relevance.resolve import lacking
-
-    rel = result.meta.get("relevance") or {}
-    out = []
-    unjudged = rel.get("unjudged_queries") or []
-    if unjudged:
-        shown = ", ".join(unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
-        out.append(f"warning: {_plural(len(unjudged), 'query', 'queries')} of {result.meta['qrels']} could not be "
-                   f"judged with --relevance {rel['mode']} ({lacking(rel['mode'])}) and "
-                   f"{'is' if len(unjudged) == 1 else 'are'} not scored: {shown}")
-    without_text = rel.get("items_without_text")
-    if without_text:
-        out.append(f"warning: {_plural(without_text, 'retrieved item has', 'retrieved items have')} no text, so "
-                   "token F1 could not judge them; they count as unjudged")
-    return out
-
-
-def eval_report(result, *, per_query: bool = False, summary: bool = True, groups: dict | None = None,
-                thresholds: dict | None = None) -> Report:
-    """One table: a row per query (``-q``), the summary row ``all``, a row per group (``FIELD=VALUE``).
+def eval_report(result, *, per_query: bool = False, summary: bool = True) -> Report:
+    """One table: a row per query (``-q``), the summary row ``all``, a row per group (``FIELD=VALUE``),
+    and a ``label`` column when the result has labels.
 
     When judgments were resolved (a queries file, JSONL results), per-query rows say which
     source judged the query (column ``relevance``) and notes under the table summarise it.
     """
     names = result.measures
+    groups = result.groups
+    labelled = result.thresholds is not None
     strategy = per_query and _resolved(result)
     header = ["query", *(["queries"] if groups else []), *names, *(["relevance"] if strategy else []),
-              *(["label"] if thresholds else [])]
+              *(["label"] if labelled else [])]
 
     def row(key, count, values, source=None):
-        tail = [label(values, thresholds)] if thresholds else []
         return [key, *([count] if groups else []), *[values.get(n) for n in names], *([source] if strategy else []),
-                *tail]
+                *([result.labels.get(key)] if labelled else [])]
 
     rows = []
     if per_query:
         rows += [row(qid, None, values, result.strategies.get(qid)) for qid, values in result.per_query.items()]
     if summary:
         rows.append(row("all", len(result.qids), result.summary))
-    for field, entries in (groups or {}).items():
+    for field, entries in groups.items():
         rows += [row(f"{field}={value}", entry["count"], entry) for value, entry in entries.items()]
     return Report([Table(header, rows)], relevance_notes(result))
 
 
-def eval_json(result, *, per_query: bool = False, groups: dict | None = None, thresholds: dict | None = None) -> dict:
-    """The core JSON, plus ``groups`` ({field: {value: {"count", measure...}}}) and ``labels``."""
-    out = result.to_dict(per_query)
-    if groups:
-        out["groups"] = groups
-    if thresholds:
-        labels = {"all": label(result.summary, thresholds)}
-        if per_query:
-            labels.update({qid: label(values, thresholds) for qid, values in result.per_query.items()})
-        for field, entries in (groups or {}).items():
-            labels.update({f"{field}={value}": label(entry, thresholds) for value, entry in entries.items()})
-        out["labels"] = labels
-    return out
-
-
-def eval_trec_lines(result, *, per_query: bool = False, groups: dict | None = None,
-                    thresholds: dict | None = None) -> str:
+def eval_trec_lines(result, *, per_query: bool = False) -> str:
     """Group summaries, labels and per-query relevance in trec_eval's three columns, after its own lines.
 
     A group's rows carry ``FIELD=VALUE`` where trec_eval writes the query id; ``queries``
     is the group's size. Labels are rows of the pseudo-measure ``label``; with ``-q``,
     when judgments were resolved, rows of ``relevance`` name each query's source.
     """
-    from evaltool.report.trec import _number
-
-    integer = {c.name: c.measure.integer for c in result.columns}
+    integer = {c.name: c.integer for c in result.columns}
     lines = []
-    for field, entries in (groups or {}).items():
+    for field, entries in result.groups.items():
         for value, entry in entries.items():
             key = f"{field}={value}"
             lines.append(f"{'queries':<22}\t{key}\t{entry['count']}\n")
-            lines += [f"{name:<22}\t{key}\t{_number(v, integer[name], result.zscores)}\n"
+            lines += [f"{name:<22}\t{key}\t{number_text(v, integer[name], result.zscores)}\n"
                       for name, v in entry.items() if name != "count"]
-    labels = eval_json(result, per_query=per_query, groups=groups, thresholds=thresholds).get("labels", {})
+    labels = result.to_dict(per_query).get("labels", {})
     lines += [f"{'label':<22}\t{key}\t{value}\n" for key, value in labels.items()]
     if per_query and _resolved(result):
         lines += [f"{'relevance':<22}\t{qid}\t{result.strategies[qid]}\n" for qid in result.qids]
@@ -148,15 +113,13 @@ def _policy(cmp) -> str:
 
 
 def compare_notes(cmp) -> list[str]:
-    from evaltool.compare import CORRECTIONS, TESTS
-
     ci = "t interval" if cmp.test == "t" else f"paired bootstrap BCa interval ({cmp.trials} resamples)"
     seeded = "" if cmp.test == "t" else f"; seed {cmp.seed}"
     family = (len(cmp.names) - 1) * len(cmp.measures)
     notes = [
         f"baseline: {cmp.baseline}; {_policy(cmp)}",
-        f"test: {TESTS[cmp.test]}; correction over {family} comparison{'s' if family > 1 else ''}: "
-        f"{CORRECTIONS[cmp.correction]}; * adjusted p < {cmp.alpha:g}; ci: {1 - cmp.alpha:.0%} {ci} of the "
+        f"test: {cmp.test_name}; correction over {family} comparison{'s' if family > 1 else ''}: "
+        f"{cmp.correction_name}; * adjusted p < {cmp.alpha:g}; ci: {1 - cmp.alpha:.0%} {ci} of the "
         f"mean difference{seeded}; wins/ties/losses: queries where the run scores above/equal to/below the baseline",
     ]
     if cmp.ignored_measures:
@@ -175,13 +138,9 @@ def _ci_text(ci) -> str:
     return f"[{cell_text(ci[0])}, {cell_text(ci[1])}]"
 
 
-def _run_labels(cmp, thresholds) -> dict:
-    return {name: label({m: cmp.cells[name][m].mean for m in cmp.measures}, thresholds) for name in cmp.names}
-
-
-def compare_report(cmp, *, groups: dict | None = None, thresholds: dict | None = None) -> Report:
-    """A row per run and a column per measure; the paired statistics; means per group."""
-    labels = _run_labels(cmp, thresholds) if thresholds else {}
+def compare_report(cmp) -> Report:
+    """A row per run and a column per measure (and its label); the paired statistics; means per group."""
+    labelled = cmp.thresholds is not None
     main = []
     for name in cmp.names:
         row = [name]
@@ -192,8 +151,8 @@ def compare_report(cmp, *, groups: dict | None = None, thresholds: dict | None =
             else:
                 mark = "*" if cmp.significant(name, m) else ""
                 row.append(f"{cell_text(cell.mean)} ({cell.delta:+.4f}){mark}")
-        main.append(row + ([labels[name]] if thresholds else []))
-    tables = [Table(["run", *cmp.measures, *(["label"] if thresholds else [])], main)]
+        main.append(row + ([cmp.labels[name]] if labelled else []))
+    tables = [Table(["run", *cmp.measures, *(["label"] if labelled else [])], main)]
     details = []
     for name in cmp.names[1:]:
         for m in cmp.measures:
@@ -201,45 +160,18 @@ def compare_report(cmp, *, groups: dict | None = None, thresholds: dict | None =
             details.append([name, m, c.delta, p_text(c.p_value), p_text(c.p_adjusted), _ci_text(c.ci), c.wins, c.ties, c.losses])
     tables.append(Table(["run", "measure", "delta", "p", "p_adjusted", "ci", "wins", "ties", "losses"], details,
                         title=f"paired differences from {cmp.baseline}"))
-    for field, entries in (groups or {}).items():
+    for field, entries in cmp.groups.items():
         rows = [[value, entry["count"], name, *[entry["runs"][name][m] for m in cmp.measures]]
                 for value, entry in entries.items() for name in cmp.names]
         tables.append(Table([field, "queries", "run", *cmp.measures], rows, title=f"means by {field}"))
     return Report(tables, compare_notes(cmp))
 
 
-def compare_csv(cmp, *, groups: dict | None = None, thresholds: dict | None = None) -> Report:
-    """One tidy table: a row per (group, run, measure); ``group`` is empty for all queries."""
-    labels = _run_labels(cmp, thresholds) if thresholds else {}
-    header = ["group", "run", "measure", "queries", "mean", "delta", "p_value", "p_adjusted", "significant",
-              "ci_low", "ci_high", "wins", "ties", "losses", *(["label"] if thresholds else [])]
-    rows = []
-    for name in cmp.names:
-        for m in cmp.measures:
-            c = cmp.cells[name][m]
-            stats = [None] * 9 if c.delta is None else [
-                c.delta, c.p_value, c.p_adjusted, int(cmp.significant(name, m)), c.ci[0], c.ci[1],
-                c.wins, c.ties, c.losses]
-            rows.append(["", name, m, len(cmp.qids), c.mean, *stats, *([labels[name]] if thresholds else [])])
-    for field, entries in (groups or {}).items():
-        for value, entry in entries.items():
-            for name in cmp.names:
-                for m in cmp.measures:
-                    mean = entry["runs"][name][m]
-                    delta = None if name == cmp.baseline else mean - entry["runs"][cmp.baseline][m]
-                    rows.append([f"{field}={value}", name, m, entry["count"], mean, delta, *[None] * 8,
-                                 *([None] if thresholds else [])])
-    return Report([Table(header, rows)])
-
-
-def compare_json(cmp, *, groups: dict | None = None, thresholds: dict | None = None) -> dict:
-    """The issue's layout; ``groups`` and ``labels`` only when asked for."""
-    out = cmp.to_dict()
-    if groups:
-        out["groups"] = groups
-    if thresholds:
-        out["labels"] = _run_labels(cmp, thresholds)
-    return out
+def compare_csv(cmp) -> Report:
+    """One tidy table (:meth:`~evaltool.compare.Comparison.rows`): a row per (group, run, measure)."""
+    rows = cmp.rows()
+    header = list(rows[0]) if rows else []
+    return Report([Table(header, [list(row.values()) for row in rows])])
 
 
 # ---------------------------------------------------------------- check

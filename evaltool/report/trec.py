@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import math
 
-from evaltool.evaluate import EvalResult
-from evaltool.measures.base import Agg
 
-
-def _number(value, integer: bool, zscores: bool) -> str:
+def number_text(value, integer: bool, zscores: bool) -> str:
+    """One value as trec_eval prints it: counts as integers, else 4 decimals (``-nan`` for nan)."""
     if integer and not zscores:
         return str(int(value))
     if math.isnan(value):
@@ -16,27 +14,26 @@ def _number(value, integer: bool, zscores: bool) -> str:
     return f"{value:6.4f}"
 
 
-def format_trec(result: EvalResult, per_query: bool = False, summary: bool = True) -> str:
-    """Render exactly what trec_eval 10.0 prints for the same options."""
+def format_trec(result, per_query: bool = False, summary: bool = True) -> str:
+    """Render exactly what trec_eval 10.0 prints for the same options (an :class:`~evaltool.results.EvalResult`)."""
     z = "Z" if result.zscores else ""
     out: list[str] = []
     if per_query:
-        shown = [c for c in result.columns if c.measure.per_query]
+        shown = [c for c in result.columns if c.per_query]
         for i, qid in enumerate(result.qids):
             for column in shown:
                 value = column.values[i]
                 if isinstance(value, str):
                     out.append(f"{column.name:<22}\t{qid}\t'{value}'\n")
                 else:
-                    out.append(f"{z}{column.name:<22}\t{qid}\t{_number(value, column.measure.integer, result.zscores)}\n")
+                    out.append(f"{z}{column.name:<22}\t{qid}\t{number_text(value, column.integer, result.zscores)}\n")
     if summary:
         for column in result.columns:
-            m = column.measure
-            if m.agg is Agg.NONE:
+            if column.aggregation == "none":
                 continue
             value = result.summary[column.name]
-            if m.agg is Agg.RUNID:
+            if column.aggregation == "runid":
                 out.append(f"{column.name:<22}\tall\t{value}\n")
             else:
-                out.append(f"{z}{column.name:<22}\tall\t{_number(value, m.integer, result.zscores)}\n")
+                out.append(f"{z}{column.name:<22}\tall\t{number_text(value, column.integer, result.zscores)}\n")
     return "".join(out)

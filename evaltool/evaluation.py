@@ -2,97 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from evaltool.aggregate import summarize, to_zscores
-from evaltool.io.zscores import read_zscores
-from evaltool.inputs import Qrels, Run
 from evaltool.errors import EvaltoolError, InputError
-from evaltool.measures.base import Agg, Params, Request
+from evaltool.inputs import Qrels, Run
 from evaltool.io.load import load_judgments, load_results, streamed_format
+from evaltool.io.zscores import read_zscores
+from evaltool.measures.base import Agg, Params
 from evaltool.names import parse_measures
 from evaltool.ranking import RankOptions, byte_key, rank
+from evaltool.results import (
+    Column, EvalResult, check_thresholds, finish, resolve_topics, summarize_columns, threshold_request, to_zscores,
+)
 
-
-@dataclass
-class Column:
-    """One output name of one measure, with its value for every evaluated query."""
-
-    name: str
-    request: Request
-    values: np.ndarray | list
-
-    @property
-    def measure(self):
-        return self.request.measure
-
-
-@dataclass
-class EvalResult:
-    """Per-query values, summary values and provenance of one evaluation.
-
-    ``summary`` maps output names (``P_10``, ``map``...) to values; ``per_query`` maps
-    query ids to such dicts (measures that trec_eval prints per query only).
-    ``per_query_requested`` (``evaluate(per_query=...)``) decides whether ``to_dict`` and
-    ``to_json`` include the per-query values when not told explicitly. ``strategies``
-    maps every evaluated query to the source of its judgments (``qrels``, ``pack``,
-    ``token-fallback``), which ``meta["relevance"]`` summarises.
-    """
-
-    qids: list[str]
-    columns: list[Column]
-    summary: dict
-    meta: dict = field(default_factory=dict)
-    zscores: bool = False
-    timings: dict = field(default_factory=dict, repr=False)
-    per_query_requested: bool = True
-    strategies: dict = field(default_factory=dict)
-
-    @property
-    def measures(self) -> list[str]:
-        return [c.name for c in self.columns]
-
-    def _value(self, column: Column, i: int):
-        value = column.values[i]
-        if isinstance(value, str):
-            return value
-        if column.measure.integer and not self.zscores:
-            return int(value)
-        return float(value)
-
-    @property
-    def per_query(self) -> dict:
-        shown = [c for c in self.columns if c.measure.per_query]
-        return {qid: {c.name: self._value(c, i) for c in shown} for i, qid in enumerate(self.qids)}
-
-    def to_dict(self, per_query: bool | None = None) -> dict:
-        if per_query is None:
-            per_query = self.per_query_requested
-        out = {"measures": self.measures, "summary": self.summary}
-        meta = self.meta
-        if per_query:
-            out["per_query"] = self.per_query
-            if "relevance" in meta:
-                meta = dict(meta, relevance=dict(meta["relevance"], per_query=self.strategies))
-        out["meta"] = meta
-        return out
-
-    def to_json(self, per_query: bool | None = None, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(per_query), indent=indent, ensure_ascii=False)
-
-    def to_frame(self):
-        """Per-query values as a long pandas DataFrame: query_id, measure, value."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise EvaltoolError("to_frame() needs pandas: pip install pandas") from None
-        rows = [(qid, name, value) for qid, values in self.per_query.items() for name, value in values.items()]
-        return pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+__all__ = ["EvalResult", "evaluate"]
 
 
 def _cutoffs(requests) -> list[int]:
@@ -109,7 +36,7 @@ def _cutoffs(requests) -> list[int]:
     return sorted(found)
 
 
-def _batch_columns(requests, batch, ztable) -> list[Column]:
+def batch_columns(requests, batch, ztable) -> list[Column]:
     """Every output of every request for one batch of queries (``-c`` and ``-Z`` applied)."""
     columns = []
     for request in requests:
@@ -148,55 +75,89 @@ def _merge(parts: list[tuple[list[str], list[Column]]]) -> tuple[list[str], list
     return [qids[i] for i in order], merged
 
 
+def score_chunk(qrels_t, chunk, requests, options: RankOptions, num_docs_in_coll: int, ztable):
+    """Rank and score one chunk of whole queries (``-c`` off: absent queries are added at the end).
+
+    Returns ``(qids, columns, missing, unjudged)``; ``qids`` is empty when no query of the
+    chunk is judged, and ``unjudged`` names the chunk's run queries without judgments.
+    """
+    chunk_options = RankOptions(options.relevance_level, options.max_ret, options.judged_only, False)
+    if len(chunk) == 0:
+        return [], [], np.zeros(0, dtype=bool), set()
+    try:
+        ranking = rank(qrels_t, chunk, chunk_options, num_docs_in_coll)
+    except InputError:
+        return [], [], np.zeros(0, dtype=bool), set(chunk.qid_vocab)
+    batch = ranking.batch
+    return batch.qids, batch_columns(requests, batch, ztable), batch.missing, set(ranking.unjudged_run_queries)
+
+
+@dataclass
+class ChunkedScores:
+    """Scores of a run evaluated in pieces of whole queries (``--stream``, the Dask engine)."""
+
+    parts: list = field(default_factory=list)
+    seen: set = field(default_factory=set)
+    unjudged: set = field(default_factory=set)
+    rows: int = 0
+    duplicates: int = 0
+    tag: str = ""
+
+    def add(self, qids, columns, missing, unjudged, rows: int, duplicates: int, tag: str) -> None:
+        """One piece: its scored queries and the counts of the rows it was read from."""
+        self.tag = tag or self.tag
+        self.rows += rows
+        self.duplicates += duplicates
+        self.unjudged.update(unjudged)
+        if len(qids):
+            self.seen.update(qids)
+            self.parts.append((qids, columns, missing))
+
+    def finish(self, qrels_t, requests, options: RankOptions, num_docs_in_coll: int, ztable, path: str, runid):
+        """``-c``'s absent queries added, the pieces' columns and the run's counts (as ``evaluate`` uses them)."""
+        qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
+        absent = sorted(qrels_qids - self.seen, key=byte_key)
+        parts = list(self.parts)
+        if options.complete and absent:
+            empty = Run(list(absent), np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None,
+                        runid=self.tag)
+            ranking = rank(qrels_t, empty, options, num_docs_in_coll)
+            keep = np.array([q not in self.seen for q in ranking.batch.qids])
+            columns = batch_columns(requests, ranking.batch, ztable)
+            for column in columns:
+                column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
+                                 else column.values[keep])
+            parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
+        if not parts:
+            raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
+        missing = int(sum(p[2].sum() for p in parts))
+        skipped = [] if options.complete else absent
+        info = {"runid": runid if runid is not None else self.tag, "path": path, "rows": self.rows,
+                "duplicates": self.duplicates, "skipped": skipped,
+                "unjudged": sorted(self.unjudged - qrels_qids), "missing": missing}
+        return [(q, c) for q, c, _ in parts], info
+
+
 def _stream_parts(qrels_t, run, requests, options, num_docs_in_coll, ztable, on_duplicate, runid):
     """Evaluate a grouped run chunk by chunk; memory stays bounded by one chunk."""
     from evaltool.io.stream import NotGroupedError, iter_partitions, iter_run_chunks
 
     if not isinstance(run, (str, os.PathLike)):
         raise EvaltoolError("--stream reads a run file; give a path")
-    chunk_options = RankOptions(options.relevance_level, options.max_ret, options.judged_only, False)
     path = os.fspath(run)
 
-    def consume(chunks):
-        parts, seen, unjudged = [], set(), set()
-        rows = duplicates = 0
-        tag = ""
+    def consume(chunks) -> ChunkedScores:
+        scores = ChunkedScores()
         for chunk in chunks:
-            tag, rows, duplicates = chunk.runid or tag, rows + len(chunk), duplicates + chunk.duplicates_resolved
-            if len(chunk) == 0:
-                continue
-            try:
-                ranking = rank(qrels_t, chunk, chunk_options, num_docs_in_coll)
-            except InputError:
-                unjudged.update(chunk.qid_vocab)
-                continue
-            unjudged.update(ranking.unjudged_run_queries)
-            seen.update(ranking.batch.qids)
-            parts.append((ranking.batch.qids, _batch_columns(requests, ranking.batch, ztable), ranking.batch.missing))
-        return parts, seen, unjudged, rows, duplicates, tag
+            scored = score_chunk(qrels_t, chunk, requests, options, num_docs_in_coll, ztable)
+            scores.add(*scored, rows=len(chunk), duplicates=chunk.duplicates_resolved, tag=chunk.runid)
+        return scores
 
     try:
-        parts, seen, unjudged, rows, duplicates, tag = consume(iter_run_chunks(run, on_duplicate=on_duplicate))
+        scores = consume(iter_run_chunks(run, on_duplicate=on_duplicate))
     except NotGroupedError:
-        parts, seen, unjudged, rows, duplicates, tag = consume(iter_partitions(run, on_duplicate=on_duplicate))
-    qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
-    absent = sorted(qrels_qids - seen, key=byte_key)
-    if options.complete and absent:
-        empty = Run(list(absent), np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None, runid=tag)
-        ranking = rank(qrels_t, empty, options, num_docs_in_coll)
-        keep = np.array([q not in seen for q in ranking.batch.qids])
-        columns = _batch_columns(requests, ranking.batch, ztable)
-        for column in columns:
-            column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
-                             else column.values[keep])
-        parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
-    if not parts:
-        raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
-    missing = int(sum(p[2].sum() for p in parts))
-    skipped = [] if options.complete else absent
-    info = {"runid": runid if runid is not None else tag, "path": path, "rows": rows, "duplicates": duplicates,
-            "skipped": skipped, "unjudged": sorted(unjudged - qrels_qids), "missing": missing}
-    return [(q, c) for q, c, _ in parts], info
+        scores = consume(iter_partitions(run, on_duplicate=on_duplicate))
+    return scores.finish(qrels_t, requests, options, num_docs_in_coll, ztable, path, runid)
 
 
 def evaluate(
@@ -219,6 +180,9 @@ def evaluate(
     f1_threshold: float = 0.3,
     qrels_format: str | None = None,
     run_format: str | None = None,
+    group_by=(),
+    topics=None,
+    thresholds=None,
 ) -> EvalResult:
     """Score ``run`` against ``qrels`` with trec_eval's semantics.
 
@@ -238,6 +202,14 @@ def evaluate(
     (``f1_threshold``). ``relevance`` (``auto``, ``qrels``, ``pack``, ``token-f1``) allows
     one source only; ``meta["relevance"]`` records what judged the queries.
 
+    After the kernels, :mod:`evaltool.results` adds (see :class:`EvalResult`):
+    ``group_by`` (a field or several) summarises each group of queries sharing a value of
+    the field in ``topics`` (a topics file, :class:`~evaltool.io.topics.Topics` or
+    ``{qid: {field: value}}``; a queries file is its own topics); ``thresholds`` labels
+    every row good / fair / poor: True for the defaults, a mapping ``{measure: value}``,
+    or ``["NAME=VALUE", "NAME=off"]`` changing the defaults. Queries left out are
+    reported in ``result.warnings`` and as :class:`~evaltool.errors.EvaltoolWarning`.
+
     >>> result = evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["P.1", "map"])
     >>> result.summary
     {'map': 1.0, 'P_1': 1.0}
@@ -245,6 +217,9 @@ def evaluate(
     if isinstance(measures, str):
         measures = [measures]
     requests = parse_measures(measures)
+    in_force, given = threshold_request(thresholds)
+    if in_force is not None:
+        check_thresholds(in_force, [name for r in requests for name in r.names], given)
     if relevance_level < 0:
         raise EvaltoolError(
             f"relevance level (-l) {relevance_level}: expected 0 or more (negative grades mean "
@@ -257,6 +232,7 @@ def evaluate(
     ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()
     judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format)
+    fields, table = resolve_topics(group_by, topics, judgments)
     timings = {}
     resolution = None
     if stream:
@@ -281,23 +257,15 @@ def evaluate(
         batch = ranking.batch
         timings["rank"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        parts = [(batch.qids, _batch_columns(requests, batch, ztable))]
+        parts = [(batch.qids, batch_columns(requests, batch, ztable))]
         info = {"runid": ranking.runid, "path": run_t.path, "rows": len(run_t),
                 "duplicates": run_t.duplicates_resolved, "skipped": ranking.skipped_qrels_queries,
                 "unjudged": ranking.unjudged_run_queries, "missing": int(batch.missing.sum())}
     qids, columns = _merge(parts)
 
-    summary: dict = {}
     n = len(qids)
-    for column in columns:
-        m = column.measure
-        if m.agg is Agg.RUNID:
-            summary[column.name] = info["runid"]
-        elif m.agg is not Agg.NONE:
-            value = summarize(m.agg, column.values, n)
-            if m.name == "num_rel" and complete:
-                value = float(np.count_nonzero(qrels_t.grades > 0))
-            summary[column.name] = int(value) if m.integer and ztable is None else value
+    summary = summarize_columns(columns, n, info["runid"], zscores=ztable is not None,
+                                num_rel_all=int(np.count_nonzero(qrels_t.grades > 0)) if complete else None)
     timings["measures"] = time.perf_counter() - clock
     meta = {
         "qrels": qrels_t.path,
@@ -327,5 +295,6 @@ def evaluate(
                                        cutoffs=_cutoffs(requests), f1_threshold=f1_threshold,
                                        inputs={"qrels": qrels_kind, "run": run_kind})
     strategies = resolution.strategies if resolution else {}
-    return EvalResult(qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
-                      per_query_requested=per_query, strategies={q: strategies.get(q, "qrels") for q in qids})
+    result = EvalResult(qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
+                        per_query_requested=per_query, strategies={q: strategies.get(q, "qrels") for q in qids})
+    return finish(result, fields=fields, topics=table, thresholds=in_force)

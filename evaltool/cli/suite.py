@@ -1,0 +1,169 @@
+"""``evaltool suite ...``: controlled tests, run through the benchmark runner and recorded."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from evaltool.cli.bench import (
+    SETTINGS_OPTIONS, backend_option, measure_option, out_option, run_command, verbose_option,
+)
+from evaltool.cli.common import emit, fail, option_group, output_options, warn
+from evaltool.cli.recording import Recording, db_option
+from evaltool.errors import EvaltoolError
+
+SUITE_HELP = """Controlled tests: a queries file with the expected ids and a backend, kept in the
+history, run together and each run recorded under the suite's name.
+
+\b
+  evaltool suite add helpdesk data/bench_queries.json --backend evaltool.bench.examples:bm25_search
+  evaltool suite list
+  evaltool suite run                    # every active suite, each recorded
+  evaltool history report --name helpdesk --labels
+  evaltool suite disable helpdesk
+"""
+
+
+@click.group("suite", help=SUITE_HELP)
+def suite_group():
+    pass
+
+
+@suite_group.command("add")
+@click.argument("name")
+@click.argument("queries", type=click.Path(dir_okay=False))
+@db_option
+@backend_option
+@measure_option("recip_rank, ndcg_cut.10, P.5 (the comparative report's measures, which --labels rates)")
+@option_group(*SETTINGS_OPTIONS)
+def add_command(name, queries, db, backend, measures, **settings):
+    """Define a suite: what 'evaltool bench QUERIES --backend SPEC ...' would run.
+
+    \b
+      evaltool suite add helpdesk data/bench_queries.json --backend evaltool.bench.examples:bm25_search
+      evaltool suite add api queries.json --backend http://127.0.0.1:8000/search --response-path 'hits.*.id'
+    """
+    from evaltool.history.suites import add_suite
+
+    settings["headers"] = list(settings["headers"])
+    try:
+        suite = add_suite(db, name, queries, backend, list(measures), settings)
+    except EvaltoolError as exc:
+        fail(exc)
+    warn(f"suite {suite.name} added: {suite.queries_file} against {suite.backend}")
+
+
+@suite_group.command("list")
+@db_option
+@output_options(["table", "json", "csv", "markdown"], "table")
+def list_command(db, fmt, output):
+    """List the suites, active or not.
+
+    \b
+      evaltool suite list
+      evaltool suite list -o json
+    """
+    from evaltool.history.suites import list_suites
+
+    try:
+        suites = list_suites(db)
+        if fmt == "json":
+            from evaltool.report.json import dump_json
+
+            text = dump_json([s.to_dict() for s in suites])
+        else:
+            from evaltool.report.table import Report, Table, render
+
+            rows = [[s.name, "active" if s.active else "disabled", s.queries_file, s.backend,
+                     " ".join(s.measures) or "(default)", s.created_at] for s in suites]
+            text = render(Report([Table(["name", "state", "queries", "backend", "measures", "created_at"], rows)],
+                                 [] if suites else ["no suite yet: evaltool suite add NAME QUERIES --backend SPEC"]),
+                          fmt)
+        emit(text, output)
+    except EvaltoolError as exc:
+        fail(exc)
+
+
+def _set_active(name, db, active: bool):
+    from evaltool.history.suites import set_active
+
+    try:
+        set_active(db, name, active)
+    except EvaltoolError as exc:
+        fail(exc)
+    warn(f"suite {name} {'enabled' if active else 'disabled'}")
+
+
+@suite_group.command("disable")
+@click.argument("name")
+@db_option
+def disable_command(name, db):
+    """Leave a suite out of 'suite run' (it stays defined, with its history).
+
+    \b
+      evaltool suite disable helpdesk
+    """
+    _set_active(name, db, False)
+
+
+@suite_group.command("enable")
+@click.argument("name")
+@db_option
+def enable_command(name, db):
+    """Let 'suite run' run a disabled suite again.
+
+    \b
+      evaltool suite enable helpdesk
+    """
+    _set_active(name, db, True)
+
+
+@suite_group.command("run")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@db_option
+@out_option
+@verbose_option
+def run_suites_command(names, db, out_dir, verbose):
+    """Run every active suite (or those named) through the benchmark runner and record each
+    execution under the suite's name. Exit 0 when every query of every suite got an answer,
+    1 when some failed (as 'evaltool bench'), 2 when a suite could not run or all its queries
+    failed, 128 + the signal's number when interrupted.
+
+    \b
+      evaltool suite run
+      evaltool suite run helpdesk --out results/ -v
+    """
+    from evaltool.history import open_history
+    from evaltool.history.suites import list_suites
+
+    try:
+        history = open_history(db)
+        suites = list_suites(history, list(names) or None)
+    except EvaltoolError as exc:
+        fail(exc)
+    failed = worst = 0
+    try:
+        disabled = [s.name for s in suites if not s.active]
+        if names and disabled:
+            fail(EvaltoolError(f"suite {disabled[0]} is disabled; 'evaltool suite enable {disabled[0]}' first"))
+        suites = [s for s in suites if s.active]
+        if not suites:
+            warn("no active suite to run (see 'evaltool suite list')")
+        for suite in suites:
+            warn(f"suite {suite.name}: {suite.queries_file} against {suite.backend}")
+            settings = dict(suite.settings, headers=tuple(suite.settings.get("headers", ())))
+            try:
+                code = run_command(Recording(history, None, {}, None, history), suite.name, "suite",
+                                   queries=suite.queries_file, backend=suite.backend, measures=tuple(suite.measures),
+                                   out_dir=out_dir, verbose=verbose, resume=False, run_name=suite.name, **settings)
+            except EvaltoolError as exc:
+                warn(f"suite {suite.name}: {exc}")
+                failed += 1
+                continue
+            if code >= 128:  # interrupted: the other suites wait for the next run
+                sys.exit(code)
+            worst = max(worst, code)
+    finally:
+        history.close()
+    sys.exit(2 if failed else worst)

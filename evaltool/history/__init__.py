@@ -1,0 +1,71 @@
+"""Evaluation history: every result recorded, read back by date, compared, alerted on.
+
+The store is a SQLite file by default (``db``: a path; ``EVALTOOL_DB``; else
+``evaltool-history.sqlite`` in the current directory) or a PostgreSQL database
+(``db="postgresql://user@host/name"``), through one SQLAlchemy Core code path. It has
+a schema version and forward migrations (:mod:`~evaltool.history.schema`); each
+execution is written in one transaction (:mod:`~evaltool.history.store`).
+
+The API is plain functions; ``db`` is a path, a URL, an open :class:`History`
+(:func:`open_history`) or None. Dates are ISO-8601 text, dates or datetimes (UTC when
+naive); ranges include both ends, and a date alone as ``date_to`` is its whole day.
+
+Writing:
+
+* ``record(result, db=None, *, name, note, tags, at, kind, thresholds, options, sources,
+  fingerprints, commit) -> int``: store an EvalResult (or its JSON dict); returns its id.
+* ``prune(db, keep, name=None) -> list[int]``: keep the ``keep`` newest executions of each
+  name; returns the ids deleted.
+
+Reading (every result has ``to_dict()`` or is a dict, JSON-ready):
+
+* ``list_executions(db, date_from, date_to, name, tags, limit, offset, newest_first)
+  -> list[Execution]``: without per-query values.
+* ``get_execution(db, id, per_query=True) -> Execution``; ``get_executions(db, ids)``.
+* ``report(db, date_from, date_to, name, tags, measures, labels, lang) -> dict``: exactly
+  the JSON of ``evaltool history report -o json``: ``{"rows": [{"id", "name",
+  "recorded_at", "values", "label"}], "summary": {"count", "values", "label"}, "from", "to"}``.
+* ``diff(db, a, b, measures, test, correction, ...) -> dict``: means, ``compare``'s paired
+  test and interval per measure over the shared queries, the queries that moved most.
+* ``check(db, name, against, tolerance, measures) -> Verdict``: ``.ok`` is False when the
+  latest execution dropped below ``previous``, ``best`` or an execution id.
+* ``export(db, fmt, date_from, date_to, name, tags) -> str``: CSV (tidy: execution,
+  query, measure, value) or JSONL (an execution per line).
+
+Controlled tests (the suites ``evaltool suite run`` runs through the benchmark runner):
+
+* ``add_suite(db, name, queries_file, backend, measures, settings) -> Suite``;
+  ``list_suites(db, names=None, active_only=False) -> list[Suite]``;
+  ``set_active(db, name, active) -> Suite``.
+
+>>> import os, tempfile
+>>> from evaltool.history import record, list_executions, report
+>>> db = os.path.join(tempfile.mkdtemp(), "history.sqlite")
+>>> first = record({"summary": {"recip_rank": 0.833, "ndcg_cut_10": 0.72, "P_5": 0.60}}, db=db, name="panel",
+...                at="2025-01-28T09:00:00Z")
+>>> [(e.id, e.name, e.recorded_at) for e in list_executions(db, "2025-01-28", "2025-01-28")]
+[(1, 'panel', '2025-01-28T09:00:00Z')]
+>>> report(db, labels=True)["rows"][0]["label"]
+'good'
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# the public names and their modules, imported on first use (no SQLAlchemy until a history is touched)
+_EXPORTS = {
+    "History": "store", "open_history": "store", "default_db": "store",
+    "record": "recording", "parse_tags": "recording",
+    "Execution": "queries", "list_executions": "queries", "get_execution": "queries", "get_executions": "queries",
+    "report": "comparative", "diff": "differences", "check": "alerts", "Verdict": "alerts",
+    "export": "maintenance", "prune": "maintenance",
+    "Suite": "suites", "add_suite": "suites", "list_suites": "suites", "set_active": "suites",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -1,0 +1,97 @@
+"""The comparative report: one row per execution in a date range, and a summary row.
+
+A row holds the execution's id, name, date, its summary value of each measure shown
+and, with labels, its label computed with the thresholds it was recorded with. The
+summary holds the number of executions, the mean over them of each measure (over the
+executions that have it; null when none does) and a global label from those means,
+with the thresholds of the newest execution in the range. Row labels are good / fair
+/ poor, the summary's efficient / acceptable / needs improvement (``lang="es"``: Bueno /
+Regular / Mejorable and Eficiente / Aceptable / Mejorable).
+
+>>> import os, tempfile
+>>> from evaltool.history import record, report
+>>> db = os.path.join(tempfile.mkdtemp(), "history.sqlite")
+>>> for at, values in [("2025-01-28", (0.833, 0.72, 0.60)), ("2025-01-28", (1.0, 0.85, 0.80))]:
+...     _ = record({"summary": dict(zip(["recip_rank", "ndcg_cut_10", "P_5"], values))}, db=db, name="panel", at=at)
+>>> out = report(db, "2025-01-01", "2025-01-31", labels=True, lang="es")
+>>> [row["label"] for row in out["rows"]], out["summary"]["count"], out["summary"]["label"]
+(['Bueno', 'Bueno'], 2, 'Eficiente')
+"""
+
+from __future__ import annotations
+
+from evaltool.errors import HistoryError
+
+
+def resolve_measures(requested, available: list[str]) -> list[str]:
+    """Output names for ``-m`` values: a recorded name as it is, else its evaltool spelling
+    (``ndcg_cut.10`` is ``ndcg_cut_10``, ``mrr`` is ``recip_rank``'s alias ``mrr``)."""
+    from evaltool.errors import EvaltoolError
+    from evaltool.names import parse_measures
+
+    names: list[str] = []
+    for spec in requested:
+        if spec in available:
+            found = [spec]
+        else:
+            try:
+                found = [n for request in parse_measures([spec], suggestions=False) for n in request.names]
+            except EvaltoolError:
+                found = []
+            if not found or not any(n in available for n in found):
+                shown = ", ".join(available) if available else "none"
+                raise HistoryError(f"-m {spec}: no execution here has it (recorded measures: {shown})")
+        names.extend(n for n in found if n not in names)
+    return names
+
+
+def _recorded_measures(executions) -> list[str]:
+    seen: list[str] = []
+    for execution in executions:
+        seen.extend(m for m in execution.summary if m not in seen)
+    return seen
+
+
+def _mean(values: list) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def report(db=None, date_from=None, date_to=None, name: str | None = None, tags=None, measures=None,
+           labels: bool = False, lang: str = "en") -> dict:
+    """The comparative report as the dict ``history report -o json`` prints::
+
+        {"rows": [{"id", "name", "recorded_at", "values": {measure: value}, "label"}],
+         "summary": {"count", "values": {measure: mean}, "label"}, "from", "to"}
+
+    ``measures`` (``-m``): the columns; default every measure of the executions in the
+    range (of the whole history filtered by ``name`` and ``tags`` when the range is
+    empty, so that an empty range still names its columns, with null means). Labels
+    are null unless ``labels``; ``from`` and ``to`` are the bounds as stored (UTC).
+    """
+    from evaltool.history.dates import range_bounds
+    from evaltool.history.queries import list_executions
+    from evaltool.results import label, label_word
+
+    label_word(None, lang)  # an unknown language fails before anything is read
+    low, high = range_bounds(date_from, date_to)
+    executions = list_executions(db, date_from, date_to, name, tags)
+    available = _recorded_measures(executions)
+    if not executions:
+        available = _recorded_measures(list_executions(db, name=name, tags=tags))
+    shown = resolve_measures(measures, available) if measures else available
+    rows = []
+    for execution in executions:
+        key = label(execution.summary, execution.thresholds) if labels else None
+        rows.append({"id": execution.id, "name": execution.name, "recorded_at": execution.recorded_at,
+                     "values": {m: execution.summary.get(m) for m in shown}, "label": label_word(key, lang)})
+    summary_label = None
+    if labels and executions:
+        thresholds = executions[-1].thresholds
+        means = {m: _mean([e.summary.get(m) for e in executions]) for m in thresholds}
+        summary_label = label_word(label({m: v for m, v in means.items() if v is not None}, thresholds), lang,
+                                   summary=True)
+    summary = {"count": len(executions),
+               "values": {m: _mean([e.summary.get(m) for e in executions]) for m in shown},
+               "label": summary_label}
+    return {"rows": rows, "summary": summary, "from": low, "to": high}

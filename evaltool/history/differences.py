@@ -1,0 +1,81 @@
+"""Two executions side by side: per measure the means, ``compare``'s paired test and interval
+over the queries both have, and the queries that moved most.
+
+The statistics are :func:`evaltool.compare.paired_cell` (the cells of ``evaltool compare``)
+with A as the baseline, corrected over the measures with ``correction``. A warning is
+added when the executions were scored against different qrels (their fingerprints
+differ): their values may then not be comparable at all.
+"""
+
+from __future__ import annotations
+
+from evaltool.errors import HistoryError
+
+MOVED = 5  # queries listed per measure
+
+
+def _summary(execution) -> dict:
+    return {"id": execution.id, "name": execution.name, "recorded_at": execution.recorded_at}
+
+
+def diff(db, a, b, measures=None, *, test: str = "t", correction: str = "holm", alpha: float = 0.05,
+         trials: int = 10000, seed: int = 0, moved: int = MOVED) -> dict:
+    """``{"a", "b", "test", "correction", "queries", "only_in_a", "only_in_b", "measures": {measure:
+    {"mean_a", "mean_b", "delta", "p_value", "p_adjusted", "ci", "wins", "ties", "losses",
+    "moved": [{"query_id", "a", "b", "delta"}]}}, "warnings": [...]}``.
+
+    ``measures``: default every measure both executions have per-query values of.
+    """
+    import numpy as np
+
+    from evaltool.aggregate import summarize
+    from evaltool.compare import CORRECTIONS, TESTS, adjust_cells, paired_cell
+    from evaltool.history.queries import get_executions
+    from evaltool.history.comparative import resolve_measures
+    from evaltool.measures.base import Agg
+
+    if test not in TESTS:
+        raise HistoryError(f"--test {test!r}: expected one of {', '.join(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise HistoryError(f"--correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
+    first, second = get_executions(db, [a, b])
+    for execution in (first, second):
+        if not execution.per_query:
+            raise HistoryError(f"execution {execution.id} ({execution.name}) has no per-query values; "
+                               "diff pairs queries, so it needs them")
+    common = [m for m in first.summary if m in second.summary
+              and any(m in v for v in first.per_query.values()) and any(m in v for v in second.per_query.values())]
+    shown = resolve_measures(measures, common) if measures else common
+    if not shown:
+        raise HistoryError(f"executions {first.id} and {second.id} share no measure with per-query values")
+    shared = sorted(set(first.per_query) & set(second.per_query))
+    if len(shared) < 2:
+        raise HistoryError(f"executions {first.id} and {second.id} share {len(shared)} quer"
+                           f"{'y' if len(shared) == 1 else 'ies'}; a paired comparison needs at least 2")
+    warnings = []
+    qa, qb = first.fingerprints.get("qrels"), second.fingerprints.get("qrels")
+    if qa != qb:
+        warnings.append(f"executions {first.id} and {second.id} were scored against different qrels "
+                        f"({(qa or 'unknown')[:12]} vs {(qb or 'unknown')[:12]}); their values may not be comparable")
+
+    def column(execution, m):
+        return np.array([np.nan if (v := execution.per_query[q].get(m)) is None else v for q in shared], dtype=float)
+
+    cells, out = {}, {}
+    for m in shown:
+        base, other = column(first, m), column(second, m)
+        cells[m] = paired_cell(base, other, test, trials=trials, seed=seed, level=1 - alpha)
+        change = other - base
+        order = [i for i in np.argsort(-np.abs(np.nan_to_num(change)), kind="stable") if change[i] != 0][:moved]
+        out[m] = {"moved": [{"query_id": shared[i], "a": float(base[i]), "b": float(other[i]),
+                             "delta": float(change[i])} for i in order]}
+    adjust_cells(list(cells.values()), correction)
+    for m, cell in cells.items():
+        out[m] = {"mean_a": summarize(Agg.MEAN, column(first, m), len(shared)), "mean_b": cell.mean, "delta": cell.delta,
+                  "p_value": cell.p_value, "p_adjusted": cell.p_adjusted, "ci": list(cell.ci), "wins": cell.wins,
+                  "ties": cell.ties, "losses": cell.losses, **out[m]}
+    return {"a": _summary(first), "b": _summary(second), "test": test, "correction": correction,
+            "queries": len(shared),
+            "only_in_a": sorted(set(first.per_query) - set(second.per_query)),
+            "only_in_b": sorted(set(second.per_query) - set(first.per_query)),
+            "measures": out, "warnings": warnings}

@@ -215,12 +215,13 @@ def test_ids_whose_hashes_collide_keep_their_own_codes(tmp_path, monkeypatch):
 
 def test_groups_by_a_log_field():
     result = evaluate(HAND_LOG, ["click_mrr"], by="device")
-    groups = result.meta["groups"]["device"]
+    groups = result.groups["device"]
     assert list(groups) == ["desktop", "mobile"]
     # desktop: q1's second impression (0) and the empty one (kept apart); mobile: 1/3 and 1/2
     assert groups["desktop"]["click_mrr"] == 0.0
     assert groups["mobile"]["click_mrr"] == pytest.approx((1 / 3 + 1 / 2) / 2)
-    assert groups["mobile"]["measures"]["click_mrr"]["impressions"] == 2
+    assert groups["mobile"]["count"] == 2
+    assert result.meta["clicks_groups"]["device"]["mobile"]["click_mrr"]["impressions"] == 2
 
 
 def test_measure_names_and_options_are_checked():
@@ -428,3 +429,20 @@ def test_readme_section_shows_what_the_command_prints(tmp_path, monkeypatch):
     assert scored in section
     result = evaluate("data/clicks/log.json", ["click_mrr", "ctr@5"], average="macro")
     assert f"'click_mrr': {str(result.summary['click_mrr'])[:5]}" in section
+
+
+def test_record_stores_the_click_metrics_in_the_history(tmp_path, model_log):
+    from evaltool.history import get_execution, list_executions
+
+    db = tmp_path / "history.sqlite"
+    result = invoke("clicks", model_log, "-m", "click_mrr", "-m", "ctr", "-q", "--record", "--db", db,
+                    "--name", "search-clicks", "--tag", "source=seed004")
+    assert result.exit_code == 0, result.stderr
+    (execution,) = list_executions(str(db))
+    stored = get_execution(str(db), execution.id)
+    # by hand: first clicks at 2, 1, 1 -> (1/2 + 1 + 1) / 3; ctr 1/3, 1/3, 2/3
+    assert stored.name == "search-clicks"
+    assert stored.summary == {"click_mrr": pytest.approx(2.5 / 3), "ctr": pytest.approx(4 / 9)}
+    assert stored.per_query["envíos a Quito"]["click_mrr"] == pytest.approx(2.5 / 3)
+    refused = invoke("clicks", model_log, "--db", db)
+    assert refused.exit_code == 2 and "--db applies to --record only" in refused.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import REPORT_FORMATS, emit, fail, output_options, warn
+from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 
 CLICKS_HELP = """Click metrics of a click log, each with a bootstrap interval and the impressions and
@@ -24,6 +25,9 @@ first click, 0 without one), ctr, ctr@k, abandonment, clicks_per_query, mean_cli
 time_to_first_click (logs with timestamps). A click on a document not shown is ignored
 and counted; a document clicked twice in one impression counts once; impressions with
 an empty result list are kept apart. Bad input: one message with file and line, exit 2.
+
+--record stores the metrics in the evaluation history (--db) as an execution named after
+LOG (--name), the log's digest as its run fingerprint.
 
 --judgments writes qrels 'query_id 0 doc_id grade' (query ids with spaces get '_'): the
 model (ctr, coec, sdbn) scores every (query, document) and --grades thresholds turn
@@ -57,13 +61,16 @@ scores into grades 0, 1, 2...
 @click.option("--min-impressions", type=click.IntRange(min=1), default=1, show_default=True,
               help="Leave a (query, document) unjudged with less evidence than this (sdbn: times examined).")
 @output_options(REPORT_FORMATS, "table")
+@record_options(with_name=True)
 def clicks_command(log, measures, per_query, average, first_click, by, confidence, resamples, seed, judgments,
-                   model, grades, min_impressions, fmt, output):
+                   model, grades, min_impressions, fmt, output, record, record_name, db, note, tags, at):
     from evaltool.clicks import click_judgments, evaluate, read_click_log
     from evaltool.clicks.models import parse_grades
     from evaltool.report import layouts
 
+    history = None
     try:
+        history = recording(record, db, note, tags, at, record_name)
         thresholds = parse_grades(grades, model) if judgments else None
         clicks = read_click_log(log, fields=by)
         result = evaluate(clicks, list(measures) or None, per_query, average=average, first_click=first_click,
@@ -80,6 +87,8 @@ def clicks_command(log, measures, per_query, average, first_click, by, confidenc
             from evaltool.report.table import render
 
             text = render(layouts.clicks_report(result, per_query=per_query), fmt)
+        if history is not None:
+            history.record(result, record_name, sources={"run": log})
         if qrels_text is not None:
             from evaltool.report.output import write_atomic
 
@@ -90,3 +99,6 @@ def clicks_command(log, measures, per_query, average, first_click, by, confidenc
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)
+    finally:
+        if history is not None:
+            history.close()

@@ -53,7 +53,8 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     per measure, both means, the percentile bootstrap interval of the chosen one
     (``confidence``, ``n_resamples``, ``seed``) and the impressions and queries behind it;
     ``meta["counts"]`` what the log held, ignored and kept apart. ``by`` names impression
-    fields: ``meta["groups"][field][value]`` has the same numbers per group.
+    fields: ``result.groups[field][value]`` holds each group's impressions (``count``) and
+    values, ``meta["clicks_groups"][field][value]`` the same details as ``meta["clicks"]``.
 
     >>> log = [{"consulta": "envíos a Quito", "resultados": ["HAW001", "HAW002", "HAW003"], "clicks": ["HAW002"]},
     ...        {"consulta": "envíos a Quito", "resultados": ["HAW002", "HAW001"], "clicks": ["HAW002"]},
@@ -64,7 +65,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     >>> evaluate(log, ["click_mrr"], average="macro").summary
     {'click_mrr': 0.375}
     """
-    from evaltool.evaluate import Column, EvalResult
+    from evaltool.results import Column, EvalResult
     from evaltool.io.clicks import read_click_log
 
     _check(average, first_click, confidence, n_resamples)
@@ -90,6 +91,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     columns, summary, details = [], {}, {}
     groups: dict = {field: {} for field in by}
+    group_details: dict = {field: {} for field in by}
     positions = {field: _group_positions(clicks, field) for field in by}
     for request in requests:
         name = request.names[0]
@@ -103,9 +105,8 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
             for value, where in positions[field].items():
                 part = summarise(values[where], clicks.imp_query[where], n_queries, average=average, **options)
                 part.pop("query_means")
-                entry = groups[field].setdefault(value, {"count": len(where)})
-                entry[name] = part["value"]
-                entry.setdefault("measures", {})[name] = part
+                groups[field].setdefault(value, {"count": len(where)})[name] = part["value"]
+                group_details[field].setdefault(value, {})[name] = part
     timings["measures"] = time.perf_counter() - clock
     meta = {
         "log": clicks.path,
@@ -116,6 +117,6 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
         "clicks": details,
     }
     if by:
-        meta["groups"] = groups
+        meta["clicks_groups"] = group_details
     return EvalResult(qids, columns, summary, meta, timings=timings, per_query_requested=per_query,
-                      strategies={q: "clicks" for q in qids})
+                      strategies={q: "clicks" for q in qids}, groups=groups)

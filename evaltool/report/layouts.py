@@ -238,9 +238,9 @@ def clicks_report(result, *, per_query: bool = False) -> Report:
             rows.append([key, name, s["value"], *s["ci"], s["micro"], s["macro"], s["impressions"], s["queries"]])
 
     add("all", result.meta["clicks"])
-    for field, entries in result.meta.get("groups", {}).items():
-        for value, entry in entries.items():
-            add(f"{field}={value}", entry["measures"])
+    for field, entries in result.meta.get("clicks_groups", {}).items():
+        for value, stats in entries.items():
+            add(f"{field}={value}", stats)
     if per_query:
         for qid, values in result.per_query.items():
             rows += [[qid, name, _defined(value), None, None, None, None, None, None] for name, value in values.items()]

@@ -223,18 +223,18 @@ def _ints(column, fill, dtype) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from evaltool.io.columnar import _numpy
+    from evaltool.io import columnar
 
-    return _numpy(pc.cast(pc.fill_null(column, fill), pa.from_numpy_dtype(np.dtype(dtype))), dtype)
+    return columnar._numpy(pc.cast(pc.fill_null(column, fill), pa.from_numpy_dtype(np.dtype(dtype))), dtype)
 
 
 def _bools(column) -> np.ndarray:
     """An Arrow boolean column as numpy, nulls as False."""
     import pyarrow.compute as pc
 
-    from evaltool.io.columnar import _numpy_bool
+    from evaltool.io import columnar
 
-    return _numpy_bool(pc.fill_null(column, False))
+    return columnar._numpy_bool(pc.fill_null(column, False))
 
 
 def _floats(column) -> np.ndarray:
@@ -242,9 +242,9 @@ def _floats(column) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from evaltool.io.columnar import _numpy
+    from evaltool.io import columnar
 
-    return _numpy(pc.fill_null(pc.cast(column, pa.float64()), math.nan), np.float64)
+    return columnar._numpy(pc.fill_null(pc.cast(column, pa.float64()), math.nan), np.float64)
 
 
 class _Growing:

@@ -40,6 +40,7 @@ import numpy as np
 
 from evaltool.aggregate import summarize
 from evaltool.errors import EvaltoolError, EvaltoolWarning, InputError, MeasureError
+from evaltool.measures import DEFAULT_SETS
 from evaltool.measures.base import Agg
 
 TESTS = {
@@ -54,7 +55,6 @@ CORRECTIONS = {
     "bh": "Benjamini-Hochberg",
     "none": "no correction",
 }
-DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 # sign vectors drawn at once by the randomization test: bounds memory to ~8 MB of signs
 SIGN_BLOCK_CELLS = 1 << 23
 
@@ -402,9 +402,15 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
 
     judgments, _ = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"))
     fields, table = resolve_topics(group_by, topics, judgments)
-    with warnings.catch_warnings():  # each run's warnings stay on its result; the comparison says what it left out
-        warnings.simplefilter("ignore", EvaltoolWarning)
-        results = [evaluate(judgments, run, list(measures or DEFAULT_MEASURES), **options) for run in runs]
+    results, caught = [], []
+    for run in runs:  # each run's warnings are said once by the comparison (finish_comparison)
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always", EvaltoolWarning)
+            results.append(evaluate(judgments, run, list(measures or DEFAULT_SETS["compare"]), **options))
+        caught.append([r for r in records if issubclass(r.category, EvaltoolWarning)])
+        for record in records:  # anything else is not ours to word: pass it on
+            if not issubclass(record.category, EvaltoolWarning):
+                warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
     columns, ignored = _comparable(results[0])
     if not columns:
         raise MeasureError(f"none of the measures ({', '.join(ignored)}) has per-query values averaged "
@@ -435,4 +441,4 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     cmp = Comparison(names, measure_names, test, correction, alpha, trials, seed, qids, values, cells, results,
                      qrels=results[0].meta["qrels"], complete=bool(options.get("complete")), left_out=left_out,
                      ignored_measures=ignored)
-    return finish_comparison(cmp, fields=fields, topics=table, thresholds=in_force, given=given)
+    return finish_comparison(cmp, fields=fields, topics=table, thresholds=in_force, given=given, caught=caught)

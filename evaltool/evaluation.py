@@ -128,7 +128,7 @@ class ChunkedScores:
                 column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
                                  else column.values[keep])
             parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
-        if not parts:
+        if not self.seen:  # also under -c, where every judged query would score 0
             raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
         missing = int(sum(p[2].sum() for p in parts))
         skipped = [] if options.complete else absent
@@ -180,6 +180,9 @@ def evaluate(
     f1_threshold: float = 0.3,
     qrels_format: str | None = None,
     run_format: str | None = None,
+    engine: str = "local",
+    scheduler: str | None = None,
+    partitions: int | None = None,
     group_by=(),
     topics=None,
     thresholds=None,
@@ -201,6 +204,10 @@ def evaluate(
     installed pack), token F1 of its expected answer against the item texts
     (``f1_threshold``). ``relevance`` (``auto``, ``qrels``, ``pack``, ``token-f1``) allows
     one source only; ``meta["relevance"]`` records what judged the queries.
+
+    ``engine="dask"`` scores a run file on a Dask cluster (``scheduler``: its address;
+    default a local cluster), cut into ``partitions`` by query (:mod:`evaltool.engines.dask`);
+    the result is identical to the local engine's.
 
     After the kernels, :mod:`evaltool.results` adds (see :class:`EvalResult`):
     ``group_by`` (a field or several) summarises each group of queries sharing a value of
@@ -225,6 +232,8 @@ def evaluate(
             f"relevance level (-l) {relevance_level}: expected 0 or more (negative grades mean "
             "'in the pool but unjudged' and never count as relevant)"
         )
+    if max_ret is not None and max_ret < 0:
+        raise EvaltoolError(f"maximum documents per query (-M) {max_ret}: expected 0 or more")
     from evaltool.relevance.resolve import check_options, relevance_meta, resolve
 
     check_options(relevance, f1_threshold)
@@ -235,7 +244,23 @@ def evaluate(
     fields, table = resolve_topics(group_by, topics, judgments)
     timings = {}
     resolution = None
-    if stream:
+    from evaltool.engines import ENGINES
+
+    if engine not in ENGINES:
+        raise EvaltoolError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if engine == "dask":
+        run_kind = run_format or streamed_format(run)
+        if not isinstance(judgments, Qrels) or relevance not in ("auto", "qrels") or run_kind != "trec" or stream:
+            raise EvaltoolError("--engine dask reads a TREC run scored against TREC qrels; queries files, "
+                                "JSONL results, --relevance and --stream need the local engine")
+        from evaltool.engines.dask import dask_parts
+
+        qrels_t = judgments
+        parts, info = dask_parts(qrels_t, run, requests, measures, options, num_docs_in_coll, ztable, on_duplicate,
+                                 runid, scheduler=scheduler, partitions=partitions)
+        timings["dask"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+    elif stream:
         run_kind = run_format or streamed_format(run)
         if not isinstance(judgments, Qrels) or relevance not in ("auto", "qrels") or run_kind != "trec":
             raise EvaltoolError("--stream reads a TREC run scored against TREC qrels; "
@@ -265,7 +290,7 @@ def evaluate(
 
     n = len(qids)
     summary = summarize_columns(columns, n, info["runid"], zscores=ztable is not None,
-                                num_rel_all=int(np.count_nonzero(qrels_t.grades > 0)) if complete else None)
+                                qrels_if_complete=qrels_t if complete else None)
     timings["measures"] = time.perf_counter() - clock
     meta = {
         "qrels": qrels_t.path,
@@ -282,7 +307,8 @@ def evaluate(
         },
         "counts": {
             "queries_evaluated": n,
-            "queries_missing_from_run": info["missing"],
+            "queries_missing_from_run": info["missing"] + len(info["skipped"]),
+            "queries_skipped": len(info["skipped"]),
             "qrels_rows": len(qrels_t),
             "run_rows": info["rows"],
             "qrels_duplicates_resolved": qrels_t.duplicates_resolved,

@@ -42,7 +42,7 @@ from functools import lru_cache
 import numpy as np
 
 from evaltool.aggregate import summarize
-from evaltool.errors import EvaltoolError, EvaltoolWarning
+from evaltool.errors import EvaltoolError, EvaltoolWarning, QueriesSkippedWarning
 from evaltool.measures.base import Agg, Request
 
 MISSING_ZSCORE = -1000000.0
@@ -208,10 +208,11 @@ def to_zscores(values: np.ndarray, qids: list[str], name: str, table: dict) -> n
 
 
 def summarize_columns(columns: Sequence[Column], n_queries: int, runid: str, *, zscores: bool = False,
-                      num_rel_all: int | None = None) -> dict:
+                      qrels_if_complete=None) -> dict:
     """The summary row: each column combined over the queries as its measure declares.
 
-    ``num_rel_all`` is trec_eval's ``-c`` rule for ``num_rel``: the summary counts every
+    ``qrels_if_complete`` (the qrels, under ``-c``) is what a measure that declares a
+    ``complete_summary`` takes its summary from: trec_eval's ``num_rel`` then counts every
     judgment with a grade above 0, judged query or not.
     """
     summary: dict = {}
@@ -221,8 +222,8 @@ def summarize_columns(columns: Sequence[Column], n_queries: int, runid: str, *, 
             summary[column.name] = runid
         elif m.agg is not Agg.NONE:
             value = summarize(m.agg, column.values, n_queries)
-            if m.name == "num_rel" and num_rel_all is not None:
-                value = float(num_rel_all)
+            if qrels_if_complete is not None and m.complete_summary is not None:
+                value = m.complete_summary(qrels_if_complete)
             summary[column.name] = int(value) if m.integer and not zscores else value
     return summary
 
@@ -454,42 +455,61 @@ def threshold_request(thresholds) -> tuple[dict[str, float] | None, list[str]]:
 # ---------------------------------------------------------------- warnings
 
 
-def warn(messages: list[str], message: str) -> None:
-    """Record ``message`` on a result and issue it as an :class:`~evaltool.errors.EvaltoolWarning`."""
+def warn(messages: list[str], message: str, category: type[Warning] = EvaltoolWarning) -> None:
+    """Record ``message`` on a result (its ``warnings`` list) and issue it through :mod:`warnings`.
+
+    Every warning of an evaluation goes through here, so the command line (which prints a
+    result's ``warnings``), the history and Python callers (``warnings.catch_warnings``)
+    see the same messages; ``category`` is an :class:`~evaltool.errors.EvaltoolWarning`
+    subclass where callers may want to filter one kind.
+    """
     messages.append(message)
-    warnings.warn(message, EvaltoolWarning, stacklevel=4)
+    warnings.warn(message, category, stacklevel=4)
 
 
 def _shown(qids: Sequence[str], most: int = 5) -> str:
     return ", ".join(qids[:most]) + (", ..." if len(qids) > most else "")
 
 
-def evaluation_warnings(result: EvalResult) -> list[str]:
-    """What an evaluation left out: unjudged queries, items without text, skipped queries, duplicates."""
+def evaluation_warnings(result: EvalResult) -> list[tuple[str, type[Warning]]]:
+    """What an evaluation left out, each message with its warning category: unjudged queries, items
+    without text, skipped queries (or, under ``-c``, results for fewer than half of the judged
+    queries), duplicates."""
     from evaltool.relevance.resolve import lacking
 
     meta = result.meta
     out = []
+
+    def add(message: str, category: type[Warning] = EvaltoolWarning) -> None:
+        out.append((message, category))
+
     rel = meta.get("relevance") or {}
     unjudged = rel.get("unjudged_queries") or []
     if unjudged:
         n = len(unjudged)
-        out.append(f"warning: {n} {'query' if n == 1 else 'queries'} of {meta['qrels']} could not be judged "
-                   f"with --relevance {rel['mode']} ({lacking(rel['mode'])}) and {'is' if n == 1 else 'are'} "
-                   f"not scored: {_shown(unjudged)}")
+        add(f"warning: {n} {'query' if n == 1 else 'queries'} of {meta['qrels']} could not be judged "
+            f"with --relevance {rel['mode']} ({lacking(rel['mode'])}) and {'is' if n == 1 else 'are'} "
+            f"not scored: {_shown(unjudged)}")
     without_text = rel.get("items_without_text")
     if without_text:
-        out.append(f"warning: {without_text} retrieved {'item has' if without_text == 1 else 'items have'} no text, "
-                   "so token F1 could not judge them; they count as unjudged")
+        add(f"warning: {without_text} retrieved {'item has' if without_text == 1 else 'items have'} no text, "
+            "so token F1 could not judge them; they count as unjudged")
     skipped = meta.get("skipped_queries") or []
     if skipped:
-        out.append(f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no results "
-                   f"in {meta['run']} and were skipped ({_shown(skipped)}); use -c to score them as trec_eval does")
+        add(f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no results "
+            f"in {meta['run']} and were skipped ({_shown(skipped)}); use -c to score them as trec_eval does",
+            QueriesSkippedWarning)
+    absent = meta.get("counts", {}).get("queries_missing_from_run", 0)
+    if meta.get("options", {}).get("complete") and 2 * absent > len(result.qids):
+        # judgments of another collection score zeros under -c: no number should hide that
+        add(f"warning: only {len(result.qids) - absent} of the {len(result.qids)} queries judged in "
+            f"{meta['qrels']} have results in {meta['run']}; the other {absent} score as queries without "
+            "results under -c (are these judgments for this run?)")
     for side in ("qrels", "run"):
         dropped = meta.get("counts", {}).get(f"{side}_duplicates_resolved")
         if dropped:
-            out.append(f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by "
-                       f"--on-duplicate {meta['options']['on_duplicate']}")
+            add(f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by "
+                f"--on-duplicate {meta['options']['on_duplicate']}")
     return out
 
 
@@ -503,8 +523,8 @@ def finish(result: EvalResult, *, fields: Sequence[str] = (), topics=None,
     ``fields`` and ``topics`` come from :func:`resolve_topics`, ``thresholds`` from
     :func:`threshold_request` (None: no labels).
     """
-    for message in evaluation_warnings(result):
-        warn(result.warnings, message)
+    for message, category in evaluation_warnings(result):
+        warn(result.warnings, message, category)
     if topics is not None:
         series = summary_series(result)
         for name in fields:
@@ -558,12 +578,30 @@ def comparison_warning(cmp) -> str | None:
             "trec_eval does")
 
 
+def run_warnings(names: Sequence[str], caught: Sequence[Sequence[warnings.WarningMessage]]) -> list[str]:
+    """The warnings the runs of a comparison raised, once each: a message every run raised as it
+    is, another with the runs it concerns. Skipped queries are left out: the comparison words
+    them for all runs at once (:func:`comparison_warning`)."""
+    runs_of: dict[str, list[str]] = {}
+    for name, records in zip(names, caught):
+        for record in records:
+            if issubclass(record.category, EvaltoolWarning) and not issubclass(record.category, QueriesSkippedWarning):
+                runs_of.setdefault(str(record.message), []).append(name)
+    return [message if len(runs) == len(names) else f"{message} (run {', '.join(dict.fromkeys(runs))})"
+            for message, runs in runs_of.items()]
+
+
 def finish_comparison(cmp, *, fields: Sequence[str] = (), topics=None, thresholds: Mapping[str, float] | None = None,
-                      given: Sequence[str] = ()):
-    """Add the groups (means per group and run), the run labels and the warnings to a comparison."""
+                      given: Sequence[str] = (), caught: Sequence[Sequence] = ()):
+    """Add the groups (means per group and run), the run labels and the warnings to a comparison.
+
+    ``caught`` holds the warnings each run's evaluation raised (``warnings.catch_warnings(record=True)``).
+    """
+    for message in run_warnings(cmp.names, caught):
+        warn(cmp.warnings, message)
     message = comparison_warning(cmp)
     if message:
-        warn(cmp.warnings, message)
+        warn(cmp.warnings, message, QueriesSkippedWarning)
     if topics is not None:
         for name in fields:
             groups = group_queries(cmp.qids, field_values(topics, name), field_order(topics, name))

@@ -1,8 +1,11 @@
-"""Shared fixtures: every reading mode the core has, for suites that must pass in all of them."""
+"""Shared fixtures: every reading mode the core has, for suites that must pass in all of them;
+the trec_eval oracle binary."""
 
 from __future__ import annotations
 
 import pytest
+
+from tests.shared import require_program
 
 MODES = ("memory", "columnar", "stream")
 
@@ -26,3 +29,10 @@ def reading_mode(request, monkeypatch):
         monkeypatch.setattr(stream, "BUCKET_BYTES", 8192)
         return ["--stream"]
     return []
+
+
+@pytest.fixture(scope="session")
+def trec_eval() -> str:
+    """Path of the NIST trec_eval 10.0 binary on PATH (skips locally, fails under CI=true without it)."""
+    return require_program("trec_eval", "build NIST trec_eval 10.0 with ../shared/tools/build-trec-eval, "
+                                        "which prints its path, and put that folder on PATH")

@@ -1,11 +1,13 @@
-"""The one place tests find ../shared (specification, conformance and real data).
+"""The one place tests find what lives outside the package: ../shared (specification,
+conformance and real data) and external programs (the trec_eval oracle).
 
-Locally, tests that need it skip with a reason when it is missing; under CI=true they fail.
+Locally, tests that need one skip with a reason when it is missing; under CI=true they fail.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,14 @@ def shared_dir() -> Path | None:
         if candidate and Path(candidate, "conformance").is_dir():
             return Path(candidate)
     return None
+
+
+def require_program(name: str, hint: str) -> str:
+    """Path of an executable on PATH; skip (locally) or fail (CI=true) when there is none."""
+    path = shutil.which(name)
+    if path is None:
+        missing(f"{name} is not on PATH: {hint}")
+    return path
 
 
 def require_shared(*parts: str) -> Path:

@@ -16,7 +16,7 @@ documented differences are handled here:
   as 0; evaltool skips it (trec_eval 9, pytrec_eval) or with ``-c`` scores it as trec_eval 10.
 * ``SetF(beta=1)``: ir_measures 0.4 has no ``beta`` parameter (its SetF is beta = 1).
 * ``RBP`` without ``rel`` (graded): ir_measures has no provider for it; evaltool follows
-  trec_eval 10's ``rbp``, checked against the trec_eval binary below when it is on PATH.
+  trec_eval 10's ``rbp``, checked against the trec_eval binary below (the ``trec_eval`` fixture).
 * cwl_eval (RBP with ``rel``) reads at most 1000 documents per query; rankings here are shorter.
 * ``NumQ`` has no per-query value in evaltool (as trec_eval's ``num_q``): summary only.
 * ``NumRel``: ir_measures supports only rel=1 (pytrec_eval ignores the level for num_rel).
@@ -28,7 +28,6 @@ documented differences are handled here:
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
 
 import numpy as np
@@ -158,20 +157,16 @@ def test_err_needs_no_numeric_ids_nor_grades_up_to_4():
     assert values["topic-b"]["ERR(max_grade=6)@10"] == pytest.approx(15 / 64, abs=1e-15)
 
 
-TREC_EVAL = shutil.which("trec_eval")
-
-
-@pytest.mark.skipif(TREC_EVAL is None, reason="the trec_eval 10.0 binary is not on PATH (not available in CI)")
 @pytest.mark.parametrize("spec,trec", [("RBP(p=0.8)", "rbp.p=0.8"), ("RBP(p=0.5,residual=True)", "rbp_resid.p=0.5"),
                                        ("RBP(p=0.9)@10", "rbp.p=0.9")])
-def test_graded_rbp_is_trec_eval_10s(tmp_path, spec, trec):
+def test_graded_rbp_is_trec_eval_10s(trec_eval, tmp_path, spec, trec):
     """Graded RBP (no ``rel``) and its residual are trec_eval 10's, per query, to 1e-4 (its 4 decimals)."""
     qrels, run = collection(7, 12)
     qpath, rpath = tmp_path / "qrels", tmp_path / "run"
     qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
     run = {q: docs for q, docs in run.items() if q in qrels}
     rpath.write_text("".join(f"{q} Q0 {d} 0 {s} tag\n" for q, docs in run.items() for d, s in docs.items()))
-    args = [TREC_EVAL, "-q", "-m", trec, str(qpath), str(rpath)]
+    args = [trec_eval, "-q", "-m", trec, str(qpath), str(rpath)]
     if "@" in spec:
         args[1:1] = ["-M", spec.rpartition("@")[2]]
     output = subprocess.run(args, capture_output=True, text=True, check=True).stdout

@@ -188,6 +188,21 @@ def test_compare_takes_a_queries_file_and_jsonl_results(tmp_path):
     assert out["runs"]["worse.jsonl"]["recip_rank"]["delta"] < 0
 
 
+def test_compare_says_each_run_warning_once(files):
+    # the run B file holds one (query, document) pair twice; every run is scored against qrels with a duplicate
+    folder = files["folder"]
+    qrels = write(folder / "dup.qrels", Path(files["qrels"]).read_text() + "q1 0 dq1 1\n")
+    b = write(folder / "B2.run", Path(files["b"]).read_text() + "q1 Q0 dq1 9 0.1 B\n")
+    with pytest.warns(EvaltoolWarning) as caught:
+        cmp = compare_runs(qrels, [files["a"], b], measures=["recip_rank"], on_duplicate="first")
+    assert cmp.warnings == [
+        f"note: 1 duplicate (query, document) rows in {qrels} resolved by --on-duplicate first",
+        f"note: 1 duplicate (query, document) rows in {b} resolved by --on-duplicate first (run B2.run)"]
+    assert [str(w.message) for w in caught] == cmp.warnings  # said once, not once per run
+    result = invoke("compare", qrels, files["a"], b, "-m", "recip_rank", "--on-duplicate", "first")
+    assert result.stderr.splitlines() == [f"evaltool: {line}" for line in cmp.warnings]
+
+
 # ---------------------------------------------------------------- the layering rules
 
 

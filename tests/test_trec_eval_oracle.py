@@ -5,7 +5,8 @@ negative grades, 1- and 1000-document queries, '#' and UTF-8 in document ids, qu
 only in the qrels or only in the run). The whole output of ``trec_eval`` and of
 ``evaltool`` for the same command line must be identical.
 
-Skipped when no ``trec_eval`` is on the PATH (CI has none).
+The binary must be on PATH: ``../shared/tools/build-trec-eval`` builds it and prints its
+path (``.ci/run`` does so). Without it these tests skip locally and fail under CI=true.
 
 Input rules, and why:
 
@@ -43,7 +44,6 @@ no option set uses a negative beta.)
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
@@ -52,8 +52,6 @@ from click.testing import CliRunner
 from evaltool.cli import main
 from tests.test_crosscheck import CASES, generate, write_trec
 
-TREC_EVAL = shutil.which("trec_eval")
-needs_trec_eval = pytest.mark.skipif(TREC_EVAL is None, reason="the trec_eval 10.0 binary is not on PATH (not available in CI)")
 
 PARAMETERISED = (
     "-m ndcg.1=3,2=0,3=7 -m Rndcg.1=2,2=2 -m ndcg_rel.0=1 -m G.2=5 -m rbp.p=0.8 -m rbp_resid.p=0.5 "
@@ -103,10 +101,9 @@ def oracle_root(tmp_path_factory):
     return tmp_path_factory.mktemp("oracle")
 
 
-@needs_trec_eval
 @pytest.mark.parametrize("options", OPTION_SETS)
 @pytest.mark.parametrize("scenario,seed", CASES, ids=[f"{n}-{s}" for n, s in CASES])
-def test_output_identical_to_trec_eval(oracle_root, scenario, seed, options, reading_mode):
+def test_output_identical_to_trec_eval(trec_eval, oracle_root, scenario, seed, options, reading_mode):
     args = options.split()
     qrels, run = generate(scenario, seed)
     if "-c" not in args:
@@ -117,7 +114,7 @@ def test_output_identical_to_trec_eval(oracle_root, scenario, seed, options, rea
         write_trec(folder, qrels, run)
     qpath, rpath = folder / "qrels.txt", folder / "run.txt"
 
-    reference = subprocess.run([TREC_EVAL, *args, str(qpath), str(rpath)], capture_output=True, timeout=120)
+    reference = subprocess.run([trec_eval, *args, str(qpath), str(rpath)], capture_output=True, timeout=120)
     assert reference.returncode == 0, f"trec_eval failed: {reference.stderr.decode(errors='replace')}"
     assert reference.stdout, "trec_eval printed nothing"
 
@@ -154,9 +151,8 @@ def _nan_files():
 INVALID_UTF8 = [b"\xff", b"\xf5", b"\xc0", b"\x80", b"\xfe\xfe", b"\xed\xa0\x80"]
 
 
-@needs_trec_eval
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_invalid_utf8_ids_order_like_trec_eval(tmp_path, seed):
+def test_invalid_utf8_ids_order_like_trec_eval(trec_eval, tmp_path, seed):
     """Ids are bytes to trec_eval: invalid UTF-8 mixed with 3- and 4-byte characters must tie-break
     and order queries by unsigned byte order, not by the decoded (surrogate-escaped) text."""
     import numpy as np
@@ -180,7 +176,7 @@ def test_invalid_utf8_ids_order_like_trec_eval(tmp_path, seed):
     (tmp_path / "r").write_bytes(b"".join(b"%s Q0 %s 0 %s r\n" % (qids[q], raw[d], repr(s).encode())
                                           for q, ds in run.items() for d, s in ds.items()))
     args = ["-q", "-m", "all_trec", "-m", "relstring.60", str(tmp_path / "q"), str(tmp_path / "r")]
-    reference = subprocess.run([TREC_EVAL, *args], capture_output=True, timeout=120)
+    reference = subprocess.run([trec_eval, *args], capture_output=True, timeout=120)
     assert reference.returncode == 0, reference.stderr
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output

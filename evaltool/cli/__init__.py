@@ -65,6 +65,13 @@ def main():
     evaltool QRELS RUN [OPTIONS]    evaluate (see 'evaltool eval -h')
     evaltool COMMAND -h             help of one command
     """
+    import warnings
+
+    from evaltool.errors import EvaltoolWarning
+
+    # the library issues its warnings through Python's warnings and keeps them on the result;
+    # each command prints the result's, once, in its own words
+    warnings.simplefilter("ignore", EvaltoolWarning)
 
 
 def run(args: list[str] | None = None, prog_name: str = "evaltool") -> None:

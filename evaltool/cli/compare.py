@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly,
+    REPORT_FORMATS, emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options, output_options,
     relevance_arguments, relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import described
 
 COMPARE_HELP = """Compare runs on the same queries: the first run is the baseline.
 
@@ -18,21 +19,22 @@ COMPARE_HELP = """Compare runs on the same queries: the first run is the baselin
   evaltool compare qrels.txt a.txt b.txt --test randomization --trials 100000 -o json
   evaltool compare qrels.txt a.txt b.txt --group-by difficulty --topics topics.tsv --labels
 
-A row per run, a column per measure (default: map, ndcg_cut.10, P.10, recip_rank). For
+A row per run, a column per measure (default: {defaults}). For
 every other run and measure: its mean, the difference from the baseline, a paired test
 (--test), the adjusted p-value (--correction, over all runs x measures; * marks
 adjusted p < --alpha), a confidence interval of the difference and the queries won,
 tied and lost. Every run is scored with the same options (-c, -l, -M, -J, ...); the
 queries compared are those all runs were scored on, which the output states.
-"""
+""".format(defaults=described("compare"))
 
 
 @click.command("compare", help=COMPARE_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-              help="Measure to compare; repeatable. Default: map, ndcg_cut.10, P.10, recip_rank.")
+              help=f"Measure to compare; repeatable. Default: {described('compare')}.")
 @evaluation_options
+@engine_options
 @click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]), default="t",
               show_default=True, help="Paired test: t-test, Wilcoxon signed-rank, Fisher randomization, bootstrap.")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",
@@ -57,10 +59,10 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
     history = None
     try:
         history = recording(record, db, note, tags, at)
-        cmp = quietly(compare_runs, qrels, list(runs), list(names) or None, list(measures) or None, test=test,
-                      correction=correction, alpha=alpha, trials=trials, seed=seed,
-                      **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
-                      **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
+                           correction=correction, alpha=alpha, trials=trials, seed=seed,
+                           **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                           **grouping_arguments(group_by, topics, labels, thresholds), **options)
         if history is not None:
             for name, result in zip(cmp.names, cmp.results):  # one execution per run, named as in the output
                 history.record(result, name, kind="compare", thresholds=cmp.thresholds)

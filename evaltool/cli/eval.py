@@ -7,11 +7,12 @@ import time
 import click
 
 from evaltool.cli.common import (
-    emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, quietly, relevance_arguments,
+    emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options, output_options, relevance_arguments,
     relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import NICKNAMES, described
 
 EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
 
@@ -40,10 +41,11 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-              help="Measure or nickname (official, all_trec, set); repeatable. Default: official.")
+              help=f"Measure or nickname ({', '.join(NICKNAMES)}); repeatable. Default: {described('eval')}.")
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print a value for every query.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the summary ('all') rows.")
 @evaluation_options
+@engine_options
 @click.option("-Z", "--zscores", type=click.Path(dir_okay=False), default=None,
               help="Print z-scores against a 'qid measure mean stddev' file.")
 @output_options(["trec", "table", "json", "csv", "markdown", "latex"], "trec")
@@ -71,9 +73,9 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
     history = None
     try:
         history = recording(record, db, note, tags, at, record_name)
-        result = quietly(evaluate, qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
-                         **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
-                         **grouping_arguments(group_by, topics, labels, thresholds), **options)
+        result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
+                          **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                          **grouping_arguments(group_by, topics, labels, thresholds), **options)
         if history is not None:
             history.record(result, record_name)
     except EvaltoolError as exc:

@@ -378,7 +378,7 @@ def error_cases(tmp_path):
                           '{"query": "q", "action": "click", "doc_id": "a"}\n'),
          ":2: found '{\"query\": \"q\", \"action\": \"click\", \"doc_id\": \"a\"}'; expected a click that names"),
         (write("g.csv", header + "s,q,view,a,1\n"), ":2: found 's,q,view,a,1'; expected action 'impression' or 'click'"),
-        (parquet, ":row 2: found -2; expected a position"),
+        (parquet, ":row 2: found '-2'; expected a position"),
         (write("h.json", '[{"query": "q", "results": ["a"], "clicks": []}'),
          ":1; expected ',' or ']' in the JSON array (the file ends before the array is closed)"),
     ]

@@ -598,7 +598,9 @@ class _EventBatches:
 
     def _fail(self, row: int, text, expected: str):
         where, found = self.line_of(row)
-        raise ParseError(self.b.path, where, found if found is not None else text, expected)
+        if found is None and text is not None:
+            found = str(text)
+        raise ParseError(self.b.path, where, found, expected)
 
     def add(self, batch) -> None:
         import pyarrow as pa

@@ -34,6 +34,7 @@ import datagen  # noqa: E402
 
 ALL_SIZES = ["S", "DL", "L", "L-shuffled", "XL"]
 QUICK_SIZES = ["S", "DL"]
+DASK_SIZES = {"L", "XL"}  # local vs Dask (LocalCluster) on the big runs
 ALL_TOOLS = ["evaltool", "trec_eval", "pytrec_eval", "ir_measures", "ranx"]
 MEASURE_OPTS = ["-m", "map", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.1000", "-m", "recip_rank"]
 KEYS = ["map", "ndcg_cut_10", "P_10", "recall_1000", "recip_rank"]
@@ -189,6 +190,11 @@ def rows_for(size, have, qrels, run):
             if size in ALL_TREC_SIZES:
                 rows.append(Row("evaltool -m all_trec", tool, "all_trec",
                                 [path, "-m", "all_trec", qrels, run, "--timings"]))
+            if size in DASK_SIZES and importlib.util.find_spec("distributed") is not None:
+                # a LocalCluster of one worker process per core, started by the command itself:
+                # wall time includes the cluster's start-up; peak RSS is the largest single process
+                rows.append(Row("evaltool --engine dask", tool, "5",
+                                [path, *MEASURE_OPTS, "--engine", "dask", qrels, run]))
         elif tool == "trec_eval":
             rows.append(Row("trec_eval", tool, "5", [path, *MEASURE_OPTS, qrels, run]))
             if size in ALL_TREC_SIZES:

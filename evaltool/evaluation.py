@@ -180,6 +180,9 @@ def evaluate(
     f1_threshold: float = 0.3,
     qrels_format: str | None = None,
     run_format: str | None = None,
+    engine: str = "local",
+    scheduler: str | None = None,
+    partitions: int | None = None,
     group_by=(),
     topics=None,
     thresholds=None,
@@ -201,6 +204,10 @@ def evaluate(
     installed pack), token F1 of its expected answer against the item texts
     (``f1_threshold``). ``relevance`` (``auto``, ``qrels``, ``pack``, ``token-f1``) allows
     one source only; ``meta["relevance"]`` records what judged the queries.
+
+    ``engine="dask"`` scores a run file on a Dask cluster (``scheduler``: its address;
+    default a local cluster), cut into ``partitions`` by query (:mod:`evaltool.engines.dask`);
+    the result is identical to the local engine's.
 
     After the kernels, :mod:`evaltool.results` adds (see :class:`EvalResult`):
     ``group_by`` (a field or several) summarises each group of queries sharing a value of
@@ -235,7 +242,23 @@ def evaluate(
     fields, table = resolve_topics(group_by, topics, judgments)
     timings = {}
     resolution = None
-    if stream:
+    from evaltool.engines import ENGINES
+
+    if engine not in ENGINES:
+        raise EvaltoolError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if engine == "dask":
+        run_kind = run_format or streamed_format(run)
+        if not isinstance(judgments, Qrels) or relevance not in ("auto", "qrels") or run_kind != "trec" or stream:
+            raise EvaltoolError("--engine dask reads a TREC run scored against TREC qrels; queries files, "
+                                "JSONL results, --relevance and --stream need the local engine")
+        from evaltool.engines.dask import dask_parts
+
+        qrels_t = judgments
+        parts, info = dask_parts(qrels_t, run, requests, measures, options, num_docs_in_coll, ztable, on_duplicate,
+                                 runid, scheduler=scheduler, partitions=partitions)
+        timings["dask"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+    elif stream:
         run_kind = run_format or streamed_format(run)
         if not isinstance(judgments, Qrels) or relevance not in ("auto", "qrels") or run_kind != "trec":
             raise EvaltoolError("--stream reads a TREC run scored against TREC qrels; "

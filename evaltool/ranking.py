@@ -331,7 +331,8 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     present[found[found >= 0]] = True
     evaluated = np.flatnonzero(present | options.complete)
     if len(evaluated) == 0:
-        run_sample = [run.qid_vocab[c] for c in run_used[:3]]
+        # the first ids in byte order: the same whichever reader (or engine) read the run
+        run_sample = sorted((run.qid_vocab[c] for c in run_used), key=byte_key)[:3]
         raise InputError(
             f"no query of {run.path} has judgments in {qrels.path} "
             f"(run queries such as {', '.join(map(repr, run_sample))}; "

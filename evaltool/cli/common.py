@@ -52,6 +52,17 @@ evaluation_options = option_group(
     click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error", show_default=True,
                  help="A (query, document) pair given twice: stop (trec_eval), keep the first, or keep the max."),
 )
+# where the evaluation runs; each parameter is named as evaluate()'s keyword
+engine_options = option_group(
+    click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                 help="Evaluate in this process, or on a Dask cluster partitioned by query (same output; "
+                      "needs pip install 'evaltool[dask]')."),
+    click.option("--scheduler", default=None, metavar="ADDRESS",
+                 help="--engine dask: the scheduler's address (tcp://host:8786); default a local cluster "
+                      "on this machine's cores."),
+    click.option("--partitions", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="--engine dask: partitions of the run by query (default: twice the workers)."),
+)
 # where judgments come from when the inputs are a queries file and JSONL results (see 'Judgments without qrels')
 relevance_options = option_group(
     click.option("--relevance", type=click.Choice(["auto", "qrels", "pack", "token-f1"]), default="auto",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options,
+    REPORT_FORMATS, emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options, output_options,
     relevance_arguments, relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
@@ -33,6 +33,7 @@ queries compared are those all runs were scored on, which the output states.
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
               help="Measure to compare; repeatable. Default: map, ndcg_cut.10, P.10, recip_rank.")
 @evaluation_options
+@engine_options
 @click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]), default="t",
               show_default=True, help="Paired test: t-test, Wilcoxon signed-rank, Fisher randomization, bootstrap.")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",

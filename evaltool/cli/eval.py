@@ -7,7 +7,7 @@ import time
 import click
 
 from evaltool.cli.common import (
-    emit, evaluation_options, fail, grouping_arguments, grouping_options, output_options, relevance_arguments,
+    emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options, output_options, relevance_arguments,
     relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
@@ -44,6 +44,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print a value for every query.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the summary ('all') rows.")
 @evaluation_options
+@engine_options
 @click.option("-Z", "--zscores", type=click.Path(dir_okay=False), default=None,
               help="Print z-scores against a 'qid measure mean stddev' file.")
 @output_options(["trec", "table", "json", "csv", "markdown", "latex"], "trec")

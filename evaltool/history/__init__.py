@@ -9,6 +9,9 @@ execution is written in one transaction (:mod:`~evaltool.history.store`).
 The API is plain functions; ``db`` is a path, a URL, an open :class:`History`
 (:func:`open_history`) or None. Dates are ISO-8601 text, dates or datetimes (UTC when
 naive); ranges include both ends, and a date alone as ``date_to`` is its whole day.
+A long-lived program (a web server) opens the history once with ``open_history(db)``
+and passes the History to every call; threads may share it. Errors are
+:class:`~evaltool.errors.EvaltoolError` s (``HistoryError`` for the store's own), one line each.
 
 Writing:
 

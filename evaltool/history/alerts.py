@@ -48,8 +48,8 @@ def _quality_measures(execution) -> list[str]:
 def check(db=None, name: str | None = None, against: str = "previous", tolerance: float = 1e-4,
           measures=None) -> Verdict:
     """Compare the latest execution with ``against`` (``previous``, ``best`` or an id); see the module."""
-    from evaltool.history.queries import get_execution, list_executions
     from evaltool.history.comparative import resolve_measures
+    from evaltool.history.queries import get_execution, list_executions
 
     if tolerance < 0:
         raise HistoryError(f"--tolerance {tolerance}: expected 0 or more")

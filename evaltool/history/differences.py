@@ -30,8 +30,8 @@ def diff(db, a, b, measures=None, *, test: str = "t", correction: str = "holm", 
 
     from evaltool.aggregate import summarize
     from evaltool.compare import CORRECTIONS, TESTS, adjust_cells, paired_cell
-    from evaltool.history.queries import get_executions
     from evaltool.history.comparative import resolve_measures
+    from evaltool.history.queries import get_executions
     from evaltool.measures.base import Agg
 
     if test not in TESTS:

@@ -27,7 +27,9 @@ def export(db=None, fmt: str = "csv", date_from=None, date_to=None, name: str | 
     ids = [e.id for e in list_executions(db, date_from, date_to, name, tags)]
     executions = get_executions(db, ids) if ids else []
     if fmt == "jsonl":
-        from evaltool.report.json import dump_json  # inf (set_F's 0/0) has no JSON spelling: null, as in -o json
+        from evaltool.report.json import (
+            dump_json,  # inf (set_F's 0/0) has no JSON spelling: null, as in -o json
+        )
 
         return "".join(dump_json(e.to_dict(), indent=None) for e in executions)
     buffer = io.StringIO()

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from evaltool.errors import HistoryError
 from evaltool import evaluate
+from evaltool.errors import HistoryError
 from evaltool.history import check, diff, export, list_executions, prune, record
 
 A = {"q1": 0.2, "q2": 0.5, "q3": 0.9, "q4": 0.1, "q5": 0.4, "only_a": 0.3}

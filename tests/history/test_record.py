@@ -74,7 +74,7 @@ def test_list_filters_by_inclusive_dates_name_and_tags(db):
     b = add("bm25", "2025-01-31T23:59:59Z", split="test")
     c = add("rm3", "2025-01-15T12:00:00Z", split="dev")
     d = add("bm25", "2025-02-01")
-    ids = lambda executions: [e.id for e in executions]  # noqa: E731
+    ids = lambda executions: [e.id for e in executions]
     assert ids(list_executions(db)) == [a, c, b, d]  # by date
     assert ids(list_executions(db, "2025-01-01", "2025-01-31")) == [a, c, b]  # both ends, --to is the whole day
     assert ids(list_executions(db, "2025-01-01T00:00:01", None)) == [c, b, d]

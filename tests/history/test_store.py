@@ -10,8 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from evaltool.errors import HistoryError
-from evaltool.history import get_execution, list_executions, list_suites, open_history, record, report
-from evaltool.history import schema
+from evaltool.history import get_execution, list_executions, list_suites, open_history, record, report, schema
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

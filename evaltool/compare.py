@@ -40,6 +40,7 @@ import numpy as np
 
 from evaltool.aggregate import summarize
 from evaltool.errors import EvaltoolError, EvaltoolWarning, InputError, MeasureError
+from evaltool.measures import DEFAULT_SETS
 from evaltool.measures.base import Agg
 
 TESTS = {
@@ -54,7 +55,6 @@ CORRECTIONS = {
     "bh": "Benjamini-Hochberg",
     "none": "no correction",
 }
-DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 # sign vectors drawn at once by the randomization test: bounds memory to ~8 MB of signs
 SIGN_BLOCK_CELLS = 1 << 23
 
@@ -406,7 +406,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     for run in runs:  # each run's warnings are said once by the comparison (finish_comparison)
         with warnings.catch_warnings(record=True) as records:
             warnings.simplefilter("always", EvaltoolWarning)
-            results.append(evaluate(judgments, run, list(measures or DEFAULT_MEASURES), **options))
+            results.append(evaluate(judgments, run, list(measures or DEFAULT_SETS["compare"]), **options))
         caught.append([r for r in records if issubclass(r.category, EvaltoolWarning)])
         for record in records:  # anything else is not ours to word: pass it on
             if not issubclass(record.category, EvaltoolWarning):

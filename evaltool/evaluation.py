@@ -232,6 +232,8 @@ def evaluate(
             f"relevance level (-l) {relevance_level}: expected 0 or more (negative grades mean "
             "'in the pool but unjudged' and never count as relevant)"
         )
+    if max_ret is not None and max_ret < 0:
+        raise EvaltoolError(f"maximum documents per query (-M) {max_ret}: expected 0 or more")
     from evaltool.relevance.resolve import check_options, relevance_meta, resolve
 
     check_options(relevance, f1_threshold)
@@ -288,7 +290,7 @@ def evaluate(
 
     n = len(qids)
     summary = summarize_columns(columns, n, info["runid"], zscores=ztable is not None,
-                                num_rel_all=int(np.count_nonzero(qrels_t.grades > 0)) if complete else None)
+                                qrels_if_complete=qrels_t if complete else None)
     timings["measures"] = time.perf_counter() - clock
     meta = {
         "qrels": qrels_t.path,

@@ -36,10 +36,9 @@ import re
 from collections.abc import Iterable
 
 from evaltool.errors import MeasureError
-from evaltool.measures import MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER
+from evaltool.measures import DEFAULT_SETS, MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER
 from evaltool.measures.base import Measure, Params, Request
 
-DEFAULT_MEASURES = ("official",)
 AT_SUFFIX = "_at_k"
 
 
@@ -123,9 +122,7 @@ def _named_request(whole: str) -> Request:
     if at is not None:
         if at_option is None:
             raise MeasureError(f"measure '{whole}': {m.name} takes no @ parameter")
-        if at_option.name in args:
-            raise MeasureError(f"measure '{whole}': {at_option.name} given twice")
-        args[at_option.name] = at
+        args[at_option.name] = at   # overrides the same parameter in parentheses, as ir_measures reads it
     values = []
     for option in m.options:
         if option.name in args:
@@ -184,6 +181,25 @@ def _parse_values(measure, text: str, whole: str):
     return pairs
 
 
+def trec_output_spelling(name: str) -> str | None:
+    """The ``-m`` spelling of a trec_eval output name (``P_5`` -> ``P.5``), or None if it is not one.
+
+    trec_eval prints a parameterised measure as ``name_params``; pytrec_eval and ir_measures
+    take that form as input too, so evaltool does. The longest measure name that prefixes
+    the text wins (``map_cut_10`` is ``map_cut.10``, not ``map`` with ``cut_10``). Parameters
+    hold a digit, so a misspelt name (``ndcg_cutt``) is not taken for one.
+
+    >>> [trec_output_spelling(n) for n in ["P_5", "ndcg_cut_5,10", "iprec_at_recall_0.10", "utility_1,-1,0,0", "map"]]
+    ['P.5', 'ndcg_cut.5,10', 'iprec_at_recall.0.10', 'utility.1,-1,0,0', None]
+    """
+    bases = [m for m in MEASURES.values() if m.params is not Params.NONE and name.startswith(m.name + "_")]
+    if not bases:
+        return None
+    base = max(bases, key=lambda m: len(m.name)).name
+    params = name[len(base) + 1:]
+    return f"{base}.{params}" if any(c.isdigit() for c in params) else None
+
+
 def _valid(spec: str) -> bool:
     try:
         parse_measures([spec], suggestions=False)
@@ -214,7 +230,7 @@ def suggest(spec: str) -> str:
 
 
 def find_measure(spec: str) -> Measure | None:
-    """The measure any spelling names (``ndcg_cut.10``, ``nDCG(dcg='exp-log2')@10``, ``mrr``); None if unknown."""
+    """The measure any spelling names (``ndcg_cut.10``, ``ndcg_cut_10``, ``nDCG(dcg='exp-log2')@10``, ``mrr``); None if unknown."""
     name = spec.partition(".")[0]
     if name in MEASURES:
         return MEASURES[name]
@@ -223,7 +239,8 @@ def find_measure(spec: str) -> Measure | None:
     try:
         return _named_request(spec).measure
     except MeasureError:
-        return None
+        printed = trec_output_spelling(spec)
+        return MEASURES[printed.partition(".")[0]] if printed else None
 
 
 def prints_as_written(name: str) -> bool:
@@ -240,65 +257,27 @@ def prints_as_written(name: str) -> bool:
         return False
 
 
-def measure_spec(name: str) -> str:
-    """The ``-m`` spelling of an output name: ``ndcg_cut_10`` -> ``ndcg_cut.10``, ``map`` -> ``map``.
-
-    Named-parameter measures print as written: ``ndcg_at_5`` and ``nDCG@10`` are their own spelling.
-
-    >>> [measure_spec(n) for n in ["P_5", "map_cut_100", "iprec_at_recall_0.10", "relative_P_5", "bpref", "ndcg_at_5"]]
-    ['P.5', 'map_cut.100', 'iprec_at_recall.0.10', 'relative_P.5', 'bpref', 'ndcg_at_5']
-    """
-    if name in MEASURES or prints_as_written(name):
-        return name
-    bases = [m for m in MEASURES if name.startswith(m + "_")]
-    if not bases:
-        return name
-    base = max(bases, key=len)
-    return f"{base}.{name[len(base) + 1:]}"
-
-
-# trec_eval measures that are exactly a named-parameter measure with its defaults (``{}``: the cutoff)
-TREC_EQUIVALENTS = {
-    "map": "AP", "map_cut": "AP@{}", "recip_rank": "RR", "P": "P@{}", "recall": "R@{}", "ndcg_cut": "nDCG@{}",
-    "Rprec": "Rprec", "bpref": "Bpref", "infAP": "infAP", "success": "Success@{}",
-}
-
-
 def measure_identity(spelling: str) -> str | None:
     """The one name of the measure (and parameters) behind any spelling of a single output; None if unknown.
 
-    trec_eval names and output names, ir_measures names and aliases of one measure agree:
-    it is the ir_measures canonical spelling where one exists, else trec_eval's.
+    The canonical spelling of what :func:`resolve` finds: trec_eval names and output names,
+    ir_measures names and aliases of one measure agree (ir_measures' canonical spelling
+    where a named measure exists, else trec_eval's).
 
     >>> [measure_identity(s) for s in ["recip_rank", "mrr", "RR", "ndcg_cut_10", "ndcg_cut.10", "ndcg@10", "P_5"]]
     ['RR', 'RR', 'RR', 'nDCG@10', 'nDCG@10', 'nDCG@10', 'P@5']
     >>> measure_identity("map_cut_100"), measure_identity("P.5,10"), measure_identity("nonsense")
     ('AP@100', None, None)
     """
-    requests = None
-    for text in dict.fromkeys([spelling, measure_spec(spelling)]):
-        try:
-            requests = parse_measures([text], suggestions=False)
-            break
-        except MeasureError:
-            continue
-    if requests is None:
+    try:
+        return _resolved(spelling, suggestions=False).canonical
+    except MeasureError:
         return None
-    if len(requests) != 1 or len(requests[0].names) != 1:
-        return None
-    request = requests[0]
-    m = request.measure
-    if m.params is Params.NAMED:
-        return request.canonical
-    template = TREC_EQUIVALENTS.get(m.name)
-    if template is not None and (m.params is Params.NONE or m.params is Params.CUTOFFS):
-        return template.format(*request.values)
-    return request.canonical
 
 
 def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> list[Request]:
     """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given."""
-    specs = list(specs) if specs else list(DEFAULT_MEASURES)
+    specs = list(specs) if specs else list(DEFAULT_SETS["eval"])
     marked: set[str] = set()
     explicit: dict[str, list] = {}
     named: dict[str, Request] = {}
@@ -314,9 +293,14 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
             try:
                 request = _named_request(whole)
             except UnknownMeasure:
-                raise MeasureError(f"unknown measure '{whole}'{suggest(whole) if suggestions else ''}") from None
-            named.setdefault(request.names[0], request)
-            continue
+                printed = trec_output_spelling(whole)
+                if printed is None:
+                    raise MeasureError(f"unknown measure '{whole}'{suggest(whole) if suggestions else ''}") from None
+                name, dot, text = printed.partition(".")
+                measure = MEASURES[name]
+            else:
+                named.setdefault(request.names[0], request)
+                continue
         marked.add(name)
         if not dot:
             continue
@@ -346,3 +330,43 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
         else:
             requests.append(Request(measure))
     return requests + list(named.values())
+
+
+def resolve(spelling: str) -> tuple[Measure, tuple]:
+    """The measure and parameters behind one output value, whatever its spelling: ``(measure, params)``.
+
+    Every spelling of one concept resolves alike, so whatever is keyed on a measure (a
+    ``--labels`` threshold) finds it under any name: trec_eval's ``ndcg_cut.10`` and its
+    output name ``ndcg_cut_10``, ir_measures' ``nDCG@10`` and the aliases ``ndcg@10``,
+    ``ndcg_at_10`` all give nDCG with cutoff 10. A trec_eval measure that spells a
+    named-parameter one (declared with ``same_as``) resolves to that one. ``params`` holds
+    (name, value) pairs, defaults included. A spelling with several outputs (``P.5,10``,
+    ``official``) is a MeasureError, as is an unknown one.
+
+    >>> resolve("ndcg_cut_10") == resolve("ndcg_cut.10") == resolve("nDCG@10") == resolve("ndcg_at_10")
+    True
+    >>> resolve("mrr") == resolve("recip_rank") == resolve("RR")
+    True
+    >>> measure, params = resolve("P_5")
+    >>> measure.name, dict(params)["cutoff"]
+    ('P', 5)
+    """
+    request = _resolved(spelling)
+    return request.measure, tuple(request.values)
+
+
+def _resolved(spelling: str, *, suggestions: bool = True) -> Request:
+    """The request of :func:`resolve`: a trec_eval measure that spells a named one becomes that one."""
+    requests = parse_measures([spelling], suggestions=suggestions)
+    outputs = [name for r in requests for name in r.names]
+    if len(outputs) != 1:
+        raise MeasureError(f"measure '{spelling}' gives {len(outputs)} values ({', '.join(outputs)}); name one")
+    [request] = requests
+    m = request.measure
+    if m.params is Params.NAMED or m.equivalent is None or (m.params is not Params.CUTOFFS and request.values):
+        return request
+    name, given = m.equivalent
+    named = NAMED_MEASURES[name]
+    if m.params is Params.CUTOFFS:
+        given[named.at_option.name] = request.values[0]
+    return Request(named, tuple((o.name, given.get(o.name, o.default)) for o in named.options))

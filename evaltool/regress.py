@@ -6,8 +6,8 @@ published numbers can be typed in (``qid`` is ``all`` for the summary; ``#`` sta
 comment; an optional first line ``measure qid value`` is a header). trec_eval's own
 output has this layout too.
 
-The measures to compute are read off the reference's output names (``ndcg_cut_10``
-is ``-m ndcg_cut.10``). A JSON reference also brings the options it was made with
+The measures to compute are read off the reference's output names: an output name
+(``ndcg_cut_10``) is also a spelling of its measure. A JSON reference also brings the options it was made with
 (``-c``, ``-l``, ...); options given explicitly take precedence.
 """
 
@@ -176,20 +176,17 @@ def reference_from_mapping(values: dict, path: str = "<reference>") -> Reference
 
 def reference_measures(reference: Reference) -> list[str]:
     """``-m`` arguments that compute every name in the reference; unknown names name their line."""
-    from evaltool.names import measure_spec, parse_measures
+    from evaltool.names import parse_measures
 
-    specs = []
-    for name in reference.names:
-        spec = measure_spec(name)
+    for name in reference.names:   # an output name is also a spelling of its measure (P_5, ndcg_cut_10, nDCG@10)
         line = next((reference.lines.get(k) for k in reference.values if k[0] == name), None)
         try:
-            produced = [n for r in parse_measures([spec]) for n in r.names]
+            produced = [n for r in parse_measures([name]) for n in r.names]
         except EvaltoolError as exc:
             raise ParseError(reference.path, line, name, f"a measure evaltool computes ({exc})") from None
         if name not in produced:
-            raise ParseError(reference.path, line, name, f"a measure output name; -m {spec} gives {', '.join(produced)}")
-        specs.append(spec)
-    return specs
+            raise ParseError(reference.path, line, name, f"a measure output name; -m {name} gives {', '.join(produced)}")
+    return list(reference.names)
 
 
 def _holds(reference, current, tolerance: float) -> bool:

@@ -208,10 +208,11 @@ def to_zscores(values: np.ndarray, qids: list[str], name: str, table: dict) -> n
 
 
 def summarize_columns(columns: Sequence[Column], n_queries: int, runid: str, *, zscores: bool = False,
-                      num_rel_all: int | None = None) -> dict:
+                      qrels_if_complete=None) -> dict:
     """The summary row: each column combined over the queries as its measure declares.
 
-    ``num_rel_all`` is trec_eval's ``-c`` rule for ``num_rel``: the summary counts every
+    ``qrels_if_complete`` (the qrels, under ``-c``) is what a measure that declares a
+    ``complete_summary`` takes its summary from: trec_eval's ``num_rel`` then counts every
     judgment with a grade above 0, judged query or not.
     """
     summary: dict = {}
@@ -221,8 +222,8 @@ def summarize_columns(columns: Sequence[Column], n_queries: int, runid: str, *, 
             summary[column.name] = runid
         elif m.agg is not Agg.NONE:
             value = summarize(m.agg, column.values, n_queries)
-            if m.name == "num_rel" and num_rel_all is not None:
-                value = float(num_rel_all)
+            if qrels_if_complete is not None and m.complete_summary is not None:
+                value = m.complete_summary(qrels_if_complete)
             summary[column.name] = int(value) if m.integer and not zscores else value
     return summary
 

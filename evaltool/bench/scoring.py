@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaltool.measures import DEFAULT_SETS
+from evaltool.measures.base import Measure
 from evaltool.names import parse_measures
 from evaltool.bench.checkpoint import Outcome
 from evaltool.bench.queries import BenchQuery
 
-DEFAULT_MEASURES = ("precision@3", "precision@5", "recall@10", "mrr")  # SPEC-002's set
 HIT_CUTOFFS = (3, 5)
 FIRST_RELEVANT = "first_relevant_position"
 HELPER_MEASURES = (*(f"hits@{k}" for k in HIT_CUTOFFS), FIRST_RELEVANT)
@@ -35,11 +36,12 @@ GROUP_FIELDS = ("category", "difficulty")
 @dataclass
 class MeasurePlan:
     """The measures asked for (``-m`` or the defaults): output names in the order asked, and
-    the registry measure behind each (``P``, ``recall``, ``RR``...)."""
+    the registry measure behind each (``P``, ``recall``, ``RR``...: its declaration says, for
+    instance, whether the report shows it as a percentage)."""
 
     specs: list[str]
     names: list[str]
-    kinds: dict[str, str]
+    kinds: dict[str, Measure]
 
     @property
     def eval_specs(self) -> list[str]:
@@ -48,12 +50,12 @@ class MeasurePlan:
 
 def plan_measures(specs) -> MeasurePlan:
     """Check the measure names now (MeasureError), before any query is sent."""
-    specs = list(specs) or list(DEFAULT_MEASURES)
-    kinds: dict[str, str] = {}
+    specs = list(specs) or list(DEFAULT_SETS["bench"])
+    kinds: dict[str, Measure] = {}
     for spec in specs:
         for request in parse_measures([spec]):
             for name in request.names:
-                kinds.setdefault(name, request.measure.name)
+                kinds.setdefault(name, request.measure)
     return MeasurePlan(specs, list(kinds), kinds)
 
 

@@ -10,6 +10,7 @@ from evaltool.bench.backends import DEFAULT_MAX_RESPONSE_BYTES, SHAPE_ERRORS
 from evaltool.cli.common import fail, option_group, warn
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import described
 
 BENCH_HELP = """Run a benchmark: send every query of QUERIES to a search backend, score, report.
 
@@ -76,7 +77,7 @@ verbose_option = click.option("-v", "--verbose", is_flag=True, help="Print a blo
 BENCH_OPTIONS = (
         click.argument("queries", type=click.Path(dir_okay=False)),
         backend_option,
-        measure_option("P.3, P.5, recall.10, recip_rank (reported as precision@3, precision@5, recall@10, mrr)"),
+        measure_option(described("bench")),
         *SETTINGS_OPTIONS,
         out_option,
         click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),

@@ -28,7 +28,6 @@ from evaltool.bench.session import BenchResult, Listener
 
 RULE = "=" * 80
 BAR_WIDTH = 24
-PERCENT_KINDS = frozenset({"P", "R", "recall"})  # precision and recall read as percentages (SPEC-002)
 _SEED_NAME = re.compile(r"(precision|recall)@(\d+)")
 
 
@@ -211,7 +210,7 @@ def _group_lines(table: dict[str, dict], plan: MeasurePlan, capitalize: bool) ->
     count_width = max(len(f"({e['count']})") for e in table.values())
     lines = []
     for value, entry in table.items():
-        parts = [f"{short_label(k)}={value_text(entry[k], plan.kinds[k] in PERCENT_KINDS)}" for k in plan.names]
+        parts = [f"{short_label(k)}={value_text(entry[k], plan.kinds[k].percent)}" for k in plan.names]
         if not entry["count"]:
             parts = ["no answers"]
         if entry["failed"]:
@@ -233,7 +232,7 @@ def summary_lines(result: BenchResult) -> list[str]:
              "", "AGGREGATE METRICS:"]
     width = max(len(long_label(k)) for k in plan.names) + 3
     values = report["aggregate_metrics"]
-    percent = {k: plan.kinds[k] in PERCENT_KINDS for k in plan.names}
+    percent = {k: plan.kinds[k].percent for k in plan.names}
     column = max(len(value_text(values[k], percent[k])) for k in plan.names)
     for key in plan.names:
         shown = value_text(values[key], percent[key])

@@ -10,6 +10,7 @@ from evaltool.cli.common import (
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import described
 
 COMPARE_HELP = """Compare runs on the same queries: the first run is the baseline.
 
@@ -18,20 +19,20 @@ COMPARE_HELP = """Compare runs on the same queries: the first run is the baselin
   evaltool compare qrels.txt a.txt b.txt --test randomization --trials 100000 -o json
   evaltool compare qrels.txt a.txt b.txt --group-by difficulty --topics topics.tsv --labels
 
-A row per run, a column per measure (default: map, ndcg_cut.10, P.10, recip_rank). For
+A row per run, a column per measure (default: {defaults}). For
 every other run and measure: its mean, the difference from the baseline, a paired test
 (--test), the adjusted p-value (--correction, over all runs x measures; * marks
 adjusted p < --alpha), a confidence interval of the difference and the queries won,
 tied and lost. Every run is scored with the same options (-c, -l, -M, -J, ...); the
 queries compared are those all runs were scored on, which the output states.
-"""
+""".format(defaults=described("compare"))
 
 
 @click.command("compare", help=COMPARE_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-              help="Measure to compare; repeatable. Default: map, ndcg_cut.10, P.10, recip_rank.")
+              help=f"Measure to compare; repeatable. Default: {described('compare')}.")
 @evaluation_options
 @engine_options
 @click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]), default="t",

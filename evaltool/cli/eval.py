@@ -12,6 +12,7 @@ from evaltool.cli.common import (
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import NICKNAMES, described
 
 EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
 
@@ -40,7 +41,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-              help="Measure or nickname (official, all_trec, set); repeatable. Default: official.")
+              help=f"Measure or nickname ({', '.join(NICKNAMES)}); repeatable. Default: {described('eval')}.")
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print a value for every query.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the summary ('all') rows.")
 @evaluation_options

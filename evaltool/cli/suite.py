@@ -12,6 +12,7 @@ from evaltool.cli.bench import (
 from evaltool.cli.common import emit, fail, option_group, output_options, warn
 from evaltool.cli.recording import Recording, db_option
 from evaltool.errors import EvaltoolError
+from evaltool.measures.sets import described
 
 SUITE_HELP = """Controlled tests: a queries file with the expected ids and a backend, kept in the
 history, run together and each run recorded under the suite's name.
@@ -35,7 +36,7 @@ def suite_group():
 @click.argument("queries", type=click.Path(dir_okay=False))
 @db_option
 @backend_option
-@measure_option("recip_rank, ndcg_cut.10, P.5 (the comparative report's measures, which --labels rates)")
+@measure_option(f"{described('suite')} (the comparative report's measures, which --labels rates)")
 @option_group(*SETTINGS_OPTIONS)
 def add_command(name, queries, db, backend, measures, **settings):
     """Define a suite: what 'evaltool bench QUERIES --backend SPEC ...' would run.

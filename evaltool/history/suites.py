@@ -13,10 +13,11 @@ import os
 from dataclasses import asdict, dataclass
 
 from evaltool.errors import HistoryError
+from evaltool.measures.sets import DEFAULT_SETS
 
 # a suite's measures unless -m says otherwise: the comparative report's (MRR, nDCG@10, Precision@5), whose
 # output names are the ones the default label thresholds are set on
-SUITE_MEASURES = ("recip_rank", "ndcg_cut.10", "P.5")
+SUITE_MEASURES = DEFAULT_SETS["suite"]
 
 
 @dataclass

@@ -1,52 +1,44 @@
 """The measure registry: every measure declared once, in trec_eval's output order.
 
-``TREC_ORDER`` is the order in which trec_eval 10.0 computes and prints measures;
-``NICKNAMES`` are its named sets. ``NAMED_ORDER`` lists the named-parameter measures
-(ir_measures' names and evaltool's own) in the order ``evaltool measures`` documents
-them; their aliases are declared on each measure. All of it is data; nothing else maps
-names to kernels.
+The order and the named sets are data in :mod:`evaltool.measures.sets` (no numpy);
+the kernels register themselves when a family module is imported. ``MEASURES`` (trec_eval
+names, in trec_eval's order) and ``NAMED_MEASURES`` (ir_measures' names and evaltool's
+own, in the documented order) are built on first use, so importing this package for its
+named sets costs nothing. Nothing else maps names to kernels.
 """
 
 from __future__ import annotations
 
-from evaltool.measures import ap, counts, dcg, err, gain, iprec, precision, rr, strings  # noqa: F401  (registration)
-from evaltool.measures.base import NAMED_REGISTRY, REGISTRY, Agg, Measure, Params, Request
+import importlib
 
-TREC_ORDER = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
-    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
-    "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "yaap", "rbp", "rbp_resid", "unj",
-)
+from evaltool.measures.sets import DEFAULT_SETS, NAMED_ORDER, NICKNAMES, TREC_ORDER
 
-NICKNAMES = {
-    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-                 "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"),
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-            "set_recall", "set_relative_P", "set_map", "set_F"),
-    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-                 "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "relstring",
-                 "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility",
-                 "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
-                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
-                 "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
-}
+FAMILIES = ("ap", "counts", "dcg", "err", "gain", "iprec", "precision", "rr", "strings")
+_FROM_BASE = ("Agg", "Measure", "Params", "Request")
 
-if set(TREC_ORDER) != set(REGISTRY):
-    raise RuntimeError(f"TREC_ORDER and the registry disagree: {set(TREC_ORDER) ^ set(REGISTRY)}")
 
-MEASURES: dict[str, Measure] = {name: REGISTRY[name] for name in TREC_ORDER}
+def _registries() -> dict:
+    for family in FAMILIES:
+        importlib.import_module(f"evaltool.measures.{family}")
+    from evaltool.measures.base import NAMED_REGISTRY, REGISTRY
 
-NAMED_ORDER = (
-    "P", "R", "AP", "RR", "nDCG", "DCG", "Rprec", "Bpref", "infAP", "Success", "SetP", "SetR", "SetF", "SetAP",
-    "IPrec", "NumQ", "NumRet", "NumRel", "Judged", "ERR", "RBP", "Hits", "FirstRelPos",
-)
+    if set(TREC_ORDER) != set(REGISTRY):
+        raise RuntimeError(f"TREC_ORDER and the registry disagree: {set(TREC_ORDER) ^ set(REGISTRY)}")
+    if set(NAMED_ORDER) != set(NAMED_REGISTRY):
+        raise RuntimeError(f"NAMED_ORDER and the registry disagree: {set(NAMED_ORDER) ^ set(NAMED_REGISTRY)}")
+    return {"MEASURES": {name: REGISTRY[name] for name in TREC_ORDER},
+            "NAMED_MEASURES": {name: NAMED_REGISTRY[name] for name in NAMED_ORDER}}
 
-if set(NAMED_ORDER) != set(NAMED_REGISTRY):
-    raise RuntimeError(f"NAMED_ORDER and the registry disagree: {set(NAMED_ORDER) ^ set(NAMED_REGISTRY)}")
 
-NAMED_MEASURES: dict[str, Measure] = {name: NAMED_REGISTRY[name] for name in NAMED_ORDER}
+def __getattr__(name: str):
+    if name in ("MEASURES", "NAMED_MEASURES"):
+        globals().update(_registries())
+        return globals()[name]
+    if name in _FROM_BASE:
+        value = getattr(importlib.import_module("evaltool.measures.base"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'evaltool.measures' has no attribute {name!r}")
 
-__all__ = ["MEASURES", "NAMED_MEASURES", "NAMED_ORDER", "NICKNAMES", "TREC_ORDER", "Agg", "Measure", "Params",
-           "Request"]
+
+__all__ = ["DEFAULT_SETS", "MEASURES", "NAMED_MEASURES", "NAMED_ORDER", "NICKNAMES", "TREC_ORDER", *_FROM_BASE]

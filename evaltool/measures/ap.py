@@ -1,11 +1,13 @@
-"""Average precision and its relatives: map, gm_map, map_cut, yaap, infAP, bpref, binG, recip_rank; AP, Bpref, infAP."""
+"""Average precision and its relatives: map, gm_map, map_cut, yaap, infAP, bpref, binG; AP, Bpref, infAP.
+
+``recip_rank`` is trec_eval's spelling of ``RR`` and lives with it in :mod:`evaltool.measures.rr`."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from evaltool.measures.base import (
-    CUTOFF, INFAP_EPSILON, JUDGED_ONLY, MIN_GEO_MEAN, REL, Agg, Params, log2_int, measure, safe_div, segment_first,
+    CUTOFF, INFAP_EPSILON, JUDGED_ONLY, MIN_GEO_MEAN, REL, Agg, Params, log2_int, measure, safe_div,
 )
 from evaltool.measures.precision import CUTOFFS
 from evaltool.measures.restrict import view
@@ -22,9 +24,12 @@ def average_precision(batch) -> np.ndarray:
     return np.where(batch.num_rel_ret > 0, safe_div(total, batch.num_rel), 0.0)
 
 
-@measure("map")
+@measure("map", same_as="AP")
 def mean_average_precision(batch, params):
     """Average precision: sum of precision at each relevant retrieved document / R.
+
+    Edge cases: 0 when R = 0 or nothing relevant is retrieved; a relevant document never retrieved
+    adds 0 to the sum. (Harman 1992; trec_eval 10.0, ``m_map.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["map"]).summary
@@ -37,6 +42,9 @@ def mean_average_precision(batch, params):
 def geometric_map(batch, params):
     """Geometric mean of average precision over queries; AP floored at 0.00001.
 
+    Edge cases: an AP below 0.00001 (0 included) counts as 0.00001, so the logarithm stays finite; a
+    summary only. (Robertson 2006, "On GMAP"; trec_eval 10.0, ``m_gm_map.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}, "r": {"b": 1}}, {"q": {"a": 1.0}, "r": {"x": 1.0, "b": 0.5}}, ["gm_map"]).summary
     {'gm_map': 0.7071067811865476}
@@ -44,9 +52,12 @@ def geometric_map(batch, params):
     return np.log(np.maximum(average_precision(batch), MIN_GEO_MEAN))
 
 
-@measure("map_cut", params=Params.CUTOFFS, default=CUTOFFS)
+@measure("map_cut", params=Params.CUTOFFS, default=CUTOFFS, same_as="AP")
 def map_at_cutoff(batch, cutoffs):
     """Average precision over the top k only: sum of precision at relevant documents ranked above k / R.
+
+    Edge cases: 0 when R = 0; the divisor stays R however small k is. (Harman 1992; trec_eval 10.0,
+    ``m_map_cut.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["map_cut.1,3"]).summary
@@ -61,27 +72,15 @@ def map_at_cutoff(batch, cutoffs):
 def yet_another_ap(batch, params):
     """Robertson's YAAP: log((1 + s) / (1 + R - s)), s = sum of precision at relevant retrieved.
 
+    Edge cases: log(1 / (1 + R)) when nothing relevant is retrieved, 0 when also R = 0. (Robertson
+    2008; trec_eval 10.0, ``m_yaap.c``.)
+
     >>> from evaltool import evaluate
     >>> round(evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["yaap"]).summary["yaap"], 6)
     0.693147
     """
     s = batch.total(precision_at_relevant(batch), batch.is_rel)
     return np.log((1.0 + s) / ((1.0 + batch.num_rel) - s))
-
-
-@measure("recip_rank")
-def reciprocal_rank(batch, params):
-    """1 / rank of the first relevant retrieved document (0 if none).
-
-    >>> from evaltool import evaluate
-    >>> evaluate({"q": {"b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["recip_rank"]).summary
-    {'recip_rank': 0.5}
-    """
-    first = segment_first(batch.seg, batch.is_rel, batch.n_queries)
-    out = np.zeros(batch.n_queries)
-    found = first >= 0
-    out[found] = 1.0 / (batch.rank[first[found]] + 1.0)
-    return out
 
 
 def _bpref(batch) -> np.ndarray:
@@ -94,12 +93,15 @@ def _bpref(batch) -> np.ndarray:
     return safe_div(batch.total(score, batch.is_rel), batch.num_rel)
 
 
-@measure("bpref")
+@measure("bpref", same_as="Bpref")
 def bpref(batch, params):
     """Binary preference: for each relevant retrieved document, 1 - min(n, R) / min(N, R).
 
     n = judged non-relevant documents above it, N = judged non-relevant documents in
     the qrels; averaged over R. Unjudged documents are ignored. (Buckley & Voorhees 2004.)
+
+    Edge cases: 0 when R = 0; a relevant document with no judged non-relevant document above it adds
+    1 (so does every one when N = 0). (trec_eval 10.0, ``m_bpref.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1, "n": 0}}, {"q": {"n": 3.0, "a": 2.0, "b": 1.0}}, ["bpref"]).summary
@@ -112,6 +114,9 @@ def bpref(batch, params):
 def geometric_bpref(batch, params):
     """Geometric mean of bpref over queries; bpref floored at 0.00001.
 
+    Edge cases: a bpref below 0.00001 (0 included) counts as 0.00001; a summary only. (Robertson
+    2006, "On GMAP"; trec_eval 10.0, ``m_gm_bpref.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["gm_bpref"]).summary
     {'gm_bpref': 1.0}
@@ -119,7 +124,7 @@ def geometric_bpref(batch, params):
     return np.log(np.maximum(_bpref(batch), MIN_GEO_MEAN))
 
 
-@measure("infAP")
+@measure("infAP", same_as="infAP")
 def inferred_ap(batch, params):
     """Inferred AP (Yilmaz & Aslam 2006) for sampled judgments.
 
@@ -127,6 +132,8 @@ def inferred_ap(batch, params):
     u pooled-unjudged documents above it (r counting itself):
     1/(k+1) + k/(k+1) * ((r - 1 + n + u) / k) * ((r - 1 + e) / (r - 1 + n + 2e)), e = 0.00001;
     1 at rank 0. Documents outside the pool count in k only. Averaged over R.
+
+    Edge cases: 0 when R = 0; a relevant document at rank 1 adds 1. (trec_eval 10.0, ``m_infap.c``.)
 
     >>> from evaltool import evaluate
     >>> round(evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "b": 1.0}}, ["infAP"]).summary["infAP"], 6)
@@ -148,6 +155,9 @@ def inferred_ap(batch, params):
 def binary_g(batch, params):
     """Binary G: sum over relevant retrieved of 1 / log2(2 + non-relevant above it), / R.
 
+    Edge cases: 0 when R = 0 or nothing relevant is retrieved. (Kishida 2005; trec_eval 10.0,
+    ``m_binG.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["binG"]).summary
     {'binG': 0.6309297535714575}
@@ -167,6 +177,8 @@ def named_average_precision(batch, p):
     With a cutoff k only the relevant documents in the top k add (the divisor stays R):
     trec_eval's ``map_cut.k``; without, trec_eval's ``map``. 0 when R = 0. (Harman 1992.)
 
+    Edge cases: 0 when R = 0 or nothing relevant is retrieved (in the top k).
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["AP", "AP@1", "map@2"]).summary
     {'AP': 0.5555555555555555, 'AP@1': 0.3333333333333333, 'map@2': 0.3333333333333333}
@@ -182,6 +194,9 @@ def named_bpref(batch, p):
     n = judged non-relevant documents above it, N = judged non-relevant documents of the
     query; unjudged documents are ignored. (Buckley & Voorhees 2004.)
 
+    Edge cases: 0 when R = 0; a relevant document with no judged non-relevant document above it adds
+    1.
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1, "n": 0}}, {"q": {"a": 3.0, "n": 2.0, "b": 1.0}}, ["Bpref"]).summary
     {'Bpref': 0.5}
@@ -196,6 +211,8 @@ def named_inferred_ap(batch, p):
     Documents with a negative grade are "pooled but unjudged" and are inferred; documents
     outside the qrels count as non-relevant. Below, with rel=2 'a' is judged non-relevant
     and 'b' relevant at rank 2: 1/2 + 1/2 * (0 + 1 + 0)/1 * (0 + e)/(0 + 1 + 2e) = 0.500005.
+
+    Edge cases: 0 when R = 0; a relevant document at rank 1 adds 1. (Yilmaz & Aslam 2006.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "b": 1.0}}, ["infAP(rel=2)"]).summary

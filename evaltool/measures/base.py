@@ -129,6 +129,19 @@ class Measure:
     on_missing_bare: float | str | None = None
     options: tuple[Option, ...] = ()   # named-parameter measures only
     aliases: tuple = ()                # other spellings: "NDCG", "ndcg_at_k", ("SetRelP", {"relative": True})
+    percent: bool = False              # reports that show percentages show this one as one (P, recall)
+    same_as: str | tuple | None = None  # trec_eval measures: the named measure each output equals
+    complete_summary: Callable | None = None  # with -c, the summary is this function of the qrels instead
+
+    @property
+    def equivalent(self) -> tuple[str, dict] | None:
+        """(named measure, fixed parameters) that every output of this trec_eval measure equals, or None.
+
+        A cutoff (``ndcg_cut_10``) sets the named measure's ``@`` parameter (``nDCG@10``).
+        """
+        if self.same_as is None:
+            return None
+        return (self.same_as, {}) if isinstance(self.same_as, str) else (self.same_as[0], dict(self.same_as[1]))
 
     def summary_line(self) -> str:
         return (self.doc.strip().splitlines() or [""])[0]
@@ -144,14 +157,18 @@ NAMED_REGISTRY: dict[str, Measure] = {}  # named-parameter measures, by canonica
 
 def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg: Agg = Agg.MEAN,
             integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
-            arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = ()):
+            arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = (),
+            percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
     trec_eval resets the stand-in ranking of a missing query by exact name (``utility``,
     ``rbp_resid``, ``relstring``), so ``utility_1,-1,0,0`` keeps the value computed on it.
     With ``options`` the measure takes named parameters (ir_measures' syntax) and
-    ``aliases`` lists its other spellings.
+    ``aliases`` lists its other spellings. ``percent`` marks a measure that reports read as
+    a percentage; ``same_as`` names the named-parameter measure a trec_eval measure spells
+    (``ndcg_cut`` is ``nDCG``, a cutoff being its ``@``), so both are one concept;
+    ``complete_summary(qrels)`` replaces the summary under ``-c`` (trec_eval's ``num_rel``).
     """
     named = options is not None
     registry = NAMED_REGISTRY if named else REGISTRY
@@ -163,6 +180,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
             name, kernel, Params.NAMED if named else params, tuple(default), agg, integer, per_query,
             on_missing, kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
             arity=arity, on_missing_bare=on_missing_bare, options=tuple(options or ()), aliases=tuple(aliases),
+            percent=percent, same_as=same_as, complete_summary=complete_summary,
         )
         return kernel
 
@@ -183,6 +201,11 @@ class Settings:
 
     def __init__(self, pairs):
         self.__dict__.update(pairs)
+
+    @classmethod
+    def defaults(cls, options, **given) -> "Settings":
+        """Every option at its default, except those ``given``."""
+        return cls([(o.name, given.get(o.name, o.default)) for o in options])
 
     def __repr__(self) -> str:
         return f"Settings({self.__dict__})"
@@ -325,16 +348,26 @@ def pair_gains(pairs: tuple) -> dict[int, float]:
     return gains
 
 
-def gain_function(pairs: tuple):
-    """Map grades to gains: the grade itself unless a pair overrides it; negative grades gain 0."""
-    gains = pair_gains(pairs)
+def gain_function(table=(), exponential: bool = False):
+    """The one grade-to-gain mapping of every graded measure.
 
-    def gain_of(grades: np.ndarray) -> np.ndarray:
+    A grade gains itself unless ``table`` (``{grade: gain}`` or pairs) gives its gain;
+    negative grades (judged "unjudged") and documents outside the qrels gain 0. With
+    ``exponential`` the result g becomes 2^g - 1 (Burges et al. 2005, gdeval's ``exp-log2``).
+
+    >>> gain_function({1: 3.0})(np.array([2, 1, 0, -1])).tolist()
+    [2.0, 3.0, 0.0, 0.0]
+    >>> gain_function((), exponential=True)(np.array([3, 1, -2])).tolist()
+    [7.0, 1.0, 0.0]
+    """
+    table = dict(table)
+
+    def gain_of(grades) -> np.ndarray:
         grades = np.asarray(grades)
-        out = np.where(grades >= 0, grades, 0).astype(np.float64)
-        for level, gain in gains.items():
-            out[grades == level] = gain
-        return out
+        gains = np.where(grades > 0, grades, 0).astype(np.float64)
+        for grade, gain in table.items():
+            gains[grades == grade] = gain
+        return np.exp2(gains) - 1.0 if exponential else gains
 
     return gain_of
 

@@ -8,9 +8,12 @@ from evaltool.measures.base import REL, Agg, Option, measure
 from evaltool.measures.restrict import at_level
 
 
-@measure("num_q", agg=Agg.COUNT, integer=True, per_query=False)
+@measure("num_q", agg=Agg.COUNT, integer=True, per_query=False, same_as="NumQ")
 def num_q(batch, params):
     """Number of queries averaged over (with ``-c``: every query of the qrels).
+
+    Edge cases: without ``-c``, qrels queries missing from the run and run queries without judgments
+    are not counted. (trec_eval 10.0, ``m_num_q.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["num_q"], complete=True).summary
@@ -19,9 +22,12 @@ def num_q(batch, params):
     return np.ones(batch.n_queries)
 
 
-@measure("num_ret", agg=Agg.SUM, integer=True, on_missing=0.0)
+@measure("num_ret", agg=Agg.SUM, integer=True, on_missing=0.0, same_as="NumRet")
 def num_ret(batch, params):
     """Documents retrieved (after ``-M`` and ``-J``); the summary is the sum over queries.
+
+    Edge cases: with ``-c`` a query missing from the run retrieved 0. (trec_eval 10.0,
+    ``m_num_ret.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, ["num_ret"]).summary
@@ -30,12 +36,20 @@ def num_ret(batch, params):
     return batch.num_ret
 
 
-@measure("num_rel", agg=Agg.SUM, integer=True)
+def judged_relevant_in_qrels(qrels) -> float:
+    """trec_eval's ``num_rel`` summary under ``-c``: judgments with a grade above 0, whatever ``-l`` says."""
+    return float(np.count_nonzero(qrels.grades > 0))
+
+
+@measure("num_rel", agg=Agg.SUM, integer=True, same_as="NumRel", complete_summary=judged_relevant_in_qrels)
 def num_rel(batch, params):
     """Relevant documents in the qrels (grade >= ``-l``); the summary is the sum.
 
     With ``-c`` the summary counts every judgment with a grade above 0 (trec_eval's rule,
     independent of ``-l``).
+
+    Edge cases: negative grades never count; the ``-c`` rule above is declared on the measure
+    (``complete_summary``). (trec_eval 10.0, ``m_num_rel.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": 1, "c": 0}}, {"q": {"a": 1.0}}, ["num_rel"]).summary
@@ -48,6 +62,9 @@ def num_rel(batch, params):
 def num_rel_ret(batch, params):
     """Relevant documents retrieved; the summary is the sum.
 
+    Edge cases: 0 when nothing relevant is retrieved; with ``-c`` a query missing from the run adds
+    0. (trec_eval 10.0, ``m_num_rel_ret.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 1.0, "x": 0.5}}, ["num_rel_ret"]).summary
     {'num_rel_ret': 1}
@@ -58,6 +75,9 @@ def num_rel_ret(batch, params):
 @measure("num_nonrel_judged_ret", agg=Agg.SUM, integer=True)
 def num_nonrel_judged_ret(batch, params):
     """Retrieved documents judged non-relevant (0 <= grade < ``-l``); the summary is the sum.
+
+    Edge cases: negative grades (pooled, unjudged) and documents outside the qrels are not counted.
+    (trec_eval 10.0, ``m_num_nonrel_judged_ret.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 0, "b": 1}}, {"q": {"a": 1.0, "b": 0.5, "x": 0.1}}, ["num_nonrel_judged_ret"]).summary
@@ -75,6 +95,9 @@ def named_num_q(batch, p):
 
     Printed as a summary only (ir_measures reports 1 per query and sums them).
 
+    Edge cases: a summary only; without ``-c`` queries missing from either file are not counted.
+    (trec_eval 10.0, ``m_num_q.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["NumQ"]).summary
     {'NumQ': 1}
@@ -91,6 +114,9 @@ def named_num_ret(batch, p):
     ``NumRelRet`` is ``NumRet(rel=1)`` (trec_eval's ``num_rel_ret`` at ``-l 1``). With ``-c`` a
     query missing from the run retrieved 0.
 
+    Edge cases: with ``-c`` a query missing from the run retrieved 0. (trec_eval 10.0,
+    ``m_num_ret.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 1.0, "b": 0.5, "x": 0.1}}, ["NumRet", "NumRelRet", "NumRet(rel=2)"]).summary
     {'NumRet': 3, 'NumRelRet': 2, 'NumRet(rel=2)': 1}
@@ -105,6 +131,8 @@ def named_num_rel(batch, p):
     """Relevant documents in the qrels (grade >= rel), retrieved or not. The summary is the sum.
 
     Negative grades ("pooled but unjudged") never count. (trec_eval's ``num_rel``.)
+
+    Edge cases: a query whose judgments are all below rel has 0. (trec_eval 10.0, ``m_num_rel.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": 1, "c": 0}}, {"q": {"a": 1.0}}, ["NumRel", "NumRel(rel=2)"]).summary

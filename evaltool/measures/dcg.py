@@ -1,7 +1,7 @@
 """DCG and nDCG with named variants: gain, gain mapping, discount, and where the ideal ranking comes from.
 
 Every variant is a parameter of the one kernel, so ``nDCG@10`` (trec_eval's ``ndcg_cut.10``),
-gdeval's ``nDCG(dcg='exp-log2')@10`` and the specification documents' variants are the
+gdeval's ``nDCG(dcg='exp-log2')@10`` and the variants of textbooks and notebooks are the
 same code with other settings:
 
 ============  =====================  ==========================================================
@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import CUTOFF, JUDGED_ONLY, Option, log2_int, measure, safe_div
+from evaltool.measures.base import (
+    CUTOFF, JUDGED_ONLY, Option, Params, Settings, gain_function, log2_int, measure, safe_div,
+)
+from evaltool.measures.precision import CUTOFFS
 from evaltool.measures.restrict import judged_only as judged_view
 
 GAIN_FORM = Option("dcg", str, "log2", choices=("log2", "exp-log2"),
@@ -35,22 +38,6 @@ DISCOUNT = Option("discount", str, "log2", choices=("log2", "jarvelin"),
                   doc="rank i divides by log2(i + 1) ('log2') or log2(max(i, 2)) ('jarvelin')")
 IDEAL = Option("ideal", str, "qrels", choices=("qrels", "ranking"),
                doc="ideal ranking from every judged document ('qrels') or from the retrieved ones ('ranking')")
-
-
-def gain_function(p):
-    """Map an array of grades to gains as ``p.dcg`` and ``p.gains`` say; negative grades gain 0."""
-    table = dict(p.gains)
-
-    def gain_of(grades) -> np.ndarray:
-        grades = np.asarray(grades)
-        gains = np.where(grades > 0, grades, 0).astype(np.float64)
-        for grade, gain in table.items():
-            gains[grades == grade] = gain
-        if p.dcg == "exp-log2":
-            gains = np.exp2(gains) - 1.0
-        return gains
-
-    return gain_of
 
 
 def rank_discount(rank: np.ndarray, kind: str) -> np.ndarray:
@@ -64,13 +51,17 @@ def _discounted_sum(seg, pos, gains, kind, cutoff, n_queries) -> np.ndarray:
     return np.bincount(seg[keep], weights=gains[keep] / rank_discount(pos[keep], kind), minlength=n_queries)
 
 
-def dcg_parts(batch, p, ideal_from: str | None):
-    """(DCG, ideal DCG) per query at ``p.cutoff``; the ideal is skipped when ``ideal_from`` is None."""
+def dcg_columns(batch, p, cutoffs, ideal_from: str | None):
+    """(DCG, ideal DCG) per query (rows) and cutoff (columns); no ideal when ``ideal_from`` is None.
+
+    A cutoff of None means the whole ranking (and every judged document for the ideal).
+    """
     if p.judged_only:
         batch = judged_view(batch)
-    gain_of = gain_function(p)
+    gain_of = gain_function(p.gains, exponential=p.dcg == "exp-log2")
     gains = gain_of(batch.rel)
-    got = _discounted_sum(batch.seg, batch.rank, gains, p.discount, p.cutoff, batch.n_queries)
+    got = np.column_stack([_discounted_sum(batch.seg, batch.rank, gains, p.discount, k, batch.n_queries)
+                           for k in cutoffs])
     if ideal_from is None:
         return got, None
     if ideal_from == "qrels":
@@ -83,7 +74,14 @@ def dcg_parts(batch, p, ideal_from: str | None):
         seg, best = seg[order], gains[positive][order]
         offsets = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=batch.n_queries))))
     pos = np.arange(len(best)) - offsets[seg]
-    return got, _discounted_sum(seg, pos, best, p.discount, p.cutoff, batch.n_queries)
+    ideal = np.column_stack([_discounted_sum(seg, pos, best, p.discount, k, batch.n_queries) for k in cutoffs])
+    return got, ideal
+
+
+def normalised_dcg(batch, p, cutoffs) -> np.ndarray:
+    """nDCG per query (rows) at each cutoff (columns): DCG / ideal DCG, 0 where the ideal DCG is 0."""
+    got, ideal = dcg_columns(batch, p, cutoffs, p.ideal)
+    return safe_div(got, ideal)
 
 
 @measure("DCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT), aliases=("dcg", "dcg_at_k"))
@@ -91,11 +89,13 @@ def named_dcg(batch, p):
     """Discounted cumulative gain of the top k: sum over ranks i <= k of gain(i) / discount(i).
 
     Parameters as in the module table; without a cutoff, the whole ranking (trec_eval's
-    ``dcg``). Worked example, the specification documents' (seed 001) grades
+    ``dcg``). Worked example, grades
     [4, 4, 3, 0, 0, 1, 3, 3, 3, 0] at k = 6 with the Järvelin discount log2(max(i, 2)):
     4/1 + 4/1 + 3/log2(3) + 0 + 0 + 1/log2(6) = 10.2796...; with trec_eval's log2(i + 1):
     4/1 + 4/log2(3) + 3/2 + 1/log2(7) = 8.3799...; exponential gains with log2(i + 1):
     15/1 + 15/log2(3) + 7/2 + 1/log2(7) = 28.320... (Järvelin & Kekäläinen 2002.)
+
+    Edge cases: 0 for an empty ranking; negative grades and documents outside the qrels gain 0.
 
     >>> from evaltool import evaluate
     >>> grades = [4, 4, 3, 0, 0, 1, 3, 3, 3, 0]
@@ -103,11 +103,13 @@ def named_dcg(batch, p):
     >>> evaluate(qrels, run, ["DCG(discount='jarvelin')@6", "dcg@6", "DCG(dcg='exp-log2')@6"]).summary
     {"DCG(discount='jarvelin')@6": 10.279642067948915, 'dcg@6': 8.379926201393854, "DCG(dcg='exp-log2')@6": 28.320153490679886}
     """
-    return dcg_parts(batch, p, None)[0]
+    return dcg_columns(batch, p, [p.cutoff], None)[0][:, 0]
 
 
-@measure("nDCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, IDEAL),
-         aliases=("NDCG", "ndcg", "ndcg_at_k"))
+NDCG_OPTIONS = (CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, IDEAL)
+
+
+@measure("nDCG", options=NDCG_OPTIONS, aliases=("NDCG", "ndcg", "ndcg_at_k"))
 def named_ndcg(batch, p):
     """Normalised DCG: DCG of the top k / DCG of the ideal top k; 0 when the ideal DCG is 0.
 
@@ -117,11 +119,14 @@ def named_ndcg(batch, p):
     ``ideal='ranking'`` scikit-learn's ``ndcg_score`` (the ideal is the retrieved grades
     sorted, so documents never retrieved do not lower the score).
 
-    Worked example (seed 001): grades [4, 4, 3, 0, 0, 1, 3, 3, 3, 0], k = 6, Järvelin
+    Worked example: grades [4, 4, 3, 0, 0, 1, 3, 3, 3, 0], k = 6, Järvelin
     discount, ideal from the ranking [4, 4, 3, 3, 3, 3]: 10.2796 / 13.8454 = 0.74246...
     With ideal='qrels' a relevant document the ranking missed lowers the score: below, a
     grade-2 document 'z' is judged but not retrieved: 1 / (2 + 1/log2(3)) = 0.3800...
     (Järvelin & Kekäläinen 2002.)
+
+    Edge cases: 0 when the ideal DCG is 0 (no judged document with a positive gain); negative grades
+    gain 0.
 
     >>> from evaltool import evaluate
     >>> grades = [4, 4, 3, 0, 0, 1, 3, 3, 3, 0]
@@ -131,5 +136,21 @@ def named_ndcg(batch, p):
     >>> evaluate({"q": {"a": 1, "z": 2}}, {"q": {"a": 1.0}}, ["nDCG@2", "nDCG(ideal='ranking')@2"]).summary
     {'nDCG@2': 0.38009376671593426, "nDCG(ideal='ranking')@2": 1.0}
     """
-    got, ideal = dcg_parts(batch, p, p.ideal)
-    return safe_div(got, ideal)
+    return normalised_dcg(batch, p, [p.cutoff])[:, 0]
+
+
+@measure("ndcg_cut", params=Params.CUTOFFS, default=CUTOFFS, same_as="nDCG")
+def ndcg_cut(batch, cutoffs):
+    """nDCG at each cutoff k: trec_eval's spelling of ``nDCG@k``, computed by its kernel.
+
+    DCG of the top k / DCG of the ideal top k; gains are the grades, discount log2(i + 1).
+
+    Edge cases: 0 when the query has no document with a positive grade; negative grades
+    gain 0; a ranking shorter than k is not padded. (Järvelin & Kekäläinen 2002;
+    trec_eval 10.0, ``m_ndcg_cut.c``.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "b": 2.0}}, ["ndcg_cut.1,2"]).summary
+    {'ndcg_cut_1': 0.5, 'ndcg_cut_2': 0.8597186998521972}
+    """
+    return normalised_dcg(batch, Settings.defaults(NDCG_OPTIONS), cutoffs)

@@ -1,11 +1,41 @@
-"""What ``evaltool measures`` prints about named-parameter measures: names, aliases, parameters, formula."""
+"""What ``evaltool measures`` prints: every measure's names, parameters and documentation, as plain text.
+
+Docstrings are written in reStructuredText for Sphinx and doctest; a terminal gets them
+without the markup (``-c`` instead of ````-c````, no ``====`` table rules), and tables
+whose columns fit their widest cell, however long a default is.
+
+>>> plain("Gains as ``-m ndcg.1=3`` gives, see :func:`~evaltool.evaluate`.")
+'Gains as -m ndcg.1=3 gives, see evaltool.evaluate.'
+>>> print("\\n".join(table([("name", "default"), ("P", "5,10,15,20,30,100,200,500,1000"), ("map", "")])))
+name  default
+P     5,10,15,20,30,100,200,500,1000
+map
+"""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
-from evaltool.measures import NAMED_MEASURES
-from evaltool.measures.base import Measure
+from evaltool.measures import MEASURES, NAMED_MEASURES, NICKNAMES
+from evaltool.measures.base import Measure, Params
+
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+_RULE = re.compile(r"^\s*=+(\s+=+)*\s*$")
+
+
+def plain(text: str) -> str:
+    """``text`` without reStructuredText markup: literals and roles as their text, table rules dropped."""
+    text = _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+    return "\n".join(line for line in text.split("\n") if not _RULE.match(line))
+
+
+def table(rows) -> list[str]:
+    """Rows of cells as lines, each column as wide as its widest cell, two spaces apart."""
+    rows = [tuple(str(cell) for cell in row) for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 
 
 def spellings(m: Measure) -> list[str]:
@@ -30,23 +60,51 @@ def signature(m: Measure) -> str:
     return text
 
 
+def _defaults(m: Measure) -> str:
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in m.default)
+
+
+def _equivalent(m: Measure) -> str:
+    """``nDCG@k`` for ``ndcg_cut``: the named spelling of a trec_eval measure, '' if none."""
+    if m.equivalent is None:
+        return ""
+    name, fixed = m.equivalent
+    text = name + (f"({','.join(f'{k}={v!r}' for k, v in fixed.items())})" if fixed else "")
+    return text + ("@k" if m.params is Params.CUTOFFS else "")
+
+
 def listing() -> list[str]:
-    """One line per named-parameter measure: how it is written, its aliases, its first doc line."""
-    lines = [f"{'named measure':<56}  {'aliases':<38}  description"]
+    """Every measure: trec_eval's (name, parameters, same as, first doc line), nicknames, then the named ones."""
+    trec = [("measure", "parameters (default)", "same as", "description")]
+    for m in MEASURES.values():
+        defaults = _defaults(m)
+        trec.append((m.name, m.params.value + (f" ({defaults})" if defaults else ""), _equivalent(m),
+                     plain(m.summary_line())))
+    named = [("named measure", "aliases", "description")]
     for m in NAMED_MEASURES.values():
         aliases = ", ".join(a if isinstance(a, str) else a[0] for a in m.aliases)
-        lines.append(f"{signature(m):<56}  {aliases:<38}  {m.summary_line()}")
-    return lines
+        named.append((signature(m), aliases, plain(m.summary_line())))
+    nicknames = "nicknames: " + "; ".join(f"{k} ({len(v)} measures)" for k, v in NICKNAMES.items())
+    return [*table(trec), "", nicknames, "", *table(named)]
+
+
+def _body(m: Measure) -> list[str]:
+    first, _, rest = m.doc.strip("\n").partition("\n")
+    return ["", plain(first.strip()), plain(textwrap.dedent(rest)).rstrip()]
 
 
 def document(m: Measure) -> str:
-    """The full text for ``evaltool measures -m NAME`` of a named-parameter measure."""
-    first, _, rest = m.doc.strip("\n").partition("\n")
-    lines = [m.name, f"  written: {signature(m)}  (ir_measures' syntax; the output is named as written)"]
-    if m.aliases:
-        lines.append(f"  aliases: {', '.join(spellings(m))}")
-    lines.append("  parameters:" + ("" if m.options else " none"))
-    lines += [f"    {o.describe()}" for o in m.options]
+    """The full text for ``evaltool measures -m NAME``: how it is written, parameters, summary, docstring."""
+    if m.params is not Params.NAMED:
+        defaults = _defaults(m)
+        lines = [m.name, f"  parameters: {m.params.value}{f' (default {defaults})' if defaults else ''}"]
+        if m.equivalent is not None:
+            lines.append(f"  same as: {_equivalent(m)} (ir_measures' syntax)")
+    else:
+        lines = [m.name, f"  written: {signature(m)}  (ir_measures' syntax; the output is named as written)"]
+        if m.aliases:
+            lines.append(f"  aliases: {', '.join(spellings(m))}")
+        lines.append("  parameters:" + ("" if m.options else " none"))
+        lines += [f"    {plain(o.describe())}" for o in m.options]
     lines.append(f"  summary: {m.agg.value}; per query: {'yes' if m.per_query else 'no'}")
-    lines += ["", first.strip(), textwrap.dedent(rest).rstrip()]
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines + _body(m)).rstrip() + "\n"

@@ -21,6 +21,8 @@ def expected_reciprocal_rank(batch, p):
     Worked example, grades [2, 0, 4] with g_max = 4: R = 3/16, 0, 15/16;
     ERR = 3/16 + (13/16) * (15/16) / 3 = 0.4414...
 
+    Edge cases: 0 for an empty ranking or a query without positive grades.
+
     >>> from evaltool import evaluate
     >>> summary = evaluate({"q": {"a": 2, "b": 0, "c": 4}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}, ["ERR", "ERR@2"]).summary
     >>> {name: round(value, 12) for name, value in summary.items()}

@@ -1,4 +1,6 @@
-"""Graded measures: DCG family (ndcg, ndcg_cut, ndcg_rel, Rndcg, dcg, ideal_dcg), G, RBP (and ir_measures' RBP).
+"""Graded measures with trec_eval's gain parameters: ndcg, ndcg_rel, Rndcg, dcg, ideal_dcg, G, RBP (and ir_measures' RBP).
+
+``ndcg_cut`` is trec_eval's spelling of ``nDCG@k`` and lives with it in :mod:`evaltool.measures.dcg`.
 
 Gains default to the grade; ``-m ndcg.1=3,2=9`` overrides the gain of grades 1 and 2.
 The discount is log2(rank + 1) for 1-based ranks. ``-l`` does not change graded measures.
@@ -15,7 +17,6 @@ from evaltool.measures.base import (
     CUTOFF, Option, Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers,
     safe_div, segment_cumsum,
 )
-from evaltool.measures.precision import CUTOFFS
 
 
 INT_MIN = -(2 ** 31)
@@ -99,7 +100,7 @@ def _gains(batch, pairs):
     values follow it.
     """
     if _plain_gains(pairs):
-        gain_of = gain_function(pairs)
+        gain_of = gain_function(pair_gains(pairs))
         return gain_of(batch.rel), batch.ideal_csr(gain_of)
     n = batch.n_queries
     has = np.diff(batch.judged_offsets) > 0
@@ -178,9 +179,12 @@ def _dcg_parts(batch, pairs):
     return dcg, ideal
 
 
-@measure("dcg", params=Params.PAIRS)
+@measure("dcg", params=Params.PAIRS, same_as="DCG")
 def dcg(batch, pairs):
     """Discounted cumulative gain of the whole ranking: sum of gain / log2(rank + 1).
+
+    Edge cases: 0 for an empty ranking; negative grades and documents outside the qrels gain 0
+    unless a gain parameter says otherwise. (Järvelin & Kekäläinen 2002; trec_eval 10.0.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["dcg"]).summary
@@ -193,6 +197,9 @@ def dcg(batch, pairs):
 def ideal_dcg(batch, pairs):
     """DCG of the best possible ranking of every judged document with positive gain.
 
+    Edge cases: 0 when no judged document has a positive gain; the ranking does not matter.
+    (Järvelin & Kekäläinen 2002; trec_eval 10.0.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"b": 3.0}}, ["ideal_dcg"]).summary
     {'ideal_dcg': 2.6309297535714578}
@@ -200,9 +207,12 @@ def ideal_dcg(batch, pairs):
     return _dcg_parts(batch, pairs)[1]
 
 
-@measure("ndcg", params=Params.PAIRS)
+@measure("ndcg", params=Params.PAIRS, same_as="nDCG")
 def ndcg(batch, pairs):
     """nDCG of the whole ranking (Järvelin & Kekäläinen 2002): DCG / ideal DCG.
+
+    Edge cases: 0 when the ideal DCG is 0; fractional gains follow trec_eval's truncating gain sort
+    (see ``_gains``). (Järvelin & Kekäläinen 2002; trec_eval 10.0, ``m_ndcg_p.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["ndcg"]).summary
@@ -212,26 +222,6 @@ def ndcg(batch, pairs):
     return safe_div(got, ideal)
 
 
-@measure("ndcg_cut", params=Params.CUTOFFS, default=CUTOFFS)
-def ndcg_cut(batch, cutoffs):
-    """nDCG at cutoff k: DCG of the top k / DCG of the ideal top k; gains are the grades.
-
-    >>> from evaltool import evaluate
-    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "b": 2.0}}, ["ndcg_cut.1,2"]).summary
-    {'ndcg_cut_1': 0.5, 'ndcg_cut_2': 0.8597186998521972}
-    """
-    gains = np.where(batch.rel > 0, batch.rel, 0).astype(np.float64)
-    contrib = gains / discount(batch.rank)
-    ideal_offsets, ideal_gains = batch.ideal_csr(lambda g: np.where(g > 0, g, 0))
-    prefix, _, _ = _ideal_prefix(batch, ideal_offsets, ideal_gains)
-    columns = []
-    for k in cutoffs:
-        got = batch.total(contrib, batch.rank < k)
-        ideal = _ideal_dcg_at(ideal_offsets, prefix, k)
-        columns.append(np.where(ideal > 0, safe_div(got, ideal), got))
-    return np.column_stack(columns)
-
-
 @measure("ndcg_rel", params=Params.PAIRS)
 def ndcg_rel(batch, pairs):
     """nDCG averaged over the relevant documents (positive gain).
@@ -239,6 +229,9 @@ def ndcg_rel(batch, pairs):
     At each relevant retrieved document at rank i: DCG(i) / ideal DCG(min(i, n)),
     n = documents with positive gain; each relevant document not retrieved adds
     DCG(all) / ideal DCG(n). The sum is divided by n.
+
+    Edge cases: 0 when no document has a positive gain. (Järvelin & Kekäläinen 2002; trec_eval 10.0,
+    ``m_ndcg_rel.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["ndcg_rel"]).summary
@@ -268,6 +261,9 @@ def r_ndcg(batch, pairs):
 
     With 5 documents of gain 3, 3 of gain 2 and 10 of gain 1 the levels are 5, 8 and 18;
     a ranking longer than all of them adds one more point at its end (at num_retrieved).
+
+    Edge cases: 0 when R = 0; nan when no R-level has a positive ideal DCG (trec_eval divides 0 by
+    0). (Järvelin & Kekäläinen 2002; trec_eval 10.0, ``m_Rndcg.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["Rndcg"]).summary
@@ -312,6 +308,9 @@ def g_measure(batch, pairs):
 
     At rank i a document with gain g adds g / log2(2 + C(i) - S(i)), where C(i) sums
     max(ideal gain, 1) over ranks up to i and S(i) sums the gains retrieved so far.
+
+    Edge cases: 0 when no judged document has a positive gain; negative grades gain 0. (Kishida
+    2005; trec_eval 10.0, ``m_G.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 3.0}}, ["G"]).summary
@@ -358,7 +357,7 @@ def _rbp_gains(batch, pairs) -> np.ndarray:
         mask = n_levels == levels
         low[mask] = min(entries) if entries else 0.0
         high[mask] = max(entries) if entries else 0.0
-    raw = gain_function(pairs)(batch.rel)
+    raw = gain_function(explicit)(batch.rel)
     known = (batch.rel >= 0) | np.isin(batch.rel, list(explicit))
     rescale = ((low < 0) | (high > 1))[batch.seg] & known
     lo, hi = low[batch.seg], high[batch.seg]
@@ -371,6 +370,9 @@ def rank_biased_precision(batch, pairs):
 
     Persistence ``p`` defaults to 0.9 (``-m rbp.p=0.8``). Gains are rescaled to [0, 1]
     per query when they leave that range.
+
+    Edge cases: 0 for an empty ranking; unjudged documents gain 0 (their effect is ``rbp_resid``).
+    (trec_eval 10.0, ``m_rbp.c``.)
 
     >>> from evaltool import evaluate
     >>> round(evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["rbp"]).summary["rbp"], 4)
@@ -390,6 +392,8 @@ def rbp_residual(batch, pairs):
     0 when every retrieved document is judged. With ``-c`` a query missing from the run
     scores 0, but only under the bare name (with ``-m rbp_resid.p=..`` trec_eval keeps the
     value of its one-document stand-in ranking, 1).
+
+    Edge cases: as above. (Moffat & Zobel 2008; trec_eval 10.0, ``m_rbp_resid.c``.)
 
     >>> from evaltool import evaluate
     >>> round(evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["rbp_resid"]).summary["rbp_resid"], 4)
@@ -429,6 +433,8 @@ def named_rank_biased_precision(batch, p):
     document is judged (trec_eval's rule).
 
     Worked example, p = 0.5, grades [1, 0, 1]: (1 - 0.5) * (1 + 0.25) = 0.625.
+
+    Edge cases: 0 for an empty ranking; unjudged documents gain 0.
 
     >>> from evaltool import evaluate
     >>> qrels, run = {"q": {"a": 1, "b": 0, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0, "x": 0.5}}

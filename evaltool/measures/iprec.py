@@ -62,6 +62,9 @@ def iprec_at_recall(batch, levels):
     trec_eval 10 turns x into lround(x * R) relevant documents (trec_eval 9 and
     pytrec_eval add 0.9 and truncate instead).
 
+    Edge cases: 0 at every level when R = 0, and at levels beyond the recall the ranking reaches.
+    (Manning, Raghavan & Schütze 2008, section 8.4; trec_eval 10.0, ``m_iprec_at_recall.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["iprec_at_recall.0.5,1"]).summary
     {'iprec_at_recall_0.50': 1.0, 'iprec_at_recall_1.00': 0.6666666666666666}
@@ -79,6 +82,9 @@ def eleven_point_average(batch, levels):
     level of 0 relevant documents, and every level before either of them get the best
     precision of the whole ranking instead. Levels beyond the relevant documents
     retrieved count 0 only at the end of the list.
+
+    Edge cases: 0 when R = 0; the order quirks above. (Manning, Raghavan & Schütze 2008, section
+    8.4; trec_eval 10.0, ``m_11pt_avg.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"x": 3.0, "a": 2.0}}, ["11pt_avg"]).summary
@@ -113,6 +119,8 @@ def named_interpolated_precision(batch, p):
     retrieved. trec_eval 10's ``iprec_at_recall`` rounds c = lround(r * R) instead; the
     two differ when r * R has a fraction in (0.1, 0.5), e.g. r = 0.3, R = 7.
     (Manning et al. 2008, section 8.4.)
+
+    Edge cases: 0 when R = 0 or fewer than c relevant documents are retrieved.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["IPrec@0.5", "IPrec@1"]).summary

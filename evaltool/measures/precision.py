@@ -24,11 +24,14 @@ def _per_cutoff(batch, cutoffs, value):
     return np.column_stack([value(k, rel_in_top(batch, k)) for k in cutoffs]) if cutoffs else np.zeros((batch.n_queries, 0))
 
 
-@measure("P", params=Params.CUTOFFS, default=CUTOFFS)
+@measure("P", params=Params.CUTOFFS, default=CUTOFFS, percent=True, same_as="P")
 def precision(batch, cutoffs):
     """Precision at cutoff k: relevant in the top k / k.
 
     A ranking shorter than k counts as padded with non-relevant documents.
+
+    Edge cases: 0 for an empty ranking or a query without relevant documents retrieved. (van
+    Rijsbergen 1979; trec_eval 10.0, ``m_P.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["P.1,2,5"]).summary
@@ -41,6 +44,8 @@ def precision(batch, cutoffs):
 def relative_precision(batch, cutoffs):
     """Relative precision at k: relevant in the top k / min(k, R), R = relevant documents.
 
+    Edge cases: 0 when R = 0. (trec_eval 10.0, ``m_rel_P.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["relative_P.2"]).summary
     {'relative_P_2': 1.0}
@@ -48,9 +53,12 @@ def relative_precision(batch, cutoffs):
     return _per_cutoff(batch, cutoffs, lambda k, hits: safe_div(hits, np.minimum(k, batch.num_rel)))
 
 
-@measure("success", params=Params.CUTOFFS, default=(1, 5, 10))
+@measure("success", params=Params.CUTOFFS, default=(1, 5, 10), same_as="Success")
 def success(batch, cutoffs):
     """Success at k: 1 if any relevant document is in the top k, else 0.
+
+    Edge cases: 0 when nothing relevant is retrieved in the top k, or R = 0. (Voorhees 1999;
+    trec_eval 10.0, ``m_success.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["success.1,2"]).summary
@@ -59,9 +67,12 @@ def success(batch, cutoffs):
     return _per_cutoff(batch, cutoffs, lambda k, hits: (hits > 0).astype(np.float64))
 
 
-@measure("recall", params=Params.CUTOFFS, default=CUTOFFS)
+@measure("recall", params=Params.CUTOFFS, default=CUTOFFS, percent=True, same_as="R")
 def recall(batch, cutoffs):
     """Recall at k: relevant in the top k / R (0 when R = 0).
+
+    Edge cases: a ranking shorter than k counts as it is. (Manning, Raghavan & Schütze 2008, section
+    8.3; trec_eval 10.0, ``m_recall.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["recall.1,5"]).summary
@@ -70,9 +81,12 @@ def recall(batch, cutoffs):
     return _per_cutoff(batch, cutoffs, lambda k, hits: safe_div(hits, batch.num_rel))
 
 
-@measure("Rprec")
+@measure("Rprec", same_as="Rprec")
 def r_precision(batch, params):
     """R-precision: precision after R documents (R = relevant documents for the query).
+
+    Edge cases: 0 when R = 0; a ranking shorter than R counts as padded with non-relevant documents.
+    (Buckley & Voorhees 2005; trec_eval 10.0, ``m_Rprec.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["Rprec"]).summary
@@ -86,6 +100,10 @@ def r_precision(batch, params):
 def r_precision_multiples(batch, fractions):
     """Precision at multiples m of R: precision at cutoff int(m * R + 0.9).
 
+    Edge cases: 0 when R = 0 (the cutoff is then 0); a ranking shorter than the cutoff counts as
+    padded with non-relevant documents. (Buckley & Voorhees 2005; trec_eval 10.0,
+    ``m_Rprec_mult.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["Rprec_mult.0.5,2.0"]).summary
     {'Rprec_mult_0.50': 1.0, 'Rprec_mult_2.00': 0.5}
@@ -97,9 +115,12 @@ def r_precision_multiples(batch, fractions):
     return np.column_stack(columns)
 
 
-@measure("set_P")
+@measure("set_P", same_as="SetP")
 def set_precision(batch, params):
     """Precision of the whole retrieved set: relevant retrieved / retrieved.
+
+    Edge cases: 0 for an empty ranking. (Manning, Raghavan & Schütze 2008, section 8.3; trec_eval
+    10.0, ``m_set_P.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["set_P"]).summary
@@ -108,9 +129,11 @@ def set_precision(batch, params):
     return safe_div(batch.num_rel_ret, batch.num_ret)
 
 
-@measure("set_relative_P")
+@measure("set_relative_P", same_as=("SetP", {"relative": True}))
 def set_relative_precision(batch, params):
     """Relevant retrieved / min(retrieved, R).
+
+    Edge cases: 0 when R = 0 or nothing is retrieved. (trec_eval 10.0, ``m_set_rel_P.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["set_relative_P"]).summary
@@ -119,9 +142,12 @@ def set_relative_precision(batch, params):
     return safe_div(batch.num_rel_ret, np.minimum(batch.num_ret, batch.num_rel))
 
 
-@measure("set_recall")
+@measure("set_recall", same_as="SetR")
 def set_recall(batch, params):
     """Recall of the whole retrieved set: relevant retrieved / R.
+
+    Edge cases: 0 when R = 0. (Manning, Raghavan & Schütze 2008, section 8.3; trec_eval 10.0,
+    ``m_set_recall.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["set_recall"]).summary
@@ -130,9 +156,11 @@ def set_recall(batch, params):
     return safe_div(batch.num_rel_ret, batch.num_rel)
 
 
-@measure("set_map")
+@measure("set_map", same_as="SetAP")
 def set_map(batch, params):
     """Set precision times set recall: relevant retrieved^2 / (retrieved * R).
+
+    Edge cases: 0 when R = 0 or nothing is retrieved. (trec_eval 10.0, ``m_set_map.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["set_map"]).summary
@@ -145,6 +173,9 @@ def set_map(batch, params):
 @measure("set_F", params=Params.NUMBERS, default=(1.0,), arity=1)
 def set_f(batch, params):
     """F-measure of the retrieved set: (beta + 1) P R / (beta P + R); parameter beta (default 1).
+
+    Edge cases: 0 when nothing relevant is retrieved; a negative beta that zeroes the denominator
+    gives inf, as trec_eval prints. (van Rijsbergen 1979; trec_eval 10.0, ``m_set_F.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["set_F"]).summary
@@ -170,6 +201,9 @@ def utility(batch, params):
     With ``-c`` a query missing from the run scores 0, but only under the bare name: with
     parameters given, trec_eval keeps the value of its one-document stand-in ranking.
 
+    Edge cases: without ``-N`` the collection size is 0, so d is negative: give p4 = 0 then. (Lewis
+    1995; trec_eval 10.0, ``m_utility.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["utility.2,-1,0,0"]).summary
     {'utility_2,-1,0,0': 1.0}
@@ -186,6 +220,9 @@ def utility(batch, params):
 def unjudged(batch, cutoffs):
     """Share of unjudged documents in the top k (not in the qrels, or a negative grade) / k.
 
+    Edge cases: a ranking shorter than k divides by k all the same; 0 for an empty ranking. (Buckley
+    & Voorhees 2004, on incomplete judgments; trec_eval 10.0, ``m_unjudged.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 3.0, "x": 2.0}}, ["unj.2,4"]).summary
     {'unj_2': 0.5, 'unj_4': 0.25}
@@ -201,13 +238,15 @@ def unjudged(batch, cutoffs):
 # ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
 
 
-@measure("P", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), aliases=("Precision", "precision", "precision_at_k"))
+@measure("P", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Precision", "precision", "precision_at_k"))
 def named_precision(batch, p):
     """P@k: relevant documents in the top k / k (ir_measures' ``P``; trec_eval's ``P.k``).
 
     A ranking shorter than k counts as padded with non-relevant documents, so P@10 of a
     3-document ranking with 3 relevant is 0.3. ``rel`` is the minimum relevant grade,
     ``judged_only`` drops unjudged documents first. (van Rijsbergen 1979.)
+
+    Edge cases: 0 for an empty ranking.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["P@2", "P(rel=2)@3", "precision_at_5"]).summary
@@ -216,12 +255,14 @@ def named_precision(batch, p):
     return precision(view(batch, p), (p.cutoff,))[:, 0]
 
 
-@measure("R", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), aliases=("Recall", "recall", "recall_at_k"))
+@measure("R", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Recall", "recall", "recall_at_k"))
 def named_recall(batch, p):
     """R@k: relevant documents in the top k / all relevant documents of the query (0 when there are none).
 
     ir_measures' ``R`` and trec_eval's ``recall.k``. (Whether *any* relevant document is in
     the top k is ``Success@k``.) (Manning, Raghavan & Schütze 2008, section 8.3.)
+
+    Edge cases: 0 when the query has no relevant document; a ranking shorter than k counts as it is.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1, "c": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["R@2", "recall@10"]).summary
@@ -237,6 +278,8 @@ def named_success(batch, p):
     ir_measures' ``Success`` and trec_eval's ``success.k``; ``hit_rate@k`` is the same. A
     query with nothing relevant retrieved scores 0. (TREC's "success at k"; Voorhees 1999.)
 
+    Edge cases: 0 for a query without relevant documents.
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"b": 1}, "r": {"c": 1}}, {"q": {"a": 3.0, "b": 2.0}, "r": {"d": 1.0}}, ["Success@2", "hit_rate@1"]).summary
     {'Success@2': 0.5, 'hit_rate@1': 0.0}
@@ -249,6 +292,8 @@ def named_r_precision(batch, p):
     """Precision after R documents, R = relevant documents of the query (0 when R = 0).
 
     Also the recall at R. (Buckley & Voorhees 2005.)
+
+    Edge cases: 0 when R = 0; a ranking shorter than R counts as padded with non-relevant documents.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["Rprec(rel=2)"]).summary
@@ -267,6 +312,8 @@ def named_set_precision(batch, p):
     best precision a set of that size could have. 0 when a denominator is 0.
     (Manning, Raghavan & Schütze 2008, section 8.3.)
 
+    Edge cases: 0 for an empty ranking (and with ``relative``, when R = 0).
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "y": 1.0}}, ["SetP", "SetRelP"]).summary
     {'SetP': 0.3333333333333333, 'SetRelP': 0.5}
@@ -280,6 +327,8 @@ def named_set_recall(batch, p):
     """Recall of the retrieved set: relevant retrieved / R (0 when R = 0).
 
     (Manning, Raghavan & Schütze 2008, section 8.3.)
+
+    Edge cases: 0 when R = 0.
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0}}, ["SetR", "SetR(rel=2)"]).summary
@@ -296,6 +345,9 @@ def named_set_f(batch, p):
     trec_eval's ``set_F`` formula (beta weighs linearly, not squared as in van
     Rijsbergen's F); 0 when nothing relevant is retrieved.
 
+    Edge cases: 0 when nothing relevant is retrieved. (van Rijsbergen 1979; trec_eval 10.0,
+    ``m_set_F.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["SetF(beta=1)", "SetF(beta=0.5)"]).summary
     {'SetF(beta=1)': 0.6666666666666666, 'SetF(beta=0.5)': 0.75}
@@ -308,6 +360,8 @@ def named_set_ap(batch, p):
     """Unranked set AP: set precision x set recall (trec_eval's ``set_map``).
 
     0 when nothing is retrieved or R = 0. (trec_eval's ``set_map``; ir_measures' ``SetAP``.)
+
+    Edge cases: 0 when nothing is retrieved or R = 0. (trec_eval 10.0, ``m_set_map.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0}}, ["SetAP"]).summary
@@ -325,6 +379,9 @@ def judged(batch, p):
     grade is in the qrels, so it counts as judged here (trec_eval's ``unj`` counts it as
     unjudged). ir_measures' ``Judged`` (MacAvaney et al., OpenNIR).
 
+    Edge cases: 0 for an empty ranking; negative grades count as judged. (MacAvaney et al. 2020,
+    OpenNIR; ir_measures.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 0, "c": -1}}, {"q": {"a": 4.0, "x": 3.0, "b": 2.0, "c": 1.0}}, ["Judged@2", "Judged"]).summary
     {'Judged@2': 0.5, 'Judged': 0.75}
@@ -337,9 +394,12 @@ def judged(batch, p):
 def hits(batch, p):
     """Number of relevant documents in the top k (all retrieved without a cutoff); the summary is the mean.
 
-    P@k times k: the ``hits_in_top_k`` of the specification documents (seed 000's
-    ``count_hits``). A document is counted once (a run holds a document once per query);
+    P@k times k: the number of hits in the top k that RAG evaluation notebooks report
+    (``hits_in_top_k``). A document is counted once (a run holds a document once per query);
     0 when nothing relevant is retrieved.
+
+    Edge cases: 0 when nothing relevant is retrieved. (Manning, Raghavan & Schütze 2008, section
+    8.3.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["hits@2", "Hits"]).summary

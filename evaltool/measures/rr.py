@@ -1,11 +1,11 @@
-"""Reciprocal rank with a cutoff (ir_measures' ``RR``, the specification documents' ``MRR@K``) and
-the position of the first relevant document."""
+"""Reciprocal rank (ir_measures' ``RR``, trec_eval's ``recip_rank``, ``MRR@K`` with a cutoff) and the
+position of the first relevant document."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import CUTOFF, JUDGED_ONLY, REL, Agg, Option, measure, segment_first
+from evaltool.measures.base import CUTOFF, JUDGED_ONLY, REL, Agg, Option, Settings, measure, segment_first
 from evaltool.measures.restrict import view
 
 BEYOND = Option("beyond", str, "zero", choices=("zero", "k+1"),
@@ -19,17 +19,22 @@ def first_relevant_rank(batch) -> np.ndarray:
     return np.where(first >= 0, batch.rank[np.maximum(first, 0)] if len(batch.rank) else -1, -1)
 
 
-@measure("RR", options=(CUTOFF, REL, JUDGED_ONLY, BEYOND), aliases=("MRR", "mrr", "mrr_at_k"))
+RR_OPTIONS = (CUTOFF, REL, JUDGED_ONLY, BEYOND)
+
+
+@measure("RR", options=RR_OPTIONS, aliases=("MRR", "mrr", "mrr_at_k"))
 def named_reciprocal_rank(batch, p):
     """Reciprocal rank: 1 / rank of the first relevant document; the mean over queries is MRR.
 
     With a cutoff k the search stops at rank k (ir_measures' ``RR@k``, MS MARCO's
     MRR@10): a first relevant document past k, or none at all, scores 0. With
     ``beyond='k+1'`` it scores 1/(k+1) instead, as if it were at rank k+1: the
-    ``MRR@K = mean of 1 / min(rank, K+1)`` of the specification documents (seed 004),
+    ``MRR@K = mean of 1 / min(rank, K+1)`` some RAG benchmarks define,
     which gives a first relevant document at rank 7 with K = 5 the value 1/6; a query with
     no relevant document retrieved also scores 1/(k+1) (min(inf, K+1)). Without a cutoff,
     trec_eval's ``recip_rank``. (Kantor & Voorhees 2000.)
+
+    Edge cases: 0 when no relevant document is retrieved (within k), unless ``beyond='k+1'``.
 
     >>> from evaltool import evaluate
     >>> qrels, run = {"q": {"b": 1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}
@@ -46,13 +51,30 @@ def named_reciprocal_rank(batch, p):
     return out
 
 
+@measure("recip_rank", same_as="RR")
+def reciprocal_rank(batch, params):
+    """1 / rank of the first relevant retrieved document: trec_eval's spelling of ``RR``, computed by its kernel.
+
+    Edge cases: 0 when no relevant document is retrieved (or the query has none).
+    (Kantor & Voorhees 2000; trec_eval 10.0, ``m_recip_rank.c``.)
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["recip_rank"]).summary
+    {'recip_rank': 0.5}
+    """
+    return named_reciprocal_rank(batch, Settings.defaults(RR_OPTIONS))
+
+
 @measure("FirstRelPos", options=(REL, JUDGED_ONLY), agg=Agg.MEAN_DEFINED, aliases=("first_relevant_position",))
 def first_relevant_position(batch, p):
     """1-based rank of the first relevant retrieved document; nan (JSON null) when none is retrieved.
 
     The summary is the mean over the queries that have one (nan if none does). 1 / this
-    value is the reciprocal rank. The ``first_relevant_position`` of the specification
-    documents (seed 000).
+    value is the reciprocal rank. Also spelt ``first_relevant_position``, as RAG
+    evaluation notebooks name it.
+
+    Edge cases: nan when no relevant document is retrieved; the summary leaves such queries out, nan
+    if all are. (Kantor & Voorhees 2000, the reciprocal of RR.)
 
     >>> from evaltool import evaluate
     >>> result = evaluate({"q": {"b": 1}, "r": {"c": 1}}, {"q": {"a": 2.0, "b": 1.0}, "r": {"d": 1.0}},

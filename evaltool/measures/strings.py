@@ -11,6 +11,9 @@ from evaltool.measures.base import Agg, Params, measure
 def runid(batch, params):
     """The run tag: the last field of the run's last content line.
 
+    Edge cases: no value per query; when lines carry different tags, the last line's wins.
+    (trec_eval 10.0, ``m_runid.c``.)
+
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["runid"], runid="bm25").summary
     {'runid': 'bm25'}
@@ -28,6 +31,9 @@ def relstring(batch, params):
     A digit for grades 0-9, '>' above 9, '-' for a document outside the qrels, '.' for a
     negative grade (in the pool, unjudged). With ``-c`` a query missing from the run shows
     '' under the bare name, and '-' (trec_eval's stand-in document) as ``relstring_N``.
+
+    Edge cases: a ranking shorter than N prints only the documents it has. (trec_eval 10.0,
+    ``m_relstring.c``.)
 
     >>> from evaltool import evaluate
     >>> evaluate({"q": {"a": 2, "b": -1}}, {"q": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["relstring.5"], per_query=True).per_query

@@ -111,6 +111,15 @@ class EvalResult:
     * ``meta``: inputs, options, counts, skipped queries and where judgments came from;
       ``strategies`` maps each query to the source of its judgments (``qrels``, ``pack``,
       ``token-fallback``); ``zscores`` says the values are z-scores (``-Z``).
+
+    >>> from evaltool import evaluate
+    >>> result = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}},
+    ...                   ["mrr"], group_by="kind", topics={"q1": {"kind": "faq"}, "q2": {"kind": "how-to"}},
+    ...                   thresholds=True)
+    >>> result.summary, result.groups["kind"]["how-to"]
+    ({'mrr': 0.75}, {'count': 1, 'mrr': 0.5})
+    >>> result.labels
+    {'all': 'good', 'q1': 'good', 'q2': 'poor', 'kind=faq': 'good', 'kind=how-to': 'poor'}
     """
 
     qids: list[str]

@@ -122,6 +122,16 @@ def test_group_by_on_a_queries_file_uses_the_file_as_topics():
         assert math.isclose(entry["recip_rank"], sum(per_query[q]["recip_rank"] for q in members) / len(members))
 
 
+def test_compare_groups_a_queries_file_by_its_own_fields():
+    cmp = compare_runs("data/rag/queries.jsonl", {"a": "data/rag/results.jsonl", "b": "data/rag/results.jsonl"},
+                       measures=["recip_rank"], group_by="difficulty", complete=True)
+    single = evaluate("data/rag/queries.jsonl", "data/rag/results.jsonl", ["recip_rank"], complete=True,
+                      group_by="difficulty")
+    assert cmp.groups["difficulty"] == {value: {"count": entry["count"],
+                                                "runs": {run: {"recip_rank": entry["recip_rank"]} for run in "ab"}}
+                                        for value, entry in single.groups["difficulty"].items()}
+
+
 def test_group_by_without_topics_on_a_trec_qrels_file_is_refused(files):
     assert_fails(invoke(files["qrels"], files["a"], "--group-by", "difficulty"), "--group-by needs --topics FILE")
 

@@ -317,8 +317,7 @@ def resolve_topics(group_by, topics, judgments=None):
     fields = [group_by] if isinstance(group_by, str) else list(group_by or ())
     if not fields:
         if topics is not None:
-            raise EvaltoolError("topics given without group_by (--topics needs --group-by FIELD to say which "
-                                "field groups the queries)")
+            raise EvaltoolError("--topics needs --group-by FIELD (group_by=) to say which field groups the queries")
         return [], None
     if topics is None:
         topics = topics_io.topics_of_queries(judgments)

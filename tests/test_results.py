@@ -136,6 +136,17 @@ def test_group_by_without_topics_on_a_trec_qrels_file_is_refused(files):
     assert_fails(invoke(files["qrels"], files["a"], "--group-by", "difficulty"), "--group-by needs --topics FILE")
 
 
+def test_grouping_arguments_that_cannot_work_are_refused_before_scoring():
+    assert_fails(invoke("data/rag/queries.jsonl", "data/rag/results.jsonl", "--group-by", "colour"),
+                 "data/rag/queries.jsonl: no field 'colour' to group by; the file has 'qid', 'query', 'category'")
+    with pytest.raises(EvaltoolError, match=r"--topics needs --group-by FIELD \(group_by=\)"):
+        evaluate(QRELS, run_dict(RANKS["A"]), ["map"], topics={"q1": {"kind": "a"}})
+    with pytest.raises(EvaltoolError, match="<topics>: the fields of query 'q1' must be a mapping, not str"):
+        evaluate(QRELS, run_dict(RANKS["A"]), ["map"], group_by="kind", topics={"q1": "a"})
+    with pytest.raises(EvaltoolError, match="runs given as a {name: run} mapping take their names from it"):
+        compare_runs(QRELS, {"A": run_dict(RANKS["A"]), "B": run_dict(RANKS["B"])}, names=["x", "y"])
+
+
 # ---------------------------------------------------------------- one JSON writer
 
 

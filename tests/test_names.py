@@ -158,6 +158,10 @@ def test_every_alias_is_a_spelling():
                 example = token[:-len(AT_SUFFIX)] + "_at_5"
             elif at is not None and (at.required or token in MEASURES):
                 example = f"{token}@{'0.5' if at.kind is float else '5'}"
+            required = [o for o in m.options if o.required and not o.at]
+            if required:   # (C/W/L measures need max_rel)
+                head, at_sign, tail = example.partition("@")
+                example = head + "(" + ",".join(f"{o.name}=4" for o in required) + ")" + at_sign + tail
             [request] = parse_measures([example])
             assert request.measure is (MEASURES[token] if example in MEASURES else m), example
     assert set(TOKENS) >= set(NAMED_MEASURES)

@@ -63,6 +63,7 @@ def test_threshold_accepts_the_trec_eval_spelling_of_an_evaluated_measure(files)
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["labels"] == {"all": "poor"}  # 0.7654 < 0.77, the only thresholded measure evaluated
+    assert out["thresholds"] == {"recip_rank": 0.7, "P_5": 0.5, "ndcg_cut.10": 0.77}  # the ones in force
     assert invoke(files["qrels"], files["a"], "-m", "ndcg@10", "--threshold", "ndcg_cut_10=0.76",
                   "-o", "json").stdout.count('"good"') == 1
 

@@ -32,6 +32,7 @@ test: test-deps
 
 bench: test-deps
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/dashboard.py
 
 # a quick look, not a result to keep: written under benchmarks/cache/, which git ignores
 bench-quick: test-deps

@@ -7,7 +7,7 @@ import sys
 import click
 
 from evaltool.bench.backends import DEFAULT_MAX_RESPONSE_BYTES, SHAPE_ERRORS
-from evaltool.cli.common import fail, option_group, warn
+from evaltool.cli.common import complete_measure, fail, option_group, warn
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 from evaltool.measures.sets import described
@@ -42,6 +42,7 @@ backend_option = click.option("--backend", required=True, metavar="SPEC",
 
 def measure_option(defaults: str):
     return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
+                        shell_complete=complete_measure,
                         help=f"Measure; repeatable. Default: {defaults}.")
 
 

@@ -27,6 +27,22 @@ def fail(exc: EvaltoolError):
     sys.exit(2)
 
 
+def complete_measure(ctx, param, incomplete: str) -> list:
+    """Shell completion after ``-m``: measure names, ir_measures spellings, aliases and nicknames."""
+    from click.shell_completion import CompletionItem
+
+    from evaltool.measures import MEASURES, NAMED_MEASURES, NICKNAMES
+
+    names = set(MEASURES) | set(NICKNAMES)
+    for measure in NAMED_MEASURES.values():
+        for alias in (measure.name, *measure.aliases):
+            token = alias if isinstance(alias, str) else alias[0]
+            names.add(token.removesuffix("_at_k") + "_at_" if token.endswith("_at_k") else token)
+    exact = sorted(n for n in names if n.startswith(incomplete))
+    matches = exact or sorted(n for n in names if n.lower().startswith(incomplete.lower()))
+    return [CompletionItem(name) for name in matches]
+
+
 def option_group(*decorators):
     """Several click options as one decorator, in the order given."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
+    complete_measure,
     REPORT_FORMATS, check_format, emit, engine_options, evaluation_options, fail, grouping_arguments,
     grouping_options, output_options, relevance_arguments, relevance_options, warn,
 )
@@ -32,7 +33,7 @@ queries compared are those all runs were scored on, which the output states.
 @click.command("compare", help=COMPARE_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]", shell_complete=complete_measure,
               help=f"Measure to compare; repeatable. Default: {described('compare')}.")
 @evaluation_options
 @engine_options

@@ -7,6 +7,7 @@ import time
 import click
 
 from evaltool.cli.common import (
+    complete_measure,
     check_format, emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options,
     output_options, relevance_arguments, relevance_options, warn,
 )
@@ -41,7 +42,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @click.command("eval", help=EVAL_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]", shell_complete=complete_measure,
               help=f"Measure or nickname ({', '.join(NICKNAMES)}); repeatable. Default: {described('eval')}.")
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print a value for every query.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the summary ('all') rows.")

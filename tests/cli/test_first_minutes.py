@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import invoke
-from tests.test_errors import assert_fails
+from tests.helpers import assert_fails, invoke
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QRELS, RUN = str(ROOT / "data" / "qrels.txt"), str(ROOT / "data" / "run.txt")
 
 

@@ -53,6 +53,18 @@ def _parse_grade(token: bytes) -> int | None:
     return int(token)
 
 
+def judgment_grade(name: str, number: int, raw: bytes, fields: list[bytes], expected: str) -> int:
+    """The grade of a judgment line of 4 fields (qrels, subtopic qrels), or ParseError naming the line."""
+    if len(fields) != 4:
+        raise ParseError(name, number, line_text(raw), expected)
+    grade = _parse_grade(fields[3])
+    if grade is None:
+        raise ParseError(name, number, line_text(raw), f"an integer grade in field 4, not {decode(fields[3])!r}")
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field 4")
+    return grade
+
+
 def parse_score(token: bytes) -> float | None:
     if b"_" in token:
         return None
@@ -182,13 +194,7 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, grades, lines = [], [], [], []
     for number, raw, fields in _content_lines(data):
-        if len(fields) != 4:
-            raise ParseError(name, number, line_text(raw), QRELS_EXPECTED)
-        grade = _parse_grade(fields[3])
-        if grade is None:
-            raise ParseError(name, number, line_text(raw), f"an integer grade in field 4, not {decode(fields[3])!r}")
-        if not GRADE_MIN <= grade <= GRADE_MAX:
-            raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field 4")
+        grade = judgment_grade(name, number, raw, fields, QRELS_EXPECTED)
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[2]))
         grades.append(grade)

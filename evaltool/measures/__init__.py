@@ -13,7 +13,7 @@ import importlib
 
 from evaltool.measures.sets import DEFAULT_SETS, NAMED_ORDER, NICKNAMES, TREC_ORDER
 
-FAMILIES = ("ap", "counts", "dcg", "err", "gain", "iprec", "precision", "rr", "strings")
+FAMILIES = ("ap", "counts", "dcg", "diversity", "err", "gain", "iprec", "precision", "rr", "strings")
 _FROM_BASE = ("Agg", "Measure", "Params", "Request")
 
 

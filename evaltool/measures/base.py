@@ -132,6 +132,7 @@ class Measure:
     percent: bool = False              # reports that show percentages show this one as one (P, recall)
     same_as: str | tuple | None = None  # trec_eval measures: the named measure each output equals
     complete_summary: Callable | None = None  # with -c, the summary is this function of the qrels instead
+    subtopics: bool = False            # the kernel reads judgments per subtopic (batch.intents)
 
     @property
     def equivalent(self) -> tuple[str, dict] | None:
@@ -158,7 +159,8 @@ NAMED_REGISTRY: dict[str, Measure] = {}  # named-parameter measures, by canonica
 def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg: Agg = Agg.MEAN,
             integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
             arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = (),
-            percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None):
+            percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None,
+            subtopics: bool = False):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
@@ -168,7 +170,9 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
     ``aliases`` lists its other spellings. ``percent`` marks a measure that reports read as
     a percentage; ``same_as`` names the named-parameter measure a trec_eval measure spells
     (``ndcg_cut`` is ``nDCG``, a cutoff being its ``@``), so both are one concept;
-    ``complete_summary(qrels)`` replaces the summary under ``-c`` (trec_eval's ``num_rel``).
+    ``complete_summary(qrels)`` replaces the summary under ``-c`` (trec_eval's ``num_rel``);
+    ``subtopics`` marks a kernel that reads judgments per subtopic, so the qrels are read
+    as subtopic qrels (:mod:`evaltool.io.subtopics`).
     """
     named = options is not None
     registry = NAMED_REGISTRY if named else REGISTRY
@@ -180,7 +184,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
             name, kernel, Params.NAMED if named else params, tuple(default), agg, integer, per_query,
             on_missing, kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
             arity=arity, on_missing_bare=on_missing_bare, options=tuple(options or ()), aliases=tuple(aliases),
-            percent=percent, same_as=same_as, complete_summary=complete_summary,
+            percent=percent, same_as=same_as, complete_summary=complete_summary, subtopics=subtopics,
         )
         return kernel
 

@@ -3,6 +3,23 @@
 from __future__ import annotations
 
 
+QUOTE_LIMIT = 200  # characters of offending text a message shows
+
+
+def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters when longer (a 100 KB line
+    must not become a 100 KB message).
+
+    >>> quote("q1 0 d1 x")
+    "'q1 0 d1 x'"
+    >>> quote("x" * 1000, limit=5)
+    "'xxxxx'... (1000 characters)"
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 class EvaltoolError(Exception):
     """Base class: bad input or an impossible request, reported without a traceback."""
 
@@ -19,7 +36,7 @@ class ParseError(EvaltoolError):
         self.text = text
         self.expected = expected
         where = f"{path}:{line}" if line is not None else path
-        found = f": found {text!r}" if text is not None else ""
+        found = f": found {quote(text)}" if text is not None else ""
         super().__init__(f"{where}{found}; expected {expected}")
 
 
@@ -56,4 +73,13 @@ class EvaltoolWarning(UserWarning):
 
 
 class QueriesSkippedWarning(EvaltoolWarning):
-    """Judged queries without results in the run were left out of the mean (no ``-c``)."""
+    """Judged queries without results in the run were left out of the mean (no ``-c``).
+
+    >>> import warnings
+    >>> from evaltool import evaluate
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["map"])
+    >>> [type(w.message).__name__ for w in caught]
+    ['QueriesSkippedWarning']
+    """

@@ -128,7 +128,7 @@ class ChunkedScores:
                 column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
                                  else column.values[keep])
             parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
-        if not parts:
+        if not self.seen:  # also under -c, where every judged query would score 0
             raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
         missing = int(sum(p[2].sum() for p in parts))
         skipped = [] if options.complete else absent
@@ -308,7 +308,8 @@ def evaluate(
         },
         "counts": {
             "queries_evaluated": n,
-            "queries_missing_from_run": info["missing"],
+            "queries_missing_from_run": info["missing"] + len(info["skipped"]),
+            "queries_skipped": len(info["skipped"]),
             "qrels_rows": len(qrels_t),
             "run_rows": info["rows"],
             "qrels_duplicates_resolved": qrels_t.duplicates_resolved,

@@ -375,15 +375,21 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     present = np.zeros(len(qrels_qids), dtype=bool)
     found = run_code_pos[run_used]
     present[found[found >= 0]] = True
+    named = np.zeros(len(qrels_qids), dtype=bool)  # the run names the query, with results or an empty ranking
+    named[run_code_pos[run_code_pos >= 0]] = True
     evaluated = np.flatnonzero(present | options.complete)
-    if len(evaluated) == 0:
+    if not named.any():
         # the first ids in byte order: the same whichever reader (or engine) read the run
-        run_sample = sorted((run.qid_vocab[c] for c in run_used), key=byte_key)[:3]
+        run_sample = sorted(run.qid_vocab, key=byte_key)[:3]
         raise InputError(
             f"no query of {run.path} has judgments in {qrels.path} "
             f"(run queries such as {', '.join(map(repr, run_sample))}; "
             f"qrels queries such as {', '.join(map(repr, qrels_qids[:3]))})"
         )
+    if len(evaluated) == 0:
+        empty = [qrels_qids[i] for i in np.flatnonzero(named)[:3]]
+        raise InputError(f"the queries of {run.path} judged in {qrels.path} have no results "
+                         f"({', '.join(map(repr, empty))}); use -c to score them as queries without results")
     n_q = len(evaluated)
     eval_index = np.full(len(qrels_qids), -1, dtype=np.int64)
     eval_index[evaluated] = np.arange(n_q)

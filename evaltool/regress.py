@@ -17,7 +17,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from evaltool.errors import EvaltoolError, InputError, ParseError
+from evaltool.errors import EvaltoolError, InputError, ParseError, quote
 from evaltool.measures import MEASURES
 from evaltool.measures.base import Agg
 
@@ -137,7 +137,7 @@ def _from_text(path: str, text: str) -> Reference:
         try:
             value = _value(text_value, name)
         except ValueError:
-            raise ParseError(path, number, line, f"a number as the value in field 3, not {text_value!r}") from None
+            raise ParseError(path, number, line, f"a number as the value in field 3, not {quote(text_value)}") from None
         key = (name, qid)
         if key in values and not _holds(values[key], value, 0.0):
             raise ParseError(path, number, line, f"one value for {name} {qid}; line {lines[key]} gives {values[key]}")

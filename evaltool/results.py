@@ -472,33 +472,44 @@ def _shown(qids: Sequence[str], most: int = 5) -> str:
 
 
 def evaluation_warnings(result: EvalResult) -> list[tuple[str, type[Warning]]]:
-    """What an evaluation left out, with its warning category: unjudged queries, items without
-    text, skipped queries (:class:`~evaltool.errors.QueriesSkippedWarning`), duplicates."""
+    """What an evaluation left out, each message with its warning category: unjudged queries, items
+    without text, skipped queries (or, under ``-c``, results for fewer than half of the judged
+    queries), duplicates."""
     from evaltool.relevance.resolve import lacking
 
     meta = result.meta
     out = []
+
+    def add(message: str, category: type[Warning] = EvaltoolWarning) -> None:
+        out.append((message, category))
+
     rel = meta.get("relevance") or {}
     unjudged = rel.get("unjudged_queries") or []
     if unjudged:
         n = len(unjudged)
-        out.append((f"warning: {n} {'query' if n == 1 else 'queries'} of {meta['qrels']} could not be judged "
-                    f"with --relevance {rel['mode']} ({lacking(rel['mode'])}) and {'is' if n == 1 else 'are'} "
-                    f"not scored: {_shown(unjudged)}", EvaltoolWarning))
+        add(f"warning: {n} {'query' if n == 1 else 'queries'} of {meta['qrels']} could not be judged "
+            f"with --relevance {rel['mode']} ({lacking(rel['mode'])}) and {'is' if n == 1 else 'are'} "
+            f"not scored: {_shown(unjudged)}")
     without_text = rel.get("items_without_text")
     if without_text:
-        out.append((f"warning: {without_text} retrieved {'item has' if without_text == 1 else 'items have'} no "
-                    "text, so token F1 could not judge them; they count as unjudged", EvaltoolWarning))
+        add(f"warning: {without_text} retrieved {'item has' if without_text == 1 else 'items have'} no text, "
+            "so token F1 could not judge them; they count as unjudged")
     skipped = meta.get("skipped_queries") or []
     if skipped:
-        out.append((f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no "
-                    f"results in {meta['run']} and were skipped ({_shown(skipped)}); use -c to score them as "
-                    "trec_eval does", QueriesSkippedWarning))
+        add(f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no results "
+            f"in {meta['run']} and were skipped ({_shown(skipped)}); use -c to score them as trec_eval does",
+            QueriesSkippedWarning)
+    absent = meta.get("counts", {}).get("queries_missing_from_run", 0)
+    if meta.get("options", {}).get("complete") and 2 * absent > len(result.qids):
+        # judgments of another collection score zeros under -c: no number should hide that
+        add(f"warning: only {len(result.qids) - absent} of the {len(result.qids)} queries judged in "
+            f"{meta['qrels']} have results in {meta['run']}; the other {absent} score as queries without "
+            "results under -c (are these judgments for this run?)")
     for side in ("qrels", "run"):
         dropped = meta.get("counts", {}).get(f"{side}_duplicates_resolved")
         if dropped:
-            out.append((f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by "
-                        f"--on-duplicate {meta['options']['on_duplicate']}", EvaltoolWarning))
+            add(f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by "
+                f"--on-duplicate {meta['options']['on_duplicate']}")
     return out
 
 

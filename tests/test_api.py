@@ -149,8 +149,9 @@ def test_to_json_layout(paths):
     assert meta["skipped_queries"] == ["q3"]
     assert meta["options"] == {"relevance_level": 1, "complete": False, "max_ret": None, "judged_only": False,
                                "num_docs_in_coll": 0, "zscores": None, "on_duplicate": "error"}
-    assert meta["counts"] == {"queries_evaluated": 2, "queries_missing_from_run": 0, "qrels_rows": 7,
-                              "run_rows": 7, "qrels_duplicates_resolved": 0, "run_duplicates_resolved": 0}
+    assert meta["counts"] == {"queries_evaluated": 2, "queries_missing_from_run": 1, "queries_skipped": 1,
+                              "qrels_rows": 7, "run_rows": 7, "qrels_duplicates_resolved": 0,
+                              "run_duplicates_resolved": 0}
 
 
 def test_per_query_in_json_only_when_requested(paths):

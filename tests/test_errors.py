@@ -335,6 +335,21 @@ def test_no_common_queries(files):
         evaluate(files.qrels, run)
 
 
+@pytest.mark.parametrize("mode", [[], ["--stream"]])
+def test_no_common_queries_with_complete(files, mode):
+    """-c used to score every qrels query 0 and print 'map all 0.0000' (judgments of another collection)."""
+    run = files.make("other_run", "x1 Q0 d1 1 1.0 r\nx2 Q0 d1 1 1.0 r\n")
+    assert_fails(invoke(files.qrels, run, "-c", "-m", "map", *mode), f"no query of {run} has judgments in {files.qrels}")
+    with pytest.raises(InputError, match="no query of"):
+        evaluate(files.qrels, run, ["map"], complete=True, stream=bool(mode))
+
+
+def test_run_of_empty_rankings_only(files):
+    """A run that names the judged queries but ranks nothing: nothing to average without -c."""
+    with pytest.raises(InputError, match=r"the queries of <run dict> judged in .* have no results \('q1', 'q2'\); use -c"):
+        evaluate(files.qrels, {"q1": {}, "q2": {}}, ["map"])
+
+
 @pytest.mark.parametrize("line,expected", [
     ("q1 P_1 0.5", "4 fields 'query_id measure mean stddev'"),
     ("q1 P_1 0.5 0.1 extra", "4 fields 'query_id measure mean stddev'"),
@@ -415,7 +430,7 @@ def test_api_dict_shape_errors():
     with pytest.raises(ParseError, match="at least one row"):
         evaluate({}, {"q1": {"d1": 1.0}})
     with pytest.raises(ParseError, match="at least one row"):
-        evaluate({"q1": {"d1": 1}}, {"q1": {}})
+        evaluate({"q1": {"d1": 1}}, {})
 
 
 def test_api_dict_keys_that_collide_as_strings():
@@ -491,3 +506,91 @@ def test_negative_relevance_level_is_refused(tmp_path):
     assert result.exit_code == 2
     assert "relevance level (-l) -1: expected 0 or more" in result.stderr
     assert "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------- long lines, compression, binary data
+
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize("mode", [[], ["--stream"]])
+def test_a_100kb_bad_run_line_is_quoted_in_200_characters(files, mode):
+    """The message used to quote the line and its field whole: 200 KB on stderr."""
+    path = files.make("long_run", f"{RUN}q1 Q0 d9 1 {LONG} r\n")
+    message = assert_fails(invoke(files.qrels, path, *mode), f"{path}:4: found 'q1 Q0 d9 1 xxx",
+                           "... (100013 characters); expected a finite number as the score in field 5, not 'xxx",
+                           "... (100000 characters)")
+    assert len(message) < 700
+
+
+def test_a_100kb_bad_qrels_line_is_quoted_in_200_characters(files):
+    path = files.make("long_qrels", f"{QRELS}q1 0 {LONG}\n")
+    message = assert_fails(invoke(path, files.run), f"{path}:4: found 'q1 0 xxx", "... (100005 characters)",
+                           "expected 4 fields")
+    assert len(message) < 700
+    with pytest.raises(ParseError) as caught:
+        evaluate(path, files.run)
+    assert caught.value.text == f"q1 0 {LONG}"  # the attribute keeps the whole text
+
+
+def test_a_100kb_bad_jsonl_line_is_short(files):
+    path = files.make("results.jsonl", '{"qid": "q1", "docid": "d1", "score": 1}\n{"qid": "q1", "docid": "' + LONG + '", ')
+    message = assert_fails(invoke(files.qrels, path), f"{path}:2: found ", "expected one JSON object per line")
+    assert len(message) < 700
+
+
+COMPRESSORS = {
+    "bz2": lambda data: __import__("bz2").compress(data),
+    "xz": lambda data: __import__("lzma").compress(data),
+    "zstd": lambda data: pytest.importorskip("zstandard").ZstdCompressor().compress(data),
+}
+
+
+@pytest.mark.parametrize("kind", list(COMPRESSORS))
+@pytest.mark.parametrize("mode", [[], ["--stream"]])
+def test_bz2_xz_and_zstd_are_read(files, kind, mode):
+    plain = invoke(files.qrels, files.run, "-q", "-m", "map", *mode)
+    run = files.make(f"run.{kind}", COMPRESSORS[kind](RUN.encode()))
+    qrels = files.make(f"qrels.{kind}", COMPRESSORS[kind](QRELS.encode()))
+    packed = invoke(qrels, run, "-q", "-m", "map", *mode)
+    assert packed.exit_code == 0, packed.stderr
+    assert packed.stdout == plain.stdout and "map" in plain.stdout
+
+
+@pytest.mark.parametrize("kind", ["bz2", "xz", "zstd"])
+def test_truncated_bz2_xz_and_zstd(files, kind):
+    data = COMPRESSORS[kind]((RUN * 50).encode())
+    path = files.make(f"broken.{kind}", data[: len(data) // 2])
+    assert_fails(invoke(files.qrels, path), f"evaltool: {path};", f"expected a readable {kind} stream")
+    if kind != "zstd":  # zstandard's stream reader stops at a truncated frame without an error
+        assert_fails(invoke(files.qrels, path, "--stream"), f"evaltool: {path};", "a readable compressed stream")
+
+
+def test_zstd_without_its_package(files, monkeypatch):
+    import sys
+
+    path = files.make("run.zst", COMPRESSORS["zstd"](RUN.encode()))
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # as if not installed
+    for mode in ([], ["--stream"]):
+        assert_fails(invoke(files.qrels, path, *mode),
+                     f"evaltool: {path}: unsupported compression (zstd): install the zstandard package")
+
+
+@pytest.mark.parametrize("content,what", [
+    (b"PK\x03\x04\x14\x00\x00\x00" + b"\x00" * 30, "a zip archive"),
+    (b"7z\xbc\xaf\x27\x1c\x00\x04" + b"\x00" * 30, "a 7z archive"),
+    (b"PAR1\x15\x04" + b"\x00" * 30, "a Parquet file"),
+])
+def test_archives_are_named(files, content, what):
+    path = files.make("run.bin", content)
+    for mode in ([], ["--stream"]):
+        assert_fails(invoke(files.qrels, path, *mode), f"evaltool: {path}: {what}, not a text file; unpack it first")
+    assert_fails(invoke(path, files.run), f"evaltool: {path}: {what}, not a text file")
+
+
+@pytest.mark.parametrize("mode", [[], ["--stream"]])
+def test_binary_data_is_named(files, mode):
+    path = files.make("run.bin", RUN.encode() + b"\x00\x01\x02\xff" * 8)
+    assert_fails(invoke(files.qrels, path, *mode), f"evaltool: {path}:4; expected a text file, not binary data "
+                                                   f"(a NUL byte at byte {len(RUN)})")
+    assert_fails(invoke(path, files.run), f"{path}:4; expected a text file, not binary data")

@@ -11,13 +11,12 @@ no per-row Python objects. Other ids are dictionary-encoded by Arrow.
 
 from __future__ import annotations
 
-import gzip
 import os
 
 import numpy as np
 
 from evaltool.inputs import Qrels, Run
-from evaltool.io.common import GRADE_MAX, GRADE_MIN, GZIP_MAGIC
+from evaltool.io.common import GRADE_MAX, GRADE_MIN, compression, head
 
 COLUMNAR_MIN_BYTES = 2 << 20
 JOBS = os.cpu_count() or 1  # threads for parsing and sorting; --jobs sets it
@@ -32,22 +31,20 @@ def available() -> bool:
     return True
 
 
+def _compression(path: str) -> str | None:
+    with open(path, "rb") as handle:
+        return compression(handle.read(16))
+
+
 def wanted(path) -> bool:
-    """Large enough to repay importing pyarrow, and pyarrow is there."""
+    """Large enough to repay importing pyarrow, pyarrow is there, and the file is plain or gzip
+    (other compressions go to the line reader, which decompresses them whole)."""
     name = os.fspath(path)
     try:
-        return name != "-" and os.path.getsize(name) >= COLUMNAR_MIN_BYTES and available()
+        return (name != "-" and os.path.getsize(name) >= COLUMNAR_MIN_BYTES and available()
+                and _compression(name) in (None, "gzip"))
     except OSError:
         return False
-
-
-def _head(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        start = handle.read(1 << 16)
-    if start[:2] == GZIP_MAGIC:
-        with gzip.open(path, "rb") as handle:
-            start = handle.read(1 << 16)
-    return start
 
 
 def _delimiter(head: bytes, fields: int) -> str | None:
@@ -68,8 +65,7 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str):
 
     pa.set_cpu_count(max(1, JOBS))
 
-    with open(path, "rb") as handle:
-        compressed = handle.read(2) == GZIP_MAGIC
+    compressed = _compression(path) == "gzip"
     source = pa.input_stream(path, compression="gzip") if compressed else path
     try:
         return csv.read_csv(
@@ -278,11 +274,10 @@ def read_run(path) -> Run | None:
     import pyarrow as pa
 
     name = os.fspath(path)
-    delimiter = _delimiter(_head(name), 6)
+    delimiter = _delimiter(head(name), 6)
     if delimiter is None:
         return None
-    with open(name, "rb") as handle:
-        compressed = handle.read(2) == GZIP_MAGIC
+    compressed = _compression(name) == "gzip"
     columns = {"q": pa.string(), "d": pa.string(), "s": pa.float64()}
     if compressed:
         columns["tag"] = pa.dictionary(pa.int32(), pa.string())
@@ -306,7 +301,7 @@ def read_qrels(path) -> Qrels | None:
     import pyarrow.compute as pc
 
     name = os.fspath(path)
-    delimiter = _delimiter(_head(name), 4)
+    delimiter = _delimiter(head(name), 4)
     if delimiter is None:
         return None
     table = _read(name, ["q", "iter", "d", "g"], {"q": pa.string(), "d": pa.string(), "g": pa.int64()}, delimiter)

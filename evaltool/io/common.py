@@ -3,23 +3,158 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import sys
 import zlib
+from contextlib import contextmanager
 
 import numpy as np
 
 from evaltool.errors import EvaltoolError, ParseError
 
-GZIP_MAGIC = b"\x1f\x8b"
 DUPLICATE_POLICIES = ("error", "first", "max")
 # grades are stored as int64 (trec_eval reads them into a C long)
 GRADE_MIN, GRADE_MAX = -(2**63), 2**63 - 1
 GRADE_RANGE = f"between {GRADE_MIN} and {GRADE_MAX}"
 
 
+# how a compressed stream starts; gzip, bz2 and xz are read through the standard library
+_COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
+_ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+             (b"PAR1", "a Parquet file"), (b"\x04\x22\x4d\x18", "lz4-compressed data"))
+BINARY_PROBE = 1 << 16  # bytes looked at for a NUL byte (text never has one)
+
+
+def compression(start: bytes) -> str | None:
+    """The compression the first bytes of a file show (``gzip``, ``bz2``, ``xz``, ``zstd``), or None.
+
+    >>> compression(b"\\x1f\\x8b\\x08"), compression(b"BZh91AY&SY"), compression(b"q1 0 d1 1")
+    ('gzip', 'bz2', None)
+    """
+    for magic, kind in _COMPRESSIONS:
+        if start.startswith(magic):
+            # "BZh" could start a query id: a bz2 stream continues with a block size digit and a block magic
+            if kind == "bz2" and not (start[3:4].isdigit() and start[4:10] in (b"1AY&SY", b"\x17rE8P\x90")):
+                continue
+            return kind
+    return None
+
+
+def _zstandard(name: str):
+    try:
+        import zstandard
+    except ImportError:
+        raise EvaltoolError(f"{name}: unsupported compression (zstd): install the zstandard package "
+                            "(pip install 'evaltool[zstd]') or decompress the file first") from None
+    return zstandard
+
+
+def _refuse_archive(name: str, start: bytes) -> None:
+    for magic, what in _ARCHIVES:
+        if start.startswith(magic):
+            raise EvaltoolError(f"{name}: {what}, not a text file; unpack it first (gzip, bz2, xz and zstd "
+                                "files are read as they are)")
+
+
+def check_text(name: str, data: bytes) -> None:
+    """Refuse binary data: a NUL byte in the first bytes (after decompression)."""
+    nul = data.find(b"\0", 0, BINARY_PROBE)
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise ParseError(name, line, None, f"a text file, not binary data (a NUL byte at byte {nul})")
+
+
+def open_binary(name: str):
+    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd)."""
+    try:
+        with open(name, "rb") as handle:
+            start = handle.read(16)
+    except OSError as exc:
+        raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
+    kind = compression(start)
+    _refuse_archive(name, start)
+    if kind == "gzip":
+        return gzip.open(name, "rb")
+    if kind == "bz2":
+        import bz2
+
+        return bz2.open(name, "rb")
+    if kind == "xz":
+        import lzma
+
+        return lzma.open(name, "rb")
+    if kind == "zstd":
+        return io.BufferedReader(_zstandard(name).ZstdDecompressor().stream_reader(open(name, "rb"), closefd=True))
+    return open(name, "rb")
+
+
+@contextmanager
+def reading(name: str):
+    """:func:`open_binary` as a context in which a broken compressed stream is a ParseError."""
+    handle = open_binary(name)
+    try:
+        with handle:
+            yield handle
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO:
+            raise  # a plain file: an OSError is not about its content
+        raise ParseError(name, None, None, f"a readable compressed stream ({exc})") from None
+    except Exception as exc:
+        if type(exc).__module__ in ("_lzma", "lzma", "zstandard", "zstd", "zstandard.backend_c"):
+            raise ParseError(name, None, None, f"a readable compressed stream ({exc})") from None
+        raise
+
+
+def head(name: str, size: int = 1 << 16) -> bytes:
+    """The first ``size`` decompressed bytes of a file (b"" when its compressed stream is
+    broken: the reader of the whole file then says what is wrong with it)."""
+    try:
+        with reading(name) as handle:
+            return handle.read(size)
+    except ParseError:
+        return b""
+
+
+def _zstd_frames(zstandard, data: bytes) -> bytes:
+    """Every frame of a zstd stream, refusing a truncated one (its stream reader would just stop)."""
+    parts = []
+    while data:
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        parts.append(frame.decompress(data))
+        if not frame.eof:
+            raise EOFError("the stream ends inside a frame")
+        data = frame.unused_data
+    return b"".join(parts)
+
+
+def decompress(name: str, data: bytes) -> bytes:
+    """The content of a file whose bytes are ``data``: decompressed by its magic bytes, checked to be text."""
+    kind = compression(data[:16])
+    _refuse_archive(name, data[:16])
+    try:
+        if kind == "gzip":
+            data = gzip.decompress(data)
+        elif kind == "bz2":
+            import bz2
+
+            data = bz2.decompress(data)
+        elif kind == "xz":
+            import lzma
+
+            data = lzma.decompress(data)
+        elif kind == "zstd":
+            data = _zstd_frames(_zstandard(name), data)
+    except EvaltoolError:
+        raise
+    except Exception as exc:  # each library has its own error class (lzma.LZMAError, zstandard.ZstdError, ...)
+        raise ParseError(name, None, None, f"a readable {kind} stream ({exc})") from None
+    check_text(name, data)
+    return data
+
+
 def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[str, bytes]:
-    """Return (display name, content) of a file; ``-`` is stdin; gzip is found by magic bytes."""
+    """Return (display name, content) of a file; ``-`` is stdin; compression is found by magic bytes."""
     name = os.fspath(path)
     if name == "-":
         if not allow_stdin:
@@ -32,12 +167,7 @@ def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[s
                 data = handle.read()
         except OSError as exc:
             raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
-    if data[:2] == GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ParseError(name, None, None, f"a readable gzip stream ({exc})") from None
-    return name, data
+    return name, decompress(name, data)
 
 
 def decode(token: bytes) -> str:

@@ -40,14 +40,17 @@ def _check_score(source: str, where: str, value) -> float:
     return score
 
 
-def _build(cls, source, rows, check, on_duplicate, runid=None):
+def _build(cls, source, rows, check, on_duplicate, runid=None, queries=()):
+    """``queries``: query ids to know even without a row (a run's empty rankings)."""
     qids, docs = Encoder(), Encoder()
+    for qid in queries:
+        qids(str(qid))
     qc, dc, values = [], [], []
     for qid, doc, value in rows:
         qc.append(qids(str(qid)))
         dc.append(docs(str(doc)))
         values.append(check(source, f"query {qid!s} document {doc!s}", value))
-    if not values:
+    if not values and not qids.vocab:
         raise ParseError(source, None, None, "at least one row")
     qid_codes = np.asarray(qc, dtype=np.int64)
     doc_codes = np.asarray(dc, dtype=np.int64)
@@ -85,8 +88,16 @@ def qrels_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<
 
 
 def run_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<run dict>", runid: str = "run") -> Run:
-    """``{query_id: {doc_id: score}}`` (pytrec_eval's layout) to Run."""
-    return _build(Run, source, _dict_rows(data, source), _check_score, on_duplicate, runid)
+    """``{query_id: {doc_id: score}}`` (pytrec_eval's layout) to Run.
+
+    A query mapped to ``{}`` is an empty ranking: the run names it but retrieved nothing,
+    so ``complete=True`` scores it as a query without results (0 for most measures).
+
+    >>> run = run_from_dict({"q1": {"d1": 1.0}, "q2": {}})
+    >>> run.qid_vocab, len(run)
+    (['q1', 'q2'], 1)
+    """
+    return _build(Run, source, _dict_rows(data, source), _check_score, on_duplicate, runid, queries=data)
 
 
 def _frame_rows(frame, columns, value_names, source):

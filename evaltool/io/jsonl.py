@@ -32,7 +32,6 @@ is TREC. Every error names the file, the line, the text and what the format expe
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import numbers
@@ -43,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaltool.inputs import Item, Query, Run
-from evaltool.errors import EvaltoolError, ParseError
-from evaltool.io.common import GZIP_MAGIC, Encoder, check_policy, read_bytes, resolve_duplicates
+from evaltool.errors import EvaltoolError, ParseError, quote
+from evaltool.io.common import Encoder, check_policy, head, read_bytes, resolve_duplicates
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl")
 RESULT_FORMATS = ("trec", "jsonl")
@@ -80,24 +79,12 @@ def _first_char(head: bytes) -> str:
 
 
 def head_of(path, size: int = 1 << 16) -> bytes:
-    """The first bytes of a file (decompressed when gzip), for :func:`sniff`.
+    """The first bytes of a file (decompressed), for :func:`sniff`.
 
-    A gzip stream that cannot be read gives no bytes: the reader of the format then
+    A compressed stream that cannot be read gives no bytes: the reader of the format then
     reports what is wrong with it.
     """
-    name = os.fspath(path)
-    try:
-        with open(name, "rb") as handle:
-            start = handle.read(size)
-    except OSError as exc:
-        raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
-    if start[:2] == GZIP_MAGIC:
-        try:
-            with gzip.open(name, "rb") as handle:
-                start = handle.read(size)
-        except (OSError, EOFError, zlib.error):
-            return b""
-    return start
+    return head(os.fspath(path), size)
 
 
 def sniff(head: bytes, kind: str) -> str:
@@ -272,7 +259,7 @@ def _json_objects(name: str, text: str, label: str):
 
 def _grade(check: _Lines, line, obj, docid, value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        check.fail(line, obj, f"an integer grade for document {docid!r} in 'qrels'")
+        check.fail(line, obj, f"an integer grade for document {quote(docid)} in 'qrels'")
     return int(value)
 
 
@@ -332,7 +319,7 @@ def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
     for line, obj in objects:
         query = _query(check, line, obj)
         if query.qid in seen:
-            check.fail(line, obj, f"each qid once; {query.qid!r} was already given at line {seen[query.qid]}")
+            check.fail(line, obj, f"each qid once; {quote(query.qid)} was already given at line {seen[query.qid]}")
         seen[query.qid] = line
         queries.append(query)
     if not queries:
@@ -341,7 +328,7 @@ def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
 
 
 def read_queries(path, fmt: str | None = None) -> Queries:
-    """Read a queries file (JSON or JSONL, gzip allowed)."""
+    """Read a queries file (JSON or JSONL; gzip, bz2, xz or zstd allowed)."""
     name, data = read_bytes(path)
     return parse_queries(name, data, fmt)
 
@@ -404,7 +391,7 @@ def parse_results(name: str, data: bytes, on_duplicate: str = "error") -> Result
 
     def duplicate(first: int, repeated: int) -> None:
         check.fail(items[repeated].line, None,
-                   f"each (query, document) pair once; query {items[first].qid!r} document {items[first].docid!r} "
+                   f"each (query, document) pair once; query {quote(items[first].qid)} document {quote(items[first].docid)} "
                    f"was already given at line {items[first].line} (use --on-duplicate first|max to accept duplicates)")
 
     keep, dropped = resolve_duplicates(on_duplicate, qid_codes, doc_codes, scores, len(docs.vocab), duplicate)
@@ -414,6 +401,6 @@ def parse_results(name: str, data: bytes, on_duplicate: str = "error") -> Result
 
 
 def read_results(path, on_duplicate: str = "error") -> Results:
-    """Read a JSONL results file (gzip allowed; ``-`` is stdin)."""
+    """Read a JSONL results file (compressed allowed; ``-`` is stdin)."""
     name, data = read_bytes(path, allow_stdin=True)
     return parse_results(name, data, on_duplicate)

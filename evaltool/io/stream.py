@@ -11,32 +11,25 @@ whole, so an ungrouped run is still evaluated in bounded memory (one more pass).
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Iterator
 
 import numpy as np
 
 from evaltool.inputs import Run
-from evaltool.errors import InputError, ParseError
+from evaltool.errors import InputError, ParseError, quote
 from evaltool.io import columnar
-from evaltool.io.common import GZIP_MAGIC, Encoder, decode, resolve_duplicates
+from evaltool.io.common import Encoder, check_text, compression, decode, head, reading, resolve_duplicates
 
 CHUNK_ROWS = 1 << 18          # rows per evaluated chunk (at least; cut at a query boundary)
 BLOCK_BYTES = 1 << 23         # bytes of whole lines parsed at a time
 BUCKET_BYTES = 32 << 20       # size of a hash partition of an ungrouped run
 
 
-def _open(path: str):
-    with open(path, "rb") as handle:
-        compressed = handle.read(2) == GZIP_MAGIC
-    return gzip.open(path, "rb") if compressed else open(path, "rb")
-
-
 def line_of_row(path: str, row: int) -> tuple[int, str]:
     """File line number and text of the ``row``-th content line (0-based); for error messages."""
     seen = -1
-    with _open(path) as handle:
+    with reading(path) as handle:
         for number, raw in enumerate(handle, 1):
             fields = raw.split()
             if fields and fields[0][:1] != b"#":
@@ -63,7 +56,7 @@ class _Grouping:
                 line, text = line_of_row(self.path, row_of(qid))
                 raise NotGroupedError(
                     self.path, line, text,
-                    f"a run grouped by query for --stream: query {qid!r} appeared earlier and "
+                    f"a run grouped by query for --stream: query {quote(qid)} appeared earlier and "
                     "again here (group it first, e.g. sort -s -k1,1 run.txt, or drop --stream)",
                 )
         self.finished.update(qids)
@@ -87,8 +80,8 @@ def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid) -> Run:
         line, text = line_of_row(path, row0 + repeated)
         first_line, _ = line_of_row(path, row0 + first)
         raise ParseError(path, line, text,
-                         f"each (query, document) pair once; query {run.qid_vocab[run.qid_codes[first]]!r} "
-                         f"document {run.doc_text(np.array([first]))[0]!r} was already given at line "
+                         f"each (query, document) pair once; query {quote(run.qid_vocab[run.qid_codes[first]])} "
+                         f"document {quote(run.doc_text(np.array([first]))[0])} was already given at line "
                          f"{first_line} (use --on-duplicate first|max to accept duplicates)")
 
     if columnar.has_duplicates(run.qid_codes, run.doc_codes):
@@ -117,7 +110,8 @@ def _arrow_blocks(path: str, delimiter: str):
     )
     pa.set_cpu_count(max(1, columnar.JOBS))
     carry = b""
-    with _open(path) as handle:
+    line0 = 0  # lines before the block
+    with reading(path) as handle:
         while True:
             data = handle.read(BLOCK_BYTES)
             final = not data
@@ -125,45 +119,60 @@ def _arrow_blocks(path: str, delimiter: str):
             cut = len(data) if final else data.rfind(b"\n") + 1
             block, carry = data[:cut], data[cut:]
             if block.strip():
-                table = csv.read_csv(pa.BufferReader(block), read_options=read_options,
-                                     parse_options=parse_options, convert_options=convert_options)
-                if table.num_rows:
-                    yield (table.column("q").combine_chunks(), table.column("d").combine_chunks(),
-                           columnar._numpy(table.column("s"), np.float64), table.column("tag")[-1].as_py())
+                try:
+                    table = csv.read_csv(pa.BufferReader(block), read_options=read_options,
+                                         parse_options=parse_options, convert_options=convert_options)
+                except pa.ArrowInvalid as exc:
+                    if "UTF8" not in str(exc):
+                        raise
+                    # ids that are not UTF-8 (Arrow strings must be): this block through the line
+                    # reader, whose ids keep their bytes as the default reader's do
+                    yield from _parse_lines(path, enumerate(block.split(b"\n"), line0 + 1))
+                else:
+                    if table.num_rows:
+                        yield (table.column("q").combine_chunks(), table.column("d").combine_chunks(),
+                               columnar._numpy(table.column("s"), np.float64), table.column("tag")[-1].as_py())
+                line0 += block.count(b"\n")
             if final:
                 break
 
 
 def _line_blocks(path: str):
     """The same blocks from the line reader (irregular files): exact errors, slower."""
+    with reading(path) as handle:
+        yield from _parse_lines(path, enumerate(handle, 1))
+
+
+def _parse_lines(path: str, numbered_lines):
+    """(qids, docids, scores, tag) blocks of (line number, raw line) pairs, ids as lists of str."""
     from evaltool.io.trec import RUN_EXPECTED, line_text, parse_score
 
     qids, docs, scores, tag = [], [], [], ""
-    with _open(path) as handle:
-        for number, raw in enumerate(handle, 1):
-            fields = raw.split()
-            if not fields or fields[0][:1] == b"#":
-                continue
-            if len(fields) < 6:
-                raise ParseError(path, number, line_text(raw.rstrip(b"\n")), RUN_EXPECTED)
-            score = parse_score(fields[4])
-            if score is None:
-                raise ParseError(path, number, line_text(raw.rstrip(b"\n")),
-                                 f"a finite number as the score in field 5, not {decode(fields[4])!r}")
-            qids.append(decode(fields[0]))
-            docs.append(decode(fields[2]))
-            scores.append(score)
-            tag = decode(fields[5])
-            if len(qids) >= min(CHUNK_ROWS, 1 << 20):
-                yield qids, docs, np.asarray(scores), tag
-                qids, docs, scores = [], [], []
+    for number, raw in numbered_lines:
+        fields = raw.split()
+        if not fields or fields[0][:1] == b"#":
+            continue
+        if len(fields) < 6:
+            raise ParseError(path, number, line_text(raw.rstrip(b"\n")), RUN_EXPECTED)
+        score = parse_score(fields[4])
+        if score is None:
+            raise ParseError(path, number, line_text(raw.rstrip(b"\n")),
+                             f"a finite number as the score in field 5, not {quote(decode(fields[4]))}")
+        qids.append(decode(fields[0]))
+        docs.append(decode(fields[2]))
+        scores.append(score)
+        tag = decode(fields[5])
+        if len(qids) >= min(CHUNK_ROWS, 1 << 20):
+            yield qids, docs, np.asarray(scores), tag
+            qids, docs, scores = [], [], []
     if qids:
         yield qids, docs, np.asarray(scores), tag
 
 
 def _concat(parts):
-    if isinstance(parts[0], list):
-        return [x for part in parts for x in part]
+    """One column of several blocks; Arrow blocks become lists when a line-read block is among them."""
+    if any(isinstance(part, list) for part in parts):
+        return [x for part in parts for x in (part if isinstance(part, list) else part.to_pylist())]
     import pyarrow as pa
 
     return pa.concat_arrays(parts)
@@ -191,7 +200,9 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
         raise InputError("--stream reads a file, not stdin")
     if not os.path.isfile(name):
         raise InputError(f"cannot read {name}: not a readable file")
-    delimiter = columnar._delimiter(columnar._head(name), 6) if columnar.available() else None
+    start = head(name)
+    check_text(name, start)
+    delimiter = columnar._delimiter(start, 6) if columnar.available() else None
     blocks = _arrow_blocks(name, delimiter) if delimiter else _line_blocks(name)
     grouping = _Grouping(name)
     pending: list[tuple] = []
@@ -253,7 +264,7 @@ def _close(grouping: _Grouping, chunk: Run, row0: int) -> None:
             if code in seen:
                 line, text = line_of_row(grouping.path, row0 + start)
                 raise NotGroupedError(grouping.path, line, text,
-                                 f"a run grouped by query for --stream: query {chunk.qid_vocab[code]!r} "
+                                 f"a run grouped by query for --stream: query {quote(chunk.qid_vocab[code])} "
                                  "appeared earlier and again here (group it first, e.g. sort -s -k1,1 run.txt, "
                                  "or drop --stream)")
             seen.add(code)
@@ -273,13 +284,13 @@ def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | No
     name = os.fspath(path)
     size = os.path.getsize(name)
     buckets = max(1, -(-size // bucket_bytes))
-    if _is_gzip(name):
+    if _is_compressed(name):
         buckets *= 4  # compressed size underestimates the text
     tag = ""
     with tempfile.TemporaryDirectory(prefix="evaltool-") as folder:
         files = [open(os.path.join(folder, f"part{i}.txt"), "wb") for i in range(buckets)]
         try:
-            with _open(name) as handle:
+            with reading(name) as handle:
                 for raw in handle:
                     fields = raw.split(None, 1)
                     if not fields or fields[0][:1] == b"#":
@@ -304,6 +315,6 @@ def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | No
             yield run
 
 
-def _is_gzip(path: str) -> bool:
+def _is_compressed(path: str) -> bool:
     with open(path, "rb") as handle:
-        return handle.read(2) == GZIP_MAGIC
+        return compression(handle.read(16)) is not None

@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from evaltool.errors import InputError, ParseError
+from evaltool.errors import InputError, ParseError, quote
 from evaltool.inputs import Qrels, SubtopicJudgments
 from evaltool.io.common import check_policy, decode, read_bytes, resolve_duplicates
 from evaltool.io.trec import _content_lines, judgment_grade, line_text
@@ -83,7 +83,7 @@ def _require_subtopics(judgments: SubtopicJudgments, name: str, line: int | None
     if len(judgments.subtopic_vocab) == 1:
         raise ParseError(name, line, text,
                          f"subtopic judgments ({SUBTOPIC_EXPECTED}, ndeval's qrels) for a diversity measure; "
-                         f"the subtopic (field 2) is {judgments.subtopic_vocab[0]!r} everywhere, so these are "
+                         f"the subtopic (field 2) is {quote(judgments.subtopic_vocab[0])} everywhere, so these are "
                          "ordinary qrels without subtopics")
 
 
@@ -117,9 +117,9 @@ def read_subtopic_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
     def duplicate(first: int, repeated: int) -> None:
         raw = data.split(b"\n")[lines[repeated] - 1]
         raise ParseError(name, lines[repeated], line_text(raw),
-                         f"each (query, subtopic, document) once; query {every.qid_vocab[every.qid_codes[first]]!r} "
-                         f"subtopic {every.subtopic_vocab[every.subtopic_codes[first]]!r} document "
-                         f"{every.doc_vocab[every.doc_codes[first]]!r} was already given at line {lines[first]} "
+                         f"each (query, subtopic, document) once; query {quote(every.qid_vocab[every.qid_codes[first]])} "
+                         f"subtopic {quote(every.subtopic_vocab[every.subtopic_codes[first]])} document "
+                         f"{quote(every.doc_vocab[every.doc_codes[first]])} was already given at line {lines[first]} "
                          "(use --on-duplicate first|max to accept duplicates)")
 
     keep, dropped = resolve_duplicates(on_duplicate, pair, every.doc_codes, every.grades, len(every.doc_vocab),

@@ -26,7 +26,7 @@ import numpy as np
 
 from evaltool.inputs import Qrels, Run
 from evaltool.io import columnar
-from evaltool.errors import ParseError
+from evaltool.errors import ParseError, quote
 from evaltool.io.common import check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, decode, read_bytes, resolve_duplicates
 
 QRELS_EXPECTED = "4 fields 'query_id iteration doc_id grade'"
@@ -59,7 +59,7 @@ def judgment_grade(name: str, number: int, raw: bytes, fields: list[bytes], expe
         raise ParseError(name, number, line_text(raw), expected)
     grade = _parse_grade(fields[3])
     if grade is None:
-        raise ParseError(name, number, line_text(raw), f"an integer grade in field 4, not {decode(fields[3])!r}")
+        raise ParseError(name, number, line_text(raw), f"an integer grade in field 4, not {quote(decode(fields[3]))}")
     if not GRADE_MIN <= grade <= GRADE_MAX:
         raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field 4")
     return grade
@@ -82,7 +82,7 @@ def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.nd
             path,
             line,
             line_text(data_lines[line - 1]),
-            f"each ({kind}) pair once; query {qids[first]!r} document {docs[first]!r} "
+            f"each ({kind}) pair once; query {quote(qids[first])} document {quote(docs[first])} "
             f"was already given at line {int(lines[first])} "
             "(use --on-duplicate first|max to accept duplicates)",
         )
@@ -237,7 +237,7 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error") -> Run:
             raise ParseError(name, number, line_text(raw), RUN_EXPECTED)
         score = parse_score(fields[4])
         if score is None:
-            raise ParseError(name, number, line_text(raw), f"a finite number as the score in field 5, not {decode(fields[4])!r}")
+            raise ParseError(name, number, line_text(raw), f"a finite number as the score in field 5, not {quote(decode(fields[4]))}")
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[2]))
         scores.append(score)

@@ -28,7 +28,7 @@ import numpy as np
 from evaltool.errors import InputError, ParseError, quote
 from evaltool.inputs import Qrels, SubtopicJudgments
 from evaltool.io.common import check_policy, decode, read_bytes, resolve_duplicates
-from evaltool.io.trec import _content_lines, judgment_grade, line_text
+from evaltool.io.trec import content_lines, judgment_grade, line_text
 
 SUBTOPIC_EXPECTED = "4 fields 'query_id subtopic doc_id grade'"
 
@@ -99,7 +99,7 @@ def read_subtopic_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
     name, data = read_bytes(path)
     first_raw = b""
     qids, subtopics, docs, grades, lines = [], [], [], [], []
-    for number, raw, fields in _content_lines(data):
+    for number, raw, fields in content_lines(data):
         grade = judgment_grade(name, number, raw, fields, SUBTOPIC_EXPECTED)
         qids.append(fields[0])
         subtopics.append(fields[1])

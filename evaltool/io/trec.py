@@ -33,7 +33,7 @@ QRELS_EXPECTED = "4 fields 'query_id iteration doc_id grade'"
 RUN_EXPECTED = "6 fields 'query_id iteration doc_id rank score run_tag'"
 
 
-def _content_lines(data: bytes):
+def content_lines(data: bytes):
     """Yield (line number, fields) for every line that is not blank or a comment."""
     for number, raw in enumerate(data.split(b"\n"), 1):
         fields = raw.split()
@@ -193,7 +193,7 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
         return fast
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, grades, lines = [], [], [], []
-    for number, raw, fields in _content_lines(data):
+    for number, raw, fields in content_lines(data):
         grade = judgment_grade(name, number, raw, fields, QRELS_EXPECTED)
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[2]))
@@ -232,7 +232,7 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error") -> Run:
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, scores, lines = [], [], [], []
     runid = b""
-    for number, raw, fields in _content_lines(data):
+    for number, raw, fields in content_lines(data):
         if len(fields) < 6:
             raise ParseError(name, number, line_text(raw), RUN_EXPECTED)
         score = parse_score(fields[4])

@@ -64,6 +64,7 @@ class Fraction(Option):
 ALPHA = Fraction("alpha", float, 0.5, minimum=0,
                  doc="redundancy intolerance: a document relevant to a subtopic already covered c times gains "
                      "(1 - alpha)^c for it (ndeval's -alpha)")
+ORACLE = "ir_measures (pyndeval)"
 BETA = Fraction("beta", float, 0.5, minimum=0, doc="patience: rank i is weighted beta^(i - 1) (ndeval's -beta)")
 
 
@@ -171,7 +172,7 @@ def _err_weight(rank: np.ndarray) -> np.ndarray:
     return 1.0 / (rank + 1.0)
 
 
-@measure("alpha_DCG", options=(CUTOFF_REQUIRED, ALPHA, REL), subtopics=True)
+@measure("alpha_DCG", options=(CUTOFF_REQUIRED, ALPHA, REL), subtopics=True, oracle=f"{ORACLE} for k ≥ 2")
 def alpha_dcg(batch, p):
     """alpha-DCG@k over its ideal ideal: sum over ranks i <= k of gain(i) / log2(i + 1), divided by the same sum for A(1 - alpha)^(i - 1).
 
@@ -197,7 +198,7 @@ def alpha_dcg(batch, p):
 
 
 @measure("alpha_nDCG", options=(CUTOFF_REQUIRED, ALPHA, REL), aliases=("alpha_ndcg", "alpha_ndcg_at_k"),
-         subtopics=True)
+         subtopics=True, oracle=ORACLE)
 def alpha_ndcg(batch, p):
     """alpha-nDCG@k: alpha-DCG of the top k / alpha-DCG of the greedy ideal top k.
 
@@ -223,7 +224,7 @@ def alpha_ndcg(batch, p):
     return safe_div(got, ideal)
 
 
-@measure("ERR_IA", options=(CUTOFF_REQUIRED, ALPHA, REL), subtopics=True)
+@measure("ERR_IA", options=(CUTOFF_REQUIRED, ALPHA, REL), subtopics=True, oracle=f"{ORACLE} for k ≥ 2")
 def err_ia(batch, p):
     """Intent-aware ERR@k over its ideal ideal: sum over ranks i <= k of gain(i) / i, divided by the same sum for A(1 - alpha)^(i - 1).
 
@@ -249,7 +250,7 @@ def err_ia(batch, p):
     return safe_div(got, ideal_ideal)
 
 
-@measure("nERR_IA", options=(CUTOFF_REQUIRED, ALPHA, REL), subtopics=True)
+@measure("nERR_IA", options=(CUTOFF_REQUIRED, ALPHA, REL), subtopics=True, oracle=ORACLE)
 def n_err_ia(batch, p):
     """Intent-aware ERR@k over the greedy ideal: sum over ranks i <= k of gain(i) / i, divided by the same sum for the greedy ideal ranking.
 
@@ -280,7 +281,7 @@ def _rank_biased(batch, p) -> tuple:
     return got, judged, intents, level
 
 
-@measure("NRBP", options=(ALPHA, BETA, REL), subtopics=True)
+@measure("NRBP", options=(ALPHA, BETA, REL), subtopics=True, oracle=ORACLE)
 def novelty_rbp(batch, p):
     """Novelty- and rank-biased precision: (1 - (1 - alpha) beta) / A * sum over ranks i of gain(i) beta^(i - 1).
 
@@ -304,7 +305,7 @@ def novelty_rbp(batch, p):
     return safe_div(got * (1.0 - (1.0 - p.alpha) * p.beta), judged.actual)
 
 
-@measure("nNRBP", options=(ALPHA, BETA, REL), subtopics=True)
+@measure("nNRBP", options=(ALPHA, BETA, REL), subtopics=True, oracle=f"{ORACLE}; 0 for its nan")
 def n_novelty_rbp(batch, p):
     """NRBP over the NRBP of the greedy ideal ranking (every relevant document of the qrels, greedily ordered).
 
@@ -329,7 +330,7 @@ def n_novelty_rbp(batch, p):
     return safe_div(got, ideal @ decay)
 
 
-@measure("P_IA", options=(CUTOFF_REQUIRED, REL), subtopics=True)
+@measure("P_IA", options=(CUTOFF_REQUIRED, REL), subtopics=True, oracle=ORACLE)
 def precision_ia(batch, p):
     """Intent-aware precision@k: the mean over the A subtopics of P@k for that subtopic.
 
@@ -353,7 +354,7 @@ def precision_ia(batch, p):
     return safe_div(found, judged.actual * float(p.cutoff))
 
 
-@measure("AP_IA", options=(REL,), aliases=("MAP_IA",), subtopics=True)
+@measure("AP_IA", options=(REL,), aliases=("MAP_IA",), subtopics=True, oracle=ORACLE)
 def average_precision_ia(batch, p):
     """Intent-aware average precision: the mean over the A subtopics of AP for that subtopic.
 
@@ -380,7 +381,7 @@ def average_precision_ia(batch, p):
     return safe_div(total, judged.actual)
 
 
-@measure("StRecall", options=(CUTOFF_REQUIRED, REL), aliases=("strec", "strec_at_k"), subtopics=True)
+@measure("StRecall", options=(CUTOFF_REQUIRED, REL), aliases=("strec", "strec_at_k"), subtopics=True, oracle=ORACLE)
 def subtopic_recall(batch, p):
     """Subtopic recall@k: the share of the A subtopics with a relevant document in the top k.
 

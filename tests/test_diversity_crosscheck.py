@@ -256,3 +256,21 @@ def test_cli_error_paths(tmp_path):
     assert forced.output.startswith("evaltool: diversity measures and --qrels-format subtopics read judgments per "
                                     f"subtopic: a qrels file 'query_id subtopic doc_id grade' (ndeval's) or a dict "
                                     f"{{qid: {{subtopic: {{docid: grade}}}}}}, not {queries} read as jsonl")
+
+
+def test_published_example():
+    """The worked example of pyndeval's test suite, ndeval's values to its 4 decimals.
+
+    Subtopic a: A; subtopic b: B and D; subtopic c: C. The run: A, D, E (not judged), B.
+    (seanmacavaney/pyndeval, tests/test_pyndeval.py.)
+    """
+    qrels = {"0": {"a": {"A": 1}, "b": {"B": 1, "D": 1}, "c": {"C": 1}}}
+    run = {"0": {"A": 9.3, "D": 8.4, "E": 8.1, "B": 7.6}}
+    published = {"ERR_IA@5": 0.3933, "ERR_IA@10": 0.3907, "ERR_IA@20": 0.3907, "nERR_IA@5": 0.8297,
+                 "nERR_IA@10": 0.8297, "nERR_IA@20": 0.8297, "alpha_DCG@5": 0.4052, "alpha_DCG@10": 0.3998,
+                 "alpha_DCG@20": 0.3997, "alpha_nDCG@5": 0.7868, "alpha_nDCG@10": 0.7868, "alpha_nDCG@20": 0.7868,
+                 "NRBP": 0.3906, "nNRBP": 0.8620, "AP_IA": 0.5000, "P_IA@5": 0.2000, "P_IA@10": 0.1000,
+                 "P_IA@20": 0.0500, "StRecall@5": 0.6666, "StRecall@10": 0.6666, "StRecall@20": 0.6666}
+    ours = evaluate(qrels, run, list(published)).summary
+    for name, value in published.items():
+        assert abs(ours[name] - value) <= 1e-4, (name, ours[name], value)

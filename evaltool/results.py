@@ -110,7 +110,7 @@ class EvalResult:
       issued as :class:`~evaltool.errors.EvaltoolWarning`;
     * ``meta``: inputs, options, counts, skipped queries and where judgments came from;
       ``strategies`` maps each query to the source of its judgments (``qrels``, ``pack``,
-      ``token-fallback``); ``zscores`` says the values are z-scores (``-Z``).
+      ``token-f1``); ``zscores`` says the values are z-scores (``-Z``).
     """
 
     qids: list[str]

@@ -5,8 +5,10 @@ holds that array) or JSONL (one query object per line). A query object has
 
 * ``qid`` (or ``query_id``, ``id``): a string or an integer, once per file;
 * ``query``: the query text (optional);
-* ``relevant_ids``: a list of document ids, each relevant with grade 1, or ``qrels``:
-  ``{doc_id: integer grade}`` (optional; not both);
+* ``relevant_ids``: a list of document ids, each relevant with grade 1 (also spelled
+  ``expected_modules``, or as memorybench writes it ``relevantIds`` / ``relevantChunkIds``,
+  at the top level or in ``metadata``), or ``qrels``: ``{doc_id: integer grade}``
+  (optional; one of them);
 * ``answer`` (a string, a number or a list of them) and/or ``expected_text``: the
   expected answer, for token-F1 judgments (optional);
 * ``category``, ``difficulty``: strings or numbers (optional); ``metadata``: an object
@@ -49,6 +51,8 @@ JUDGMENT_FORMATS = ("trec", "json", "jsonl")
 RESULT_FORMATS = ("trec", "jsonl")
 LABELS = {"json": "queries file, JSON", "jsonl": "queries file, JSONL", "results": "results file, JSONL"}
 QID_KEYS = ("qid", "query_id", "id")
+# lists of relevant ids: ours, the benchmark files', and memorybench's (also inside 'metadata')
+RELEVANT_ID_KEYS = ("relevant_ids", "expected_modules", "relevantIds", "relevantChunkIds")
 DOCID_KEYS = ("docid", "doc_id")
 BOM = "\ufeff"
 
@@ -264,19 +268,27 @@ def _grade(check: _Lines, line, obj, docid, value) -> int:
 
 
 def _relevant(check: _Lines, line, obj) -> dict[str, int] | None:
-    ids, graded = obj.get("relevant_ids"), obj.get("qrels")
-    if ids is not None and graded is not None:
-        check.fail(line, obj, "either 'relevant_ids' or 'qrels', not both")
-    if ids is not None:
-        if not isinstance(ids, list) or any(isinstance(d, bool) or not isinstance(d, (str, numbers.Integral))
-                                            for d in ids):
-            check.fail(line, obj, "'relevant_ids' as a list of document ids (strings or integers)")
-        return {str(d): 1 for d in ids}
+    """The query's explicit judgments: one list of relevant ids (grade 1) or one graded ``qrels``."""
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    given = [(key, obj[key]) for key in RELEVANT_ID_KEYS if obj.get(key) is not None]
+    given += [(f"metadata.{key}", metadata[key]) for key in RELEVANT_ID_KEYS[2:] if metadata.get(key) is not None]
+    graded = obj.get("qrels")
     if graded is not None:
-        if not isinstance(graded, dict):
+        given.append(("qrels", graded))
+    if len(given) > 1:
+        names = [f"'{k}'" for k, _ in given]
+        check.fail(line, obj, f"either {' or '.join(names)}, not {'both' if len(names) == 2 else 'several'}")
+    if not given:
+        return None
+    key, value = given[0]
+    if key == "qrels":
+        if not isinstance(value, dict):
             check.fail(line, obj, "'qrels' as an object {doc_id: integer grade}")
-        return {str(d): _grade(check, line, obj, d, g) for d, g in graded.items()}
-    return None
+        return {str(d): _grade(check, line, obj, d, g) for d, g in value.items()}
+    if not isinstance(value, list) or any(isinstance(d, bool) or not isinstance(d, (str, numbers.Integral))
+                                          for d in value):
+        check.fail(line, obj, f"'{key}' as a list of document ids (strings or integers)")
+    return {str(d): 1 for d in value}
 
 
 def _answers(check: _Lines, line, obj) -> tuple[str, ...]:

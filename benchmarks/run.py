@@ -30,6 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+import clicks as click_logs  # noqa: E402
 import datagen  # noqa: E402
 
 ALL_SIZES = ["S", "DL", "L", "L-shuffled", "XL"]
@@ -381,6 +382,46 @@ def stage_table(results):
     return "\n".join(out)
 
 
+def run_clicks(launcher, names, args, log):
+    """``evaltool clicks`` on each click log, JSONL and Parquet: wall time, events per second, peak RSS."""
+    out = []
+    for name in names:
+        files, meta = click_logs.ensure(args.cache_dir, name, log=log)
+        log(f"\n== {name}: {meta['events']:,} click-log events; {args.repeat} repetition(s)")
+        warm(files.values())
+        for layout, path in files.items():
+            cmd = [evaltool_path(), *click_logs.COMMAND[:1], path, *click_logs.COMMAND[1:]]
+            walls, rss, status, error, summary = [], [], "ok", "", None
+            for rep in range(args.repeat):
+                wall, peak, code, timed_out, stdout, stderr = launcher.run(cmd, args.timeout)
+                if timed_out or code != 0:
+                    status = "timeout" if timed_out else "error"
+                    error = f"killed after {args.timeout:g}s" if timed_out else f"exit {code}: {stderr.strip()[-600:]}"
+                    break
+                walls.append(wall)
+                rss.append(peak)
+                summary = json.loads(stdout)["summary"]
+                log(f"  [{rep + 1}/{args.repeat}] {layout:<8} {fmt_s(wall):>8}  {peak / 1024:7.0f} MB")
+            wall = statistics.median(walls) if walls else None
+            out.append({"data_set": name, "layout": layout, "events": meta["events"], "status": status,
+                        "error": error, "median_wall_s": wall, "walls_s": walls,
+                        "events_per_s": meta["events"] / wall if wall else None,
+                        "peak_rss_kb": max(rss) if rss else None, "summary": summary, "cmd": cmd})
+    return out
+
+
+def click_table(rows):
+    lines = ["evaltool clicks (-m click_mrr -m ctr -m ctr@10 -o json)",
+             f"{'data set':<12} {'layout':<8} {'events':>12} {'wall':>9} {'events/s':>12} {'peak RSS':>10}"]
+    for r in rows:
+        if r["status"] != "ok":
+            lines.append(f"{r['data_set']:<12} {r['layout']:<8} {r['events']:>12,} {r['status'].upper()}: {r['error']}")
+            continue
+        lines.append(f"{r['data_set']:<12} {r['layout']:<8} {r['events']:>12,} {fmt_s(r['median_wall_s']):>9} "
+                     f"{r['events_per_s']:>12,.0f} {r['peak_rss_kb'] / 1024:>7.0f} MB")
+    return "\n".join(lines)
+
+
 def machine_info():
     info = {"cpu_count": os.cpu_count(), "python": sys.version.split()[0], "python_executable": sys.executable,
             "platform": platform.platform(), "machine": platform.machine()}
@@ -456,6 +497,9 @@ def main(argv=None):
     ap.add_argument("--results-dir", default=str(HERE / "results"))
     ap.add_argument("--no-save", action="store_true", help="do not write the results JSON")
     ap.add_argument("--trec-eval", metavar="PATH", help="trec_eval binary (default: from PATH)")
+    ap.add_argument("--clicks", nargs="*", metavar="NAME",
+                    help=f"click-log data sets ({', '.join(click_logs.ALL_CLICKS)}) for the 'evaltool clicks' rows; "
+                         "default clicks-S with --quick, all otherwise; no names: none")
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 on a value mismatch, a failed run or a FAIL goal")
     args = ap.parse_args(argv)
@@ -523,11 +567,16 @@ def main(argv=None):
                 state = "" if r.status == "ok" else f"  {r.status.upper()}: {r.error}"
                 log(f"  [{rep + 1}/{args.repeat}] {r.label:<22} {fmt_s(wall):>8}  {rss / 1024:7.0f} MB{state}")
         check_values(rows)
+    click_sets = click_logs.ALL_CLICKS if args.clicks is None and not args.quick else \
+        click_logs.QUICK_CLICKS if args.clicks is None else split_list(args.clicks, click_logs.ALL_CLICKS, "click log")
+    click_results = run_clicks(launcher, click_sets, args, log) if "evaltool" in have else []
     launcher.close()
 
     goals = check_goals(results, have, missing, sizes)
 
     log("\n" + table(results))
+    if click_results:
+        log("\n" + click_table(click_results))
     stages = stage_table(results)
     if stages:
         log("\nevaltool --timings stage split (medians):\n" + stages)
@@ -559,6 +608,7 @@ def main(argv=None):
                                           for k in STAGES if any(k in t for t in r.timings)} if r.timings else None)}
                     for s, rows in results.items() for r in rows],
         "goals": goals,
+        "clicks": click_results,
     }
     if not args.no_save:
         os.makedirs(args.results_dir, exist_ok=True)

@@ -21,6 +21,7 @@ _EXPORTS = {
     "compare_runs": "evaltool.compare",
     "Comparison": "evaltool.compare",
     "EvaltoolError": "evaltool.errors",
+    "EvaltoolWarning": "evaltool.errors",
     "InputError": "evaltool.errors",
     "MeasureError": "evaltool.errors",
     "ParseError": "evaltool.errors",

@@ -111,6 +111,15 @@ class EvalResult:
     * ``meta``: inputs, options, counts, skipped queries and where judgments came from;
       ``strategies`` maps each query to the source of its judgments (``qrels``, ``pack``,
       ``token-f1``); ``zscores`` says the values are z-scores (``-Z``).
+
+    >>> from evaltool import evaluate
+    >>> result = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}},
+    ...                   ["mrr"], group_by="kind", topics={"q1": {"kind": "faq"}, "q2": {"kind": "how-to"}},
+    ...                   thresholds=True)
+    >>> result.summary, result.groups["kind"]["how-to"]
+    ({'mrr': 0.75}, {'count': 1, 'mrr': 0.5})
+    >>> result.labels
+    {'all': 'good', 'q1': 'good', 'q2': 'poor', 'kind=faq': 'good', 'kind=how-to': 'poor'}
     """
 
     qids: list[str]
@@ -145,8 +154,9 @@ class EvalResult:
         return {qid: {c.name: self._value(c, i) for c in shown} for i, qid in enumerate(self.qids)}
 
     def to_dict(self, per_query: bool | None = None) -> dict:
-        """``{"measures", "summary", "per_query" (when asked), "meta"}``, plus ``groups`` and ``labels``
-        when computed: the JSON output, as Python objects (nan stays a float here)."""
+        """``{"measures", "summary", "per_query" (when asked), "meta"}``, plus ``groups``, and ``labels``
+        with the ``thresholds`` that gave them, when computed: the JSON output, as Python objects
+        (nan stays a float here)."""
         if per_query is None:
             per_query = self.per_query_requested
         out = {"measures": self.measures, "summary": self.summary}
@@ -162,6 +172,7 @@ class EvalResult:
             queries = set(self.qids)
             out["labels"] = {row: value for row, value in self.labels.items()
                              if per_query or row not in queries or row == SUMMARY_ROW}
+            out["thresholds"] = self.thresholds
         return out
 
     def to_json(self, per_query: bool | None = None) -> str:
@@ -308,8 +319,7 @@ def resolve_topics(group_by, topics, judgments=None):
     fields = [group_by] if isinstance(group_by, str) else list(group_by or ())
     if not fields:
         if topics is not None:
-            raise EvaltoolError("topics given without group_by (--topics needs --group-by FIELD to say which "
-                                "field groups the queries)")
+            raise EvaltoolError("--topics needs --group-by FIELD (group_by=) to say which field groups the queries")
         return [], None
     if topics is None:
         topics = topics_io.topics_of_queries(judgments)

@@ -65,6 +65,7 @@ def test_threshold_accepts_the_trec_eval_spelling_of_an_evaluated_measure(files)
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["labels"] == {"all": "poor"}  # 0.7654 < 0.77, the only thresholded measure evaluated
+    assert out["thresholds"] == {"recip_rank": 0.7, "P_5": 0.5, "ndcg_cut.10": 0.77}  # the ones in force
     assert invoke(files["qrels"], files["a"], "-m", "ndcg@10", "--threshold", "ndcg_cut_10=0.76",
                   "-o", "json").stdout.count('"good"') == 1
 
@@ -122,8 +123,29 @@ def test_group_by_on_a_queries_file_uses_the_file_as_topics():
         assert math.isclose(entry["recip_rank"], sum(per_query[q]["recip_rank"] for q in members) / len(members))
 
 
+def test_compare_groups_a_queries_file_by_its_own_fields():
+    cmp = compare_runs("data/rag/queries.jsonl", {"a": "data/rag/results.jsonl", "b": "data/rag/results.jsonl"},
+                       measures=["recip_rank"], group_by="difficulty", complete=True)
+    single = evaluate("data/rag/queries.jsonl", "data/rag/results.jsonl", ["recip_rank"], complete=True,
+                      group_by="difficulty")
+    assert cmp.groups["difficulty"] == {value: {"count": entry["count"],
+                                                "runs": {run: {"recip_rank": entry["recip_rank"]} for run in "ab"}}
+                                        for value, entry in single.groups["difficulty"].items()}
+
+
 def test_group_by_without_topics_on_a_trec_qrels_file_is_refused(files):
     assert_fails(invoke(files["qrels"], files["a"], "--group-by", "difficulty"), "--group-by needs --topics FILE")
+
+
+def test_grouping_arguments_that_cannot_work_are_refused_before_scoring():
+    assert_fails(invoke("data/rag/queries.jsonl", "data/rag/results.jsonl", "--group-by", "colour"),
+                 "data/rag/queries.jsonl: no field 'colour' to group by; the file has 'qid', 'query', 'category'")
+    with pytest.raises(EvaltoolError, match=r"--topics needs --group-by FIELD \(group_by=\)"):
+        evaluate(QRELS, run_dict(RANKS["A"]), ["map"], topics={"q1": {"kind": "a"}})
+    with pytest.raises(EvaltoolError, match="<topics>: the fields of query 'q1' must be a mapping, not str"):
+        evaluate(QRELS, run_dict(RANKS["A"]), ["map"], group_by="kind", topics={"q1": "a"})
+    with pytest.raises(EvaltoolError, match="runs given as a {name: run} mapping take their names from it"):
+        compare_runs(QRELS, {"A": run_dict(RANKS["A"]), "B": run_dict(RANKS["B"])}, names=["x", "y"])
 
 
 # ---------------------------------------------------------------- one JSON writer

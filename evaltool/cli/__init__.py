@@ -24,6 +24,7 @@ COMMANDS = {
     "compare": ("evaltool.cli.compare", "compare_command", "compare runs with paired tests (first run = baseline)"),
     "check": ("evaltool.cli.check", "check_command", "check a run against reference numbers (exit 1 on drift)"),
     "bench": ("evaltool.cli.bench", "bench_command", "run a queries file against a search backend and score it"),
+    "clicks": ("evaltool.cli.clicks", "clicks_command", "click metrics of a click log; click-derived judgments"),
     "measures": ("evaltool.cli.measures", "measures_command", "list measures, or document one"),
     "history": ("evaltool.cli.history", "history_group", "the evaluation history: list, report, diff, check, export"),
     "suite": ("evaltool.cli.suite", "suite_group", "controlled tests: add, list, enable, disable, run (recorded)"),

@@ -193,3 +193,55 @@ def check_report(result, *, notes: bool = True) -> Report:
     if improved:
         summary += f", {improved} improved (allowed)"
     return Report([table], [summary])
+
+
+# ---------------------------------------------------------------- clicks
+
+
+CLICK_COLUMNS = ["row", "measure", "value", "ci_low", "ci_high", "micro", "macro", "impressions", "queries"]
+
+
+def _defined(value):
+    return None if isinstance(value, float) and value != value else value
+
+
+def clicks_notes(result) -> list[str]:
+    """What the log held and what was ignored or kept apart; how values and intervals were computed."""
+    counts, options = result.meta["counts"], result.meta["options"]
+    ignored = [f"{_plural(counts[key], 'click', 'clicks')} {text}" for key, text in (
+        ("clicks_not_shown", "on documents not shown"), ("repeated_clicks", "repeating a click on the same document"))
+        if counts.get(key)]
+    apart = []
+    if counts.get("empty_impressions"):
+        apart.append(f"{_plural(counts['empty_impressions'], 'impression', 'impressions')} with an empty result list "
+                     "kept apart")
+    if counts.get("duplicate_positions"):
+        apart.append(f"{_plural(counts['duplicate_positions'], 'row', 'rows')} for a position already filled ignored")
+    lines = [f"log {result.meta['log']} ({result.meta['format']}): {_plural(counts['events'], 'event', 'events')}, "
+             f"{_plural(counts['impressions'], 'impression', 'impressions')} of "
+             f"{_plural(counts['queries'], 'query', 'queries')}, {_plural(counts['clicks'], 'click', 'clicks')} counted"
+             + (f"; ignored: {', '.join(ignored)}" if ignored else "") + (f"; {'; '.join(apart)}" if apart else "")]
+    over = "impressions (micro)" if options["average"] == "micro" else "queries (macro)"
+    lines.append(f"value: mean over {over}; ci: {options['confidence']:.0%} percentile bootstrap over {over}, "
+                 f"{options['resamples']} resamples, seed {options['seed']}; first click: "
+                 + ("first in log order" if options["first_click"] == "log" else "top-most clicked result"))
+    return lines
+
+
+def clicks_report(result, *, per_query: bool = False) -> Report:
+    """One long table: a row per measure for the whole log, each group (``FIELD=VALUE``) and, with -q, each query."""
+    rows = []
+
+    def add(key, stats):
+        for name in result.measures:
+            s = stats[name]
+            rows.append([key, name, s["value"], *s["ci"], s["micro"], s["macro"], s["impressions"], s["queries"]])
+
+    add("all", result.meta["clicks"])
+    for field, entries in result.meta.get("clicks_groups", {}).items():
+        for value, stats in entries.items():
+            add(f"{field}={value}", stats)
+    if per_query:
+        for qid, values in result.per_query.items():
+            rows += [[qid, name, _defined(value), None, None, None, None, None, None] for name, value in values.items()]
+    return Report([Table(CLICK_COLUMNS, rows)], clicks_notes(result))

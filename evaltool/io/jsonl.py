@@ -163,8 +163,8 @@ def _decode(name: str, data: bytes, label: str) -> str:
     return text[1:] if text.startswith(BOM) else text
 
 
-def _jsonl_objects(name: str, text: str, label: str):
-    """(line number, object) for every non-blank line."""
+def _jsonl_objects(name: str, text: str, label: str, objects_only: bool = True):
+    """(line number, object) for every non-blank line (any JSON value unless ``objects_only``)."""
     for number, raw in enumerate(text.split("\n"), 1):
         line = raw.strip()
         if not line:
@@ -174,7 +174,7 @@ def _jsonl_objects(name: str, text: str, label: str):
         except json.JSONDecodeError as exc:
             raise ParseError(name, number, _clip(line), f"one JSON object per line ({exc.msg} at column {exc.colno}) "
                                                         f"({label})") from None
-        if not isinstance(obj, dict):
+        if objects_only and not isinstance(obj, dict):
             raise ParseError(name, number, _clip(line), f"a JSON object, not {type(obj).__name__} ({label})")
         yield number, obj
 
@@ -233,7 +233,7 @@ def _wrapped_array(decoder, text: str, pos: int):
         pos = _skip(text, pos + 1)
 
 
-def _json_objects(name: str, text: str, label: str):
+def _json_objects(name: str, text: str, label: str, objects_only: bool = True):
     decoder = json.JSONDecoder()
     pos = _skip(text, 0)
     try:
@@ -253,7 +253,7 @@ def _json_objects(name: str, text: str, label: str):
     if elements is None:
         raise ParseError(name, 1, None, f"an array of query objects, or an object with a 'queries' array ({label})")
     for line, obj in elements:
-        if not isinstance(obj, dict):
+        if objects_only and not isinstance(obj, dict):
             raise ParseError(name, line, _shown(obj), f"a JSON object for each query ({label})")
         yield line, obj
 
@@ -318,15 +318,31 @@ def _query(check: _Lines, line: int, obj: dict) -> Query:
     )
 
 
-def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
-    """A queries file's content (``fmt`` json or jsonl; None: recognise it)."""
+def query_entries(name: str, data: bytes, fmt: str | None = None, objects_only: bool = True):
+    """``(format, entries)`` of a queries file's content: every entry of its JSON array (or of
+    the ``queries`` array of its JSON object), or every JSONL line, as ``(line, value)``.
+
+    The one reader of queries files: evaluation takes the entries as :class:`Query`
+    objects (:func:`parse_queries`), the benchmark command checks them all at once
+    (:mod:`evaltool.bench.queries`); ``objects_only=False`` leaves entries that are not
+    objects to the caller.
+
+    >>> query_entries("q.json", b'{"queries": [\\n  {"id": 1},\\n  {"id": 2}]}')
+    ('json', [(2, {'id': 1}), (3, {'id': 2})])
+    """
     fmt = fmt or sniff(data, "judgments")
     if fmt not in ("json", "jsonl"):
         raise ParseError(name, None, None, "a queries file: a JSON array of query objects or JSONL")
     label = LABELS[fmt]
     text = _decode(name, data, label)
+    return fmt, list((_json_objects if fmt == "json" else _jsonl_objects)(name, text, label, objects_only))
+
+
+def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
+    """A queries file's content (``fmt`` json or jsonl; None: recognise it)."""
+    fmt, objects = query_entries(name, data, fmt)
+    label = LABELS[fmt]
     check = _Lines(name, label)
-    objects = (_json_objects if fmt == "json" else _jsonl_objects)(name, text, label)
     queries, seen = [], {}
     for line, obj in objects:
         query = _query(check, line, obj)

@@ -14,11 +14,11 @@ import sys
 import textwrap
 
 import pytest
-from click.testing import CliRunner
 
 import evaltool
 from evaltool.cli import main
 from evaltool.measures import MEASURES, NICKNAMES
+from tests.helpers import invoke, rows
 
 # trec_eval 10.0's default output (no -m): the 'official' measures with default parameters
 OFFICIAL_NAMES = (
@@ -26,16 +26,6 @@ OFFICIAL_NAMES = (
     + [f"iprec_at_recall_{r:.2f}" for r in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)]
     + [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
 )
-
-
-def invoke(*args, input=None):
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input, prog_name="evaltool")
-    assert "Traceback" not in result.stderr
-    return result
-
-
-def rows(stdout: str) -> list[tuple[str, str, str]]:
-    return [tuple(field.strip() for field in line.split("\t")) for line in stdout.splitlines()]
 
 
 @pytest.fixture

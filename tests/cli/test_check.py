@@ -16,9 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 import evaltool.testing
-from tests.shared import require_shared
-from tests.test_cli import invoke
-from tests.test_errors import assert_fails, write
+from tests.helpers import assert_fails, invoke, require_shared, write
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
 RUN = "q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 1.0 r\nq2 Q0 d3 1 1.0 r\nq2 Q0 d4 2 0.5 r\n"

@@ -14,27 +14,9 @@ import json
 import numpy as np
 import pytest
 import scipy.stats
-from statsmodels.stats.multitest import multipletests
 
 from evaltool.evaluation import evaluate
-from tests.shared import require_shared
-from tests.test_cli import invoke
-from tests.test_errors import assert_fails
-
-RANKS = {"A": {"q1": 1, "q2": 2, "q3": 4, "q4": 1}, "B": {"q1": 1, "q2": 1, "q3": 2, "q4": 2},
-         "C": {"q1": 1, "q2": 1, "q3": 1}}
-
-
-def write_run(path, tag: str, ranks: dict[str, int], depth: int = 5) -> str:
-    """The relevant document d<q> at the given rank among unjudged fillers."""
-    lines = []
-    for qid, rank in ranks.items():
-        docs = [f"x{i}" for i in range(depth - 1)]
-        docs.insert(rank - 1, f"d{qid}")
-        lines += [f"{qid} Q0 {doc} {i + 1} {depth - i} {tag}" for i, doc in enumerate(docs)]
-    path.write_text("\n".join(lines) + "\n")
-    return str(path)
-
+from tests.helpers import RANKS, assert_fails, invoke, require_shared, write_run
 
 @pytest.fixture
 def files(tmp_path):
@@ -152,6 +134,7 @@ def test_dl19_means_are_those_of_single_run_evaluation(dl19):
 
 @pytest.mark.parametrize("test,scipy_test", [("t", scipy.stats.ttest_rel), ("wilcoxon", scipy.stats.wilcoxon)])
 def test_dl19_p_values_are_scipys_on_the_per_query_values(dl19, test, scipy_test):
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
     qrels, runs, singles = dl19
     out = _compare_json(qrels, runs, "--test", test)
     assert all(s.qids == singles[0].qids for s in singles)

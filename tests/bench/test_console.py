@@ -7,7 +7,7 @@ import io
 
 from evaltool.bench import BenchSettings, Listener, run_benchmark
 from evaltool.cli.bench_console import Progress
-from tests.runner_helpers import query, write_queries
+from tests.helpers import query, write_queries
 
 
 class Recorder(Listener):
@@ -34,7 +34,7 @@ def test_run_benchmark_as_a_library_call_tells_its_listener_each_step(tmp_path):
     queries = [query(1, "q ok", ("rel1", "rel2")), query(2, "q boom", behaviour="boom")]
     path = write_queries(tmp_path / "q.json", queries)
     recorder = Recorder()
-    settings = BenchSettings(path, "tests.bench_backends:search_with_corpus", out_dir=str(tmp_path / "out"),
+    settings = BenchSettings(path, "tests.helpers:search_with_corpus", out_dir=str(tmp_path / "out"),
                              concurrency=1)
     result = run_benchmark(settings, recorder)
     assert recorder.events == [

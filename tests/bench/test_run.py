@@ -2,7 +2,7 @@
 concurrency, the report's layout, and its numbers against evaltool run on the TREC files
 the report wrote.
 
-Expected values are by hand. Rankings (tests/bench_backends.py), relevant ids rel1, rel2:
+Expected values are by hand. Rankings (tests/helpers.py), relevant ids rel1, rel2:
 
   ok / transient  rel1 x1 rel2 x2             (rel1, rel2)  P@3 2/3  P@5 2/5  R@10 1  RR 1
   slow            x1 rel1                     (rel1)        P@3 1/3  P@5 1/5  R@10 1  RR 1/2
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import bench_backends
-from tests.runner_helpers import bench, only_report, query, rescore, write_queries
+from tests import helpers
+from tests.helpers import bench, only_report, query, rescore, write_queries
 
-FAKE = "tests.bench_backends:fake_search"
+FAKE = "tests.helpers:fake_search"
 KEYS = ("precision@3", "precision@5", "recall@10", "mrr")
 
 
@@ -61,10 +61,10 @@ def mean(qids, column):
 def mixed_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("mixed")
     path = write_queries(folder / "queries.json", mixed_queries())
-    bench_backends.CALLS.clear()
+    helpers.CALLS.clear()
     result = bench(path, FAKE, folder / "out", "--timeout", "0.5", "--concurrency", "3", "--retries", "2")
     report, report_path = only_report(folder / "out")
-    return result, report, report_path, dict(bench_backends.CALLS)
+    return result, report, report_path, dict(helpers.CALLS)
 
 
 def test_run_completes_despite_failing_queries_and_exits_1(mixed_run):
@@ -227,14 +227,14 @@ def test_an_answer_that_is_not_a_ranking_fails_only_its_query(tmp_path, behaviou
     assert fine["metrics"]["mrr"] == 1.0 and report["metadata"]["failed_queries"] == 1
 
 
-@pytest.mark.parametrize("backend, concurrency", [("tests.bench_backends:async_search", 3),
-                                                  ("tests.bench_backends:threaded_search", 2)])
+@pytest.mark.parametrize("backend, concurrency", [("tests.helpers:async_search", 3),
+                                                  ("tests.helpers:threaded_search", 2)])
 def test_concurrency_is_bounded(tmp_path, backend, concurrency):
-    bench_backends.IN_FLIGHT.update(now=0, max=0)
+    helpers.IN_FLIGHT.update(now=0, max=0)
     path = write_queries(tmp_path / "q.json", [query(i, f"q{i}") for i in range(10)])
     result = bench(path, backend, tmp_path / "out", "--concurrency", concurrency, "--limit", "3")
     assert result.exit_code == 0, result.stderr
-    assert bench_backends.IN_FLIGHT["max"] == concurrency
+    assert helpers.IN_FLIGHT["max"] == concurrency
     report, _ = only_report(tmp_path / "out")
     first = report["detailed_results"][0]
     expected = ["rel1", "x1"] if "async" in backend else ["x1", "rel1", "x2"]  # --limit 3 cuts the threaded 6
@@ -280,7 +280,7 @@ def test_corpus_check_reports_unknown_expected_ids_before_running(tmp_path):
     report, _ = only_report(tmp_path / "out")
     assert report["metadata"]["unknown_expected_ids"] == {"2": ["nope"]}
 
-    hooked = bench(path, "tests.bench_backends:search_with_corpus", tmp_path / "out2")
+    hooked = bench(path, "tests.helpers:search_with_corpus", tmp_path / "out2")
     assert "warning: 2 expected ids of 2 queries not in the corpus (3 ids)" in hooked.stderr
     assert "query 1: rel2" in hooked.stderr
     assert only_report(tmp_path / "out2")[0]["metadata"]["unknown_expected_ids"] == {"1": ["rel2"], "2": ["nope"]}
@@ -302,17 +302,17 @@ def test_run_file_replay_ranks_by_trec_eval_rule(tmp_path):
     assert report["metadata"]["backend_kind"] == "run" and report["metadata"]["run_name"] == "system.run"
     qrels = tmp_path / "qrels"
     qrels.write_text("q1 0 b 1\n")
-    from tests.runner_helpers import invoke
+    from tests.helpers import invoke
 
     original = json.loads(invoke("-m", "recip_rank", "-o", "json", qrels, run).stdout)
     assert original["summary"]["recip_rank"] == first["metrics"]["mrr"]
 
 
 def test_an_object_with_an_async_call_gets_the_fields_it_names(tmp_path):
-    bench_backends.async_object.seen.clear()
+    helpers.async_object.seen.clear()
     path = write_queries(tmp_path / "q.json", [query(1, "q a", version="16.0"), query(2, "q b")])
-    result = bench(path, "tests.bench_backends:async_object", tmp_path / "out")
+    result = bench(path, "tests.helpers:async_object", tmp_path / "out")
     assert result.exit_code == 0, result.stderr
-    assert sorted(bench_backends.async_object.seen) == [("q a", "16.0"), ("q b", None)]
+    assert sorted(helpers.async_object.seen) == [("q a", "16.0"), ("q b", None)]
     report, _ = only_report(tmp_path / "out")
     assert [e["metrics"]["mrr"] for e in report["detailed_results"]] == [1.0, 0.0]

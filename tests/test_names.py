@@ -19,6 +19,7 @@ from evaltool.cli import main
 from evaltool.errors import MeasureError
 from evaltool.measures import MEASURES, NAMED_MEASURES
 from evaltool.names import AT_SUFFIX, TOKENS
+from tests.helpers import ISSUE_IR_MEASURES
 
 QRELS = {
     "q1": {"a": 2, "b": 0, "c": 1, "d": 3, "e": -1, "f": 1},
@@ -39,34 +40,6 @@ TREC = [
     ("map", "map", ["map"]),
     ("recip_rank", "recip_rank", ["recip_rank"]),
     ("ndcg.1=3,2=9", "ndcg.1=3,2=9", ["ndcg_1=3,2=9"]),
-]
-ISSUE_IR_MEASURES = [
-    ("nDCG@10", "nDCG@10"),
-    ("P(rel=2)@5", "P(rel=2)@5"),
-    ("AP", "AP"),
-    ("AP@100", "AP@100"),
-    ("R@1000", "R@1000"),
-    ("RR", "RR"),
-    ("RR@10", "RR@10"),
-    ("Rprec", "Rprec"),   # trec_eval's Rprec: the same name, measure and output
-    ("Bpref", "Bpref"),
-    ("infAP", "infAP"),   # idem
-    ("Success@5", "Success@5"),
-    ("SetP", "SetP"),
-    ("SetR", "SetR"),
-    ("SetF(beta=1)", "SetF"),
-    ("IPrec@0.5", "IPrec@0.5"),
-    ("NumQ", "NumQ"),
-    ("NumRet", "NumRet"),
-    ("NumRel", "NumRel"),
-    ("NumRelRet", "NumRet(rel=1)"),
-    ("Judged@10", "Judged@10"),
-    ("ERR@20", "ERR@20"),
-    ("RBP(p=0.8)", "RBP"),
-    ("RBP(p=0.5,rel=2)", "RBP(p=0.5,rel=2)"),
-    ("nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@10"),
-    ("nDCG(gains={0:0,1:1,2:3})@10", "nDCG(gains={2:3})@10"),
-    ("nDCG(judged_only=True)@10", "nDCG(judged_only=True)@10"),
 ]
 IR_MEASURES_ALIASES = [
     ("NDCG@10", "nDCG@10"), ("MAP", "AP"), ("MRR@10", "RR@10"), ("BPref", "Bpref"), ("RPrec(rel=2)", "Rprec(rel=2)"),
@@ -185,6 +158,10 @@ def test_every_alias_is_a_spelling():
                 example = token[:-len(AT_SUFFIX)] + "_at_5"
             elif at is not None and (at.required or token in MEASURES):
                 example = f"{token}@{'0.5' if at.kind is float else '5'}"
+            required = [o for o in m.options if o.required and not o.at]
+            if required:   # (C/W/L measures need max_rel)
+                head, at_sign, tail = example.partition("@")
+                example = head + "(" + ",".join(f"{o.name}=4" for o in required) + ")" + at_sign + tail
             [request] = parse_measures([example])
             assert request.measure is (MEASURES[token] if example in MEASURES else m), example
     assert set(TOKENS) >= set(NAMED_MEASURES)

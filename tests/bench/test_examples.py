@@ -3,8 +3,7 @@ README shows, and the README's bench section documents every option."""
 
 from __future__ import annotations
 
-from tests.runner_helpers import bench, only_report, rescore
-from tests.shared import ROOT
+from tests.helpers import ROOT, bench, only_report, rescore
 
 
 def test_example_bm25_backend_runs_out_of_the_box(tmp_path):

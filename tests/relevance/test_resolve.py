@@ -572,7 +572,7 @@ def test_results_can_come_from_stdin(priority_files):
 
 
 def test_the_worked_example_in_data_runs(tmp_path):
-    from tests.shared import ROOT
+    from tests.helpers import ROOT
 
     out = json_out(ROOT / "data/rag/queries.jsonl", ROOT / "data/rag/results.jsonl", "-m", "ndcg_cut.5", "-q")
     relevance = out["meta"]["relevance"]
@@ -584,7 +584,7 @@ def test_the_worked_example_in_data_runs(tmp_path):
 
 
 def test_the_readme_shows_the_worked_examples_real_output():
-    from tests.shared import ROOT
+    from tests.helpers import ROOT
 
     readme = (ROOT / "README.md").read_text()
     command = "$ evaltool data/rag/queries.jsonl data/rag/results.jsonl"

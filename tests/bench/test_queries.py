@@ -11,10 +11,10 @@ import json
 import pytest
 
 from evaltool.bench.queries import load_queries
-from tests import bench_backends
-from tests.runner_helpers import bench, query, write_queries
+from tests import helpers
+from tests.helpers import bench, query, write_queries
 
-FAKE = "tests.bench_backends:fake_search"
+FAKE = "tests.helpers:fake_search"
 GOOD = {"id": 1, "query": "a", "category": "c", "difficulty": "easy", "relevant_ids": ["x"]}
 
 
@@ -52,12 +52,12 @@ def good(**changes):
 def test_each_problem_exits_2_with_its_line_before_any_query_runs(tmp_path, second, message):
     path = tmp_path / "q.json"
     path.write_text("[\n" + json.dumps(GOOD) + ",\n" + json.dumps(second) + "\n]\n")
-    bench_backends.CALLS.clear()
+    helpers.CALLS.clear()
     result = bench(str(path), FAKE, tmp_path / "out")
     assert result.exit_code == 2
     assert result.stderr == f"evaltool: {tmp_path}/{message}" + result.stderr.split(message, 1)[1]
     assert result.stderr.count("\n") == 1, "one problem, one line"
-    assert not bench_backends.CALLS, "a query was sent before the file was validated"
+    assert not helpers.CALLS, "a query was sent before the file was validated"
     assert not (tmp_path / "out").exists()
 
 
@@ -137,9 +137,9 @@ def test_jsonl_with_qid_keys_and_no_category_or_difficulty(tmp_path):
     (["--backend", "no_such_module_here:f"],
      "backend no_such_module_here:f: cannot import no_such_module_here: ModuleNotFoundError: "
      "No module named 'no_such_module_here'"),
-    (["--backend", "tests.bench_backends:nothing"], "backend tests.bench_backends:nothing: tests.bench_backends "
+    (["--backend", "tests.helpers:nothing"], "backend tests.helpers:nothing: tests.helpers "
                                                     "has no nothing"),
-    (["--backend", "tests.bench_backends:RANKINGS"], "backend tests.bench_backends:RANKINGS: RANKINGS is not callable"),
+    (["--backend", "tests.helpers:RANKINGS"], "backend tests.helpers:RANKINGS: RANKINGS is not callable"),
     (["--header", "X: 1"], "--request-template, --response-path and --header are for an http(s):// backend"),
     (["--backend", "http://127.0.0.1:9/s", "--request-template", "{q}"],
      "--request-template is not valid JSON (Expecting property name enclosed in double quotes at column 2)"),
@@ -153,7 +153,7 @@ def test_jsonl_with_qid_keys_and_no_category_or_difficulty(tmp_path):
 ])
 def test_bad_options_exit_2_before_any_query_runs(tmp_path, args, message):
     path = write_queries(tmp_path / "q.json", [query(1, "q ok")])
-    bench_backends.CALLS.clear()
+    helpers.CALLS.clear()
     backend = FAKE
     if "--backend" in args:
         at = args.index("--backend")
@@ -161,4 +161,4 @@ def test_bad_options_exit_2_before_any_query_runs(tmp_path, args, message):
     result = bench(path, backend, tmp_path / "out", *args)
     expected = "evaltool: " + message.replace("{out}", str(tmp_path / "out")) + "\n"
     assert (result.exit_code, result.stderr) == (2, expected)
-    assert not bench_backends.CALLS
+    assert not helpers.CALLS

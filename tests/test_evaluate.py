@@ -25,7 +25,6 @@ from click.testing import CliRunner
 from evaltool import evaluate, read_qrels, read_run
 from evaltool.cli import main
 
-pd = pytest.importorskip("pandas")
 
 QRELS_ROWS = [("q1", "d1", 2), ("q1", "d2", 0), ("q1", "d3", 1), ("q1", "d4", -1),
               ("q2", "d5", 1), ("q2", "d6", 1), ("q3", "d7", 1)]
@@ -62,6 +61,7 @@ def paths(tmp_path):
 
 
 def sources(paths):
+    pd = pytest.importorskip("pandas")
     qrels_path, run_path = paths
     frames = (pd.DataFrame(QRELS_ROWS, columns=["query_id", "doc_id", "relevance"]),
               pd.DataFrame(RUN_ROWS, columns=["query_id", "doc_id", "score"]))
@@ -96,6 +96,7 @@ def test_every_input_form_gives_the_same_result(paths, kind):
 
 def test_frame_column_aliases_and_numeric_ids():
     # 'grade' and 'rel' are accepted for the relevance column; ids are compared as text
+    pd = pytest.importorskip("pandas")
     expected = evaluate({"1": {"10": 1, "9": 0}}, {"1": {"10": 1.0, "9": 1.0}}, ["recip_rank", "relstring"],
                         per_query=True)
     # tie: '9' > '10' in byte order, so 9 (grade 0) comes first -> recip_rank 1/2, relstring '01'

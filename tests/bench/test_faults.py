@@ -15,7 +15,7 @@ import os
 import pytest
 
 from tests.fault_server import FaultServer
-from tests.runner_helpers import bench, only_report, query, write_queries
+from tests.helpers import bench, only_report, query, write_queries
 
 SLACK_MS = 1500  # how far past a bound a loaded machine may be, in milliseconds
 

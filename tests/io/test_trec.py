@@ -1,4 +1,4 @@
-"""Reading TREC qrels and run files: what the parsers tolerate and how they order documents.
+"""Reading TREC qrels and run files: what the parsers tolerate (the ordering rules: test_ranking.py).
 
 Every expected value below is worked out by hand in the comment next to it, from
 trec_eval's rules: documents ordered by score descending, ties broken by document id
@@ -11,10 +11,9 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from click.testing import CliRunner
 
 from evaltool import evaluate, read_qrels, read_run
-from evaltool.cli import main
+from tests.helpers import invoke, rows, score, write
 
 # q1: d1 relevant (1), d2 judged non-relevant (0), d3 relevant (2); q2: d4 relevant.
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\n"
@@ -30,35 +29,13 @@ EXPECTED_PER_QUERY = {
 MEASURES = ["runid", "num_ret", "num_rel", "num_rel_ret", "recip_rank", "relstring"]
 
 
-def write(path, content) -> str:
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return str(path)
-
-
-def score(tmp_path, qrels, run, measures=MEASURES, **options):
-    """Evaluate file contents (str or bytes) written to tmp_path."""
-    result = evaluate(write(tmp_path / "qrels", qrels), write(tmp_path / "run", run), measures,
-                      per_query=True, **options)
-    return result
-
-
 def assert_base_result(result):
     assert result.summary == EXPECTED
     assert result.per_query == EXPECTED_PER_QUERY
 
 
-def cli(args, input=None):
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    assert "Traceback" not in result.stderr
-    return result
-
-
-def trec_rows(stdout: str) -> list[tuple[str, str, str]]:
-    return [tuple(field.strip() for field in line.split("\t")) for line in stdout.splitlines()]
-
-
 def test_reference_files_give_the_hand_computed_values(tmp_path):
-    assert_base_result(score(tmp_path, QRELS, RUN))
+    assert_base_result(score(tmp_path, QRELS, RUN, MEASURES))
 
 
 # ---------------------------------------------------------------- tolerated layouts
@@ -91,7 +68,7 @@ def test_comment_and_blank_lines_are_skipped_in_both_files(tmp_path):
         "# q2 Q0 d8 1 9.0 commentedTag\n"
         "\n"
     )
-    assert_base_result(score(tmp_path, qrels, run))
+    assert_base_result(score(tmp_path, qrels, run, MEASURES))
 
 
 def test_tabs_and_several_spaces_between_fields(tmp_path):
@@ -100,18 +77,18 @@ def test_tabs_and_several_spaces_between_fields(tmp_path):
            "q1   Q0  d1    2   2.0     runA   \n"
            " \t q1 Q0\t \td9 3 1.0 runA\n"
            "q2 Q0 d4 1 5.0\t\trunA\n")
-    assert_base_result(score(tmp_path, qrels, run))
+    assert_base_result(score(tmp_path, qrels, run, MEASURES))
 
 
 def test_crlf_line_endings(tmp_path):
-    result = score(tmp_path, QRELS.replace("\n", "\r\n"), RUN.replace("\n", "\r\n"))
+    result = score(tmp_path, QRELS.replace("\n", "\r\n"), RUN.replace("\n", "\r\n"), MEASURES)
     assert_base_result(result)  # in particular the run tag is 'runA', not 'runA\r'
 
 
 def test_no_final_newline(tmp_path):
-    assert_base_result(score(tmp_path, QRELS.rstrip("\n"), RUN.rstrip("\n")))
+    assert_base_result(score(tmp_path, QRELS.rstrip("\n"), RUN.rstrip("\n"), MEASURES))
     assert_base_result(score(tmp_path, QRELS.rstrip("\n").replace("\n", "\r\n"),
-                             RUN.rstrip("\n").replace("\n", "\r\n")))
+                             RUN.rstrip("\n").replace("\n", "\r\n"), MEASURES))
 
 
 def test_gzip_is_detected_by_magic_bytes_whatever_the_name(tmp_path):
@@ -128,15 +105,15 @@ def test_gzip_is_detected_by_magic_bytes_whatever_the_name(tmp_path):
 def test_dash_reads_the_run_from_stdin(tmp_path):
     qrels = write(tmp_path / "qrels", QRELS)
     args = [qrels, "-", "-q", "-m", "recip_rank", "-m", "num_ret"]
-    result = cli(args, input=RUN.encode())
+    result = invoke(*args, input=RUN.encode())
     assert result.exit_code == 0, result.stderr
-    assert trec_rows(result.stdout) == [
+    assert rows(result.stdout) == [
         ("num_ret", "q1", "3"), ("recip_rank", "q1", "0.5000"),
         ("num_ret", "q2", "1"), ("recip_rank", "q2", "1.0000"),
         ("num_ret", "all", "4"), ("recip_rank", "all", "0.7500"),
     ]
     # gzip on stdin is recognised the same way
-    zipped = cli(args, input=gzip.compress(RUN.encode()))
+    zipped = invoke(*args, input=gzip.compress(RUN.encode()))
     assert zipped.exit_code == 0, zipped.stderr
     assert zipped.stdout == result.stdout
 
@@ -180,7 +157,7 @@ def test_fields_after_the_run_tag_are_ignored(tmp_path):
            "q1 Q0 d1 2 2.0 runA 99.0\n"
            "q1 Q0 d9 3 1.0 runA nan inf\n"
            "q2 Q0 d4 1 5.0 runA # not a tag\n")
-    assert_base_result(score(tmp_path, QRELS, run))
+    assert_base_result(score(tmp_path, QRELS, run, MEASURES))
 
 
 def test_runid_is_the_tag_of_the_last_content_line(tmp_path):
@@ -195,99 +172,6 @@ def test_runid_is_the_tag_of_the_last_content_line(tmp_path):
     result = score(tmp_path, QRELS, run, ["runid"])
     assert result.summary == {"runid": "last"}
     assert result.meta["runid"] == "last"
-
-
-# ---------------------------------------------------------------- ordering
-
-
-def test_rank_column_is_ignored_for_ordering(tmp_path):
-    qrels = "q1 0 dA 1\nq1 0 dB 0\nq1 0 dC 1\n"
-    # file order dC, dA, dB; rank column says dA, dC, dB; scores say dB (0.9), dC (0.5), dA (0.1)
-    run = "q1 Q0 dC 2 0.5 r\nq1 Q0 dA 1 0.1 r\nq1 Q0 dB 3 0.9 r\n"
-    result = score(tmp_path, qrels, run, ["recip_rank", "P.1,2,3", "map", "relstring"])
-    # by score: 0 1 1 -> recip_rank 1/2; P_1 0, P_2 1/2, P_3 2/3; AP (1/2 + 2/3) / 2 = 7/12
-    assert result.per_query["q1"]["relstring"] == "011"
-    assert result.summary == {
-        "map": pytest.approx(7 / 12), "recip_rank": 0.5,
-        "P_1": 0.0, "P_2": 0.5, "P_3": pytest.approx(2 / 3),
-    }
-
-
-TIE_CASES = [
-    # (documents in file order with rank column ascending, relevant doc, expected relstring)
-    # byte order: '9' (0x39) > '1' (0x31), so doc9 > doc10 and doc9 comes first;
-    # numeric or "natural" ordering would put doc10 first.
-    (["doc10", "doc9"], "doc10", "-1"),
-    # 'a' (0x61) > 'B' (0x42): a first; case-insensitive descending would put B first.
-    (["B", "a"], "B", "-1"),
-    # 'é' is C3 A9 in UTF-8, above every ASCII byte: éclair before zebra.
-    (["zebra", "éclair"], "zebra", "-1"),
-    # '~' (0x7E) vs 'é' (0xC3): é first even though ASCII '~' sorts after all letters
-    (["~", "é"], "~", "-1"),
-    # prefix: 'd1' < 'd1x' (shorter first in byte order), so descending puts d1x first
-    (["d1", "d1x"], "d1", "-1"),
-    # '\u00e9' (2 bytes) vs '\u4e2d' (3 bytes, E4 B8 AD) vs 'Z'
-    (["Z", "é", "中"], "Z", "--1"),
-]
-
-
-@pytest.mark.parametrize("docs,relevant,relstring", TIE_CASES, ids=[" ".join(c[0]) for c in TIE_CASES])
-def test_tied_scores_order_by_docid_descending_in_byte_order(tmp_path, docs, relevant, relstring):
-    qrels = f"q1 0 {relevant} 1\n"
-    run = "".join(f"q1 Q0 {doc} {i} 1.5 r\n" for i, doc in enumerate(docs, 1))
-    result = score(tmp_path, qrels, run, ["recip_rank", "relstring"])
-    position = relstring.index("1") + 1
-    assert result.per_query["q1"] == {"recip_rank": pytest.approx(1 / position), "relstring": relstring}
-    # the same through the dict API, and whatever order the file lists the lines in
-    reverse = "".join(f"q1 Q0 {doc} {i} 1.5 r\n" for i, doc in enumerate(reversed(docs), 1))
-    assert score(tmp_path, qrels, reverse, ["relstring"]).per_query["q1"]["relstring"] == relstring
-    as_dict = evaluate({"q1": {relevant: 1}}, {"q1": {d: 1.5 for d in docs}}, ["relstring"], per_query=True)
-    assert as_dict.per_query["q1"]["relstring"] == relstring
-
-
-def test_ties_break_only_within_equal_scores(tmp_path):
-    # scores 2 2 1 1 1 0.5; ties: {b, a} -> b a; {Z, doc9, doc10} -> doc9 doc10 Z
-    # grades: a 1, b 0, doc10 2, doc9 0, Z 3, z 1 -> relstring 0 1 0 2 3 1
-    qrels = "q 0 a 1\nq 0 b 0\nq 0 doc10 2\nq 0 doc9 0\nq 0 Z 3\nq 0 z 1\n"
-    run = ("q Q0 a 1 2 r\nq Q0 Z 2 1 r\nq Q0 z 3 0.5 r\n"
-           "q Q0 doc10 4 1 r\nq Q0 b 5 2 r\nq Q0 doc9 6 1.0 r\n")
-    result = score(tmp_path, qrels, run, ["relstring", "recip_rank", "P.2"])
-    assert result.per_query["q"] == {"relstring": "010231", "recip_rank": 0.5, "P_2": 0.5}
-
-
-def test_tie_rule_via_cli_relstring(tmp_path):
-    # grades: Z 2, a 1, é 0; all tied: é, a, Z, then the lower-scored unjudged document
-    qrels = write(tmp_path / "qrels", "q 0 Z 2\nq 0 a 1\nq 0 é 0\n")
-    run = write(tmp_path / "run", "q Q0 Z 1 1.0 r\nq Q0 a 2 1.0 r\nq Q0 é 3 1.0 r\nq Q0 unj 4 0.5 r\n")
-    result = cli(["-q", "-m", "relstring", "-m", "recip_rank", qrels, run])
-    assert result.exit_code == 0, result.stderr
-    assert trec_rows(result.stdout) == [
-        ("recip_rank", "q", "0.5000"), ("relstring", "q", "'012-'"), ("recip_rank", "all", "0.5000"),
-    ]
-
-
-def test_tie_rule_byte_order_holds_for_undecodable_bytes(tmp_path):
-    # trec_eval 10.0 on these bytes: recip_rank 0.5 (0xFF > 0xF0, the undecodable id first)
-    result = score(tmp_path, "q1 0 \xf0\x9f\x98\x80 1\n".encode("latin-1"),
-                   b"q1 Q0 \xff 1 1.0 r\nq1 Q0 \xf0\x9f\x98\x80 2 1.0 r\n", ["recip_rank"])
-    assert result.summary["recip_rank"] == 0.5
-
-
-def test_query_ids_and_per_query_output_sorted_in_byte_order(tmp_path):
-    # byte order: '10' < '2' < '9' < 'B' < 'a' < 'é'
-    qrels = "9 0 d 1\na 0 d 1\n10 0 d 1\né 0 d 1\n2 0 d 1\nB 0 d 1\n"
-    run = "B Q0 d 1 1 r\n2 Q0 x 1 2 r\n2 Q0 d 2 1 r\né Q0 d 1 1 r\n10 Q0 d 1 1 r\na Q0 d 1 1 r\n9 Q0 d 1 1 r\n"
-    order = ["10", "2", "9", "B", "a", "é"]
-    result = score(tmp_path, qrels, run, ["recip_rank"])
-    assert result.qids == order
-    assert list(result.per_query) == order
-    assert result.per_query["2"] == {"recip_rank": 0.5}
-    out = cli(["-q", "-m", "recip_rank", tmp_path / "qrels", tmp_path / "run"])
-    assert out.exit_code == 0, out.stderr
-    rows = trec_rows(out.stdout)
-    assert [qid for _, qid, _ in rows] == order + ["all"]
-    # mean of 1, 0.5, 1, 1, 1, 1 = 5.5 / 6
-    assert rows[-1] == ("recip_rank", "all", "0.9167")
 
 
 def test_qrels_reader_keeps_file_order_and_physical_line_numbers(tmp_path):
@@ -337,7 +221,7 @@ def test_large_files_read_like_small_ones(tmp_path, run_padding, qrels_padding, 
         run = run.replace("runA\n", "runA x y\n").replace("tag\n", "tag 1 2\n")
     qrels = qrels_padding + QRELS
     for q, r in [(QRELS, run), (qrels, RUN), (qrels, run)]:
-        result = score(tmp_path, _variant(q, variant), _variant(r, variant))
+        result = score(tmp_path, _variant(q, variant), _variant(r, variant), MEASURES)
         assert_base_result(result)
     assert len(result.meta["run_queries_without_judgments"]) == PAD_LINES // 30
     assert len(result.meta["skipped_queries"]) == PAD_LINES // 30

@@ -13,8 +13,7 @@ import re
 
 import pytest
 
-from tests.test_cli import invoke
-from tests.test_errors import assert_fails
+from tests.helpers import assert_fails, invoke
 
 QIDS = ["q&1", "q_2%", "q#3|x", "q,4", 'q"5"', "q\\6", "[q7]", "q$8^{}~"]
 NAMES = ["base & co", "50%_more", "#1|best", "a,b", 'say "hi"', "back\\slash", "[run]", "x$^{}~"]

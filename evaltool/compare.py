@@ -249,7 +249,7 @@ class Comparison:
 
     def to_dict(self) -> dict:
         """``{"baseline", "test", "correction", "queries", "runs": {name: {measure: cell}}}``, plus
-        ``groups`` and ``labels`` when computed."""
+        ``groups``, and ``labels`` with their ``thresholds``, when computed."""
         out = {
             "baseline": self.baseline,
             "test": self.test,
@@ -261,6 +261,7 @@ class Comparison:
             out["groups"] = self.groups
         if self.thresholds is not None:
             out["labels"] = self.labels
+            out["thresholds"] = self.thresholds
         return out
 
     def to_json(self) -> str:

@@ -36,7 +36,9 @@ import re
 from collections.abc import Iterable
 
 from evaltool.errors import MeasureError
-from evaltool.measures import DEFAULT_SETS, MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER
+from evaltool.measures import (
+    DEFAULT_SETS, MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER,
+)
 from evaltool.measures.base import Measure, Params, Request
 
 AT_SUFFIX = "_at_k"
@@ -128,8 +130,8 @@ def _named_request(whole: str) -> Request:
         if option.name in args:
             value = option.check(args[option.name], m.name, whole)
         elif option.required:
-            raise MeasureError(f"measure '{whole}': {m.name} needs its {option.name}: {m.name}@"
-                               f"{'k' if option.kind is int else 'r'}")
+            how = f"{m.name}@{'k' if option.kind is int else 'r'}" if option.at else f"{m.name}({option.name}=...)"
+            raise MeasureError(f"measure '{whole}': {m.name} needs its {option.name}: {how}")
         else:
             value = option.default
         values.append((option.name, value))
@@ -138,6 +140,9 @@ def _named_request(whole: str) -> Request:
         if option.needs_at and given[option.name] != option.default and given[at_option.name] is None:
             raise MeasureError(f"measure '{whole}': {option.name} needs a cutoff, as in {m.name}"
                                f"({option.name}={given[option.name]!r})@10")
+    problem = m.check(given) if m.check else None
+    if problem:
+        raise MeasureError(f"measure '{whole}': {problem}")
     return Request(m, tuple(values), spelling=text)
 
 

@@ -154,8 +154,9 @@ class EvalResult:
         return {qid: {c.name: self._value(c, i) for c in shown} for i, qid in enumerate(self.qids)}
 
     def to_dict(self, per_query: bool | None = None) -> dict:
-        """``{"measures", "summary", "per_query" (when asked), "meta"}``, plus ``groups`` and ``labels``
-        when computed: the JSON output, as Python objects (nan stays a float here)."""
+        """``{"measures", "summary", "per_query" (when asked), "meta"}``, plus ``groups``, and ``labels``
+        with the ``thresholds`` that gave them, when computed: the JSON output, as Python objects
+        (nan stays a float here)."""
         if per_query is None:
             per_query = self.per_query_requested
         out = {"measures": self.measures, "summary": self.summary}
@@ -171,6 +172,7 @@ class EvalResult:
             queries = set(self.qids)
             out["labels"] = {row: value for row, value in self.labels.items()
                              if per_query or row not in queries or row == SUMMARY_ROW}
+            out["thresholds"] = self.thresholds
         return out
 
     def to_json(self, per_query: bool | None = None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.shared import require_program
+from tests.helpers import require_program
 
 MODES = ("memory", "columnar", "stream")
 

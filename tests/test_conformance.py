@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from evaltool.cli import main
-from tests.shared import require_shared
+from tests.helpers import require_shared
 
 MEAS_PARAMS = (
     "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 "

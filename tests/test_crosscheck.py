@@ -1,7 +1,7 @@
 """Per-query cross-check of every measure against pytrec_eval on seeded random collections.
 
 pytrec_eval (pytrec-eval-terrier) embeds trec_eval 9's measure code, so every value it
-reports is an independent expectation. The generator below is shared with
+reports is an independent expectation. The generator (tests/helpers.py) is shared with
 ``test_trec_eval_oracle.py`` (which compares against the trec_eval 10 binary).
 
 What the generator stresses, per scenario:
@@ -40,166 +40,15 @@ Known structural differences with pytrec_eval, handled explicitly below:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (pytrec-eval-terrier) is not installed")
 
-from evaltool import evaluate  # noqa: E402
+from evaltool import evaluate
+from tests.helpers import CASES, generate, write_trec
 
 TOLERANCE = 1e-9
-
-# ---------------------------------------------------------------------------- generator
-
-GRADES = np.array([-2, -1, 0, 1, 2, 3, 4])
-PLAIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-PUNCT = "-_.:/#+~"
-NON_ASCII = ["é", "ß", "ÿ", "Ω", "中"]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    n_queries: int
-    ret_range: tuple[int, int]          # documents retrieved per query
-    judged_range: tuple[int, int]       # judgments per query
-    grade_probs: tuple[float, ...]      # over GRADES
-    scores: str                         # "tenths", "continuous", "integers"
-    overlap: float                      # share of judged documents that are also retrieved
-    qrels_only: int = 0                 # extra queries with judgments but no results
-    run_only: int = 0                   # extra queries with results but no judgments
-    id_style: str = "plain"             # "plain" or "stress"
-    extremes: bool = False              # add 1-doc, 1000-doc and no-relevant queries
-
-
-SCENARIOS = {
-    "ties": Scenario("ties", 14, (2, 60), (1, 40), (0.05, 0.05, 0.35, 0.25, 0.15, 0.1, 0.05),
-                     "tenths", 0.6, qrels_only=2, run_only=2),
-    "graded": Scenario("graded", 12, (1, 150), (1, 80), (0.04, 0.04, 0.3, 0.2, 0.18, 0.14, 0.1),
-                       "continuous", 0.5, qrels_only=1, run_only=1),
-    "extremes": Scenario("extremes", 6, (1, 40), (1, 30), (0.05, 0.05, 0.4, 0.3, 0.1, 0.05, 0.05),
-                         "tenths", 0.5, qrels_only=2, run_only=2, extremes=True),
-    "docids": Scenario("docids", 10, (3, 80), (2, 50), (0.05, 0.1, 0.35, 0.25, 0.1, 0.1, 0.05),
-                       "integers", 0.7, qrels_only=1, run_only=1, id_style="stress"),
-    "sparse": Scenario("sparse", 12, (5, 120), (1, 25), (0.3, 0.2, 0.2, 0.15, 0.1, 0.03, 0.02),
-                       "tenths", 0.4, qrels_only=1, run_only=1, id_style="stress"),
-}
-
-
-def _stress_id(rng: np.random.Generator) -> str:
-    """A document id of 1..14 characters mixing case, digits, punctuation ('#') and UTF-8."""
-    length = int(rng.integers(1, 15))
-    chars = []
-    for _ in range(length):
-        pick = rng.random()
-        if pick < 0.75:
-            chars.append(PLAIN[rng.integers(len(PLAIN))])
-        elif pick < 0.93:
-            chars.append(PUNCT[rng.integers(len(PUNCT))])
-        else:
-            chars.append(NON_ASCII[rng.integers(len(NON_ASCII))])
-    return "".join(chars)
-
-
-def _doc_ids(rng: np.random.Generator, n: int, style: str) -> list[str]:
-    """``n`` distinct ids; "stress" ids include prefixes of one another ("d1", "d1#", "d10")."""
-    out: list[str] = []
-    seen: set[str] = set()
-    while len(out) < n:
-        if style == "plain":
-            doc = f"D{int(rng.integers(0, 10 ** int(rng.integers(1, 7))))}"
-        elif out and rng.random() < 0.3:
-            base = out[int(rng.integers(len(out)))]
-            doc = base + _stress_id(rng)[:2] if rng.random() < 0.6 else base[: max(1, len(base) - 1)]
-        else:
-            doc = _stress_id(rng)
-        if doc not in seen:
-            seen.add(doc)
-            out.append(doc)
-    return out
-
-
-def _scores(rng: np.random.Generator, n: int, kind: str) -> list[float]:
-    if kind == "tenths":
-        return [round(float(x), 1) for x in rng.uniform(-0.5, 1.5, n)]
-    if kind == "integers":
-        return [float(x) for x in rng.integers(-2, 4, n)]
-    return [float(x) for x in np.round(rng.normal(10.0, 3.0, n), 6)]
-
-
-def _query(rng, sc: Scenario, n_ret: int, n_judged: int, grade_probs=None, min_grade=0):
-    """One query: (judgments {doc: grade}, results {doc: score})."""
-    n_overlap = min(n_judged, n_ret, int(round(sc.overlap * n_judged)))
-    docs = _doc_ids(rng, n_ret + n_judged - n_overlap, sc.id_style)
-    order = rng.permutation(len(docs))
-    docs = [docs[i] for i in order]
-    retrieved = docs[:n_ret]
-    judged = docs[n_ret - n_overlap:n_ret - n_overlap + n_judged]
-    probs = np.asarray(grade_probs if grade_probs is not None else sc.grade_probs)
-    grades = rng.choice(GRADES, size=len(judged), p=probs / probs.sum())
-    if not (grades >= 0).any():
-        # trec_eval needs one judgment >= 0 per query (see test_trec_eval_oracle.py)
-        grades[int(rng.integers(len(grades)))] = max(min_grade, 0)
-    qrels = {doc: int(g) for doc, g in zip(judged, grades)}
-    run = dict(zip(retrieved, _scores(rng, n_ret, sc.scores)))
-    return qrels, run
-
-
-def generate(scenario: str, seed: int):
-    """Seeded ({qid: {doc: grade}}, {qid: {doc: score}}) for one scenario."""
-    sc = SCENARIOS[scenario]
-    rng = np.random.default_rng([seed, sum(map(ord, scenario))])
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    # query ids whose byte order differs from numeric order
-    qids = [f"{int(x)}" for x in rng.choice(400, size=sc.n_queries, replace=False)]
-    for qid in qids:
-        n_ret = int(rng.integers(sc.ret_range[0], sc.ret_range[1] + 1))
-        n_judged = int(rng.integers(sc.judged_range[0], sc.judged_range[1] + 1))
-        qrels[qid], run[qid] = _query(rng, sc, n_ret, n_judged)
-    if sc.extremes:
-        # one retrieved, one judged (relevant or not); one retrieved of many judged
-        for i in range(3):
-            qrels[f"one{i}"], run[f"one{i}"] = _query(rng, sc, 1, 1 + 5 * i, min_grade=i % 2)
-        # a 1000-document ranking, with and without ties
-        big = Scenario("big", 1, (1000, 1000), (300, 300), sc.grade_probs, "tenths", 0.8, id_style="stress")
-        qrels["big"], run["big"] = _query(rng, big, 1000, 300)
-        big_c = Scenario("big", 1, (1000, 1000), (50, 50), sc.grade_probs, "continuous", 0.5)
-        qrels["bigc"], run["bigc"] = _query(rng, big_c, 1000, 50)
-        # judged, but nothing relevant (only 0 and negative grades)
-        qrels["norel"], run["norel"] = _query(rng, sc, 20, 10, grade_probs=(0.2, 0.2, 0.6, 0, 0, 0, 0))
-        # everything relevant, everything retrieved
-        every = Scenario("every", 1, (8, 8), (8, 8), sc.grade_probs, "continuous", 1.0)
-        qrels["every"], run["every"] = _query(rng, every, 8, 8, grade_probs=(0, 0, 0, 0.3, 0.3, 0.2, 0.2))
-    for i in range(sc.qrels_only):
-        qrels[f"Q{i}only"], _ = _query(rng, sc, 5, int(rng.integers(1, 20)))
-    for i in range(sc.run_only):
-        _, run[f"R{i}only"] = _query(rng, sc, int(rng.integers(1, 30)), 3)
-    return qrels, run
-
-
-def write_trec(folder: Path, qrels: dict, run: dict, runid: str = "gen#run") -> tuple[Path, Path]:
-    """TREC qrels and run files (no comment lines); returns their paths.
-
-    Qrels and run lines are shuffled so that neither file order nor the rank column
-    (deliberately wrong) can stand in for sorting.
-    """
-    rng = np.random.default_rng(len(qrels) * 7919 + len(run))
-    qlines = [f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()]
-    rlines = [f"{q} Q0 {d} {i % 7} {s!r} {runid}\n"
-              for q, docs in run.items() for i, (d, s) in enumerate(docs.items())]
-    qlines = [qlines[i] for i in rng.permutation(len(qlines))]
-    rlines = [rlines[i] for i in rng.permutation(len(rlines))]
-    qpath, rpath = folder / "qrels.txt", folder / "run.txt"
-    qpath.write_bytes("".join(qlines).encode("utf-8"))
-    rpath.write_bytes("".join(rlines).encode("utf-8"))
-    return qpath, rpath
-
-
-CASES = [(name, seed) for name in SCENARIOS for seed in (1, 2, 3)]
 
 # ---------------------------------------------------------------------------- comparison
 
@@ -210,7 +59,11 @@ STRING_MEASURES = ("runid", "relstring")
 # trec_eval prints only a summary for these; handled separately
 SUMMARY_ONLY = ("gm_map", "gm_bpref", "num_q")
 
-DEFAULT_MEASURES = sorted(set(pytrec_eval.supported_measures) - set(NOT_IN_TREC_EVAL_9) - set(STRING_MEASURES))
+
+def default_measures(pytrec_eval) -> list[str]:
+    """Every measure pytrec_eval knows that trec_eval 9 and 10 compute alike, as numbers."""
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (pytrec-eval-terrier) is not installed")
+    return sorted(set(pytrec_eval.supported_measures) - set(NOT_IN_TREC_EVAL_9) - set(STRING_MEASURES))
 
 # parameterised measures pytrec_eval can parse; (pytrec spec, evaltool spec, rename)
 PARAM_MEASURES = [
@@ -226,6 +79,7 @@ PARAM_MEASURES = [
 
 
 def _pytrec(qrels, run, measures, relevance_level, judged_only):
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (pytrec-eval-terrier) is not installed")
     evaluator = pytrec_eval.RelevanceEvaluator(
         qrels, set(measures), relevance_level=relevance_level, judged_docs_only_flag=judged_only
     )
@@ -271,10 +125,11 @@ def collections(tmp_path_factory):
 @pytest.mark.parametrize("scenario,seed", CASES, ids=[f"{n}-{s}" for n, s in CASES])
 def test_every_measure_per_query_matches_pytrec_eval(collections, scenario, seed, config, reading_mode):
     """In every reading mode: line reader, pyarrow reader, and --stream with tiny chunks."""
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (pytrec-eval-terrier) is not installed")
     qrels, run, qpath, rpath = collections[scenario, seed]
     options = CONFIGS[config]
-    expected = _pytrec(qrels, run, DEFAULT_MEASURES + list(SUMMARY_ONLY), **options)
-    result = evaluate(qpath, rpath, DEFAULT_MEASURES + list(SUMMARY_ONLY), per_query=True,
+    expected = _pytrec(qrels, run, default_measures(pytrec_eval) + list(SUMMARY_ONLY), **options)
+    result = evaluate(qpath, rpath, default_measures(pytrec_eval) + list(SUMMARY_ONLY), per_query=True,
                       relevance_level=options["relevance_level"], judged_only=options["judged_only"],
                       stream="--stream" in reading_mode)
     problems = _compare(expected, result.per_query)
@@ -324,7 +179,7 @@ def test_generator_covers_what_it_claims():
 
 # ---------------------------------------------------------------------------- hand-calculated
 # trec_eval 10 behaviours found by test_trec_eval_oracle.py, pinned here by hand so that CI
-# (no trec_eval binary; pytrec_eval cannot take these parameters) keeps them.
+# (pytrec_eval cannot take these parameters) keeps them without the binary.
 
 
 def test_fractional_gains_follow_trec_eval_truncating_sort():

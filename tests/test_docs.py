@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from evaltool.measures import MEASURES, NICKNAMES
-from tests.shared import ROOT
+from tests.helpers import ROOT
 
 README = (ROOT / "README.md").read_text()
 
@@ -62,3 +62,29 @@ def test_history_and_suite_commands_are_documented_with_every_option():
             for param in command.params:
                 if param.param_type_name == "option" and not param.hidden and group == "history":
                     assert any(opt in README for opt in param.opts), (group, name, param.opts)
+
+
+def _table_rows(header_start: str) -> dict[str, list[str]]:
+    """The cells of every row of the README table whose header starts with ``header_start``."""
+    lines = README.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    header = [cell.strip() for cell in lines[start].strip("|").split("|")]
+    rows = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("| `"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows[line.split("`")[1]] = dict(zip(header, cells))
+    return rows
+
+
+def test_same_numbers_as_names_the_oracle_declared_on_each_measure():
+    from evaltool.measures import NAMED_MEASURES
+
+    trec = _table_rows("| measure | parameters (default) |")
+    named = _table_rows("| measure | parameters | aliases |")
+    assert set(trec) == set(MEASURES) and set(named) == set(NAMED_MEASURES)
+    for rows, registry in ((trec, MEASURES), (named, NAMED_MEASURES)):
+        for name, m in registry.items():
+            assert m.oracle, f"{name} declares no oracle"
+            assert rows[name]["same numbers as"] == m.oracle, name

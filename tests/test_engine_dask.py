@@ -18,7 +18,7 @@ distributed = pytest.importorskip("distributed", reason="the Dask engine needs t
 from evaltool import evaluate  # noqa: E402
 from evaltool.cli import main  # noqa: E402
 from evaltool.errors import EvaltoolError  # noqa: E402
-from tests.shared import require_shared  # noqa: E402
+from tests.helpers import require_shared  # noqa: E402
 
 # (qrels, run, options): the published pairs of ../shared/realdata with their edge cases
 PAIRS = [

@@ -15,14 +15,10 @@ from click.testing import CliRunner
 import evaltool
 from evaltool import EvaltoolError, InputError, MeasureError, ParseError, evaluate
 from evaltool.cli import main
+from tests.helpers import assert_fails, write
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
 RUN = "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq2 Q0 d3 1 1.0 r\n"
-
-
-def write(path, content) -> str:
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return str(path)
 
 
 @pytest.fixture
@@ -42,19 +38,6 @@ def files(tmp_path):
 
 def invoke(*args, input=None):
     return CliRunner().invoke(main, [str(a) for a in args], input=input)
-
-
-def assert_fails(result, *fragments, one_line=True):
-    """Exit 2, nothing on stdout, no traceback, and every fragment in the message."""
-    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr, result.exception)
-    assert isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
-    assert result.stdout == "", "output must not be half-written"
-    for fragment in fragments:
-        assert fragment in result.stderr, (fragment, result.stderr)
-    if one_line:
-        assert result.stderr.startswith("evaltool: ") and result.stderr.count("\n") == 1, result.stderr
-    return result.stderr
 
 
 def assert_parse_error(result, path, line, text, expected):

@@ -64,7 +64,6 @@ def invoke(*args):
 
 def _equivalent_spelling(m, param) -> str:
     name, fixed = m.equivalent
-    named = NAMED_MEASURES[name]
     inside = ",".join(f"{k}={v!r}" for k, v in fixed.items())
     text = name + (f"({inside})" if inside else "")
     return text + (f"@{param}" if param is not None else "")
@@ -270,7 +269,7 @@ def test_measures_listing_is_aligned_plain_text():
 @pytest.mark.parametrize("name", [*MEASURES, *NAMED_MEASURES])
 def test_each_measure_document_is_plain_text(name):
     out = invoke("measures", "-m", name).output
-    assert "``" not in out and not re.search(r"^\s*=====", out, re.M), out
+    assert "``" not in out and not re.search(r"^\s*=====", out, re.MULTILINE), out
     assert math.isfinite(len(out)) and ">>> " in out
 
 

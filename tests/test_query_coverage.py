@@ -18,7 +18,7 @@ from evaltool import evaluate
 from evaltool.cli import main
 from evaltool.errors import EvaltoolWarning, InputError, QueriesSkippedWarning
 
-from tests.shared import require_shared
+from tests.helpers import require_shared
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from evaltool.cli import main
 from evaltool.evaluation import evaluate
-from tests.shared import require_shared, shared_dir
+from tests.helpers import require_shared, shared_dir
 
 # trec_eval's exact value is 0.13575064: it prints 0.1358, the publisher wrote 0.1357
 # (a rounding-boundary case upstream, documented in ../shared/realdata/README.md).

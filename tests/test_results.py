@@ -21,9 +21,7 @@ import evaltool
 from evaltool.compare import compare_runs
 from evaltool.errors import EvaltoolError, EvaltoolWarning
 from evaltool.evaluation import evaluate
-from tests.test_cli import invoke
-from tests.test_compare_cli import RANKS, write_run
-from tests.test_errors import assert_fails, write
+from tests.helpers import RANKS, assert_fails, invoke, write, write_run
 
 PACKAGE = Path(evaltool.__file__).parent
 QRELS = {f"q{i}": {f"dq{i}": 1} for i in range(1, 5)}
@@ -65,6 +63,7 @@ def test_threshold_accepts_the_trec_eval_spelling_of_an_evaluated_measure(files)
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["labels"] == {"all": "poor"}  # 0.7654 < 0.77, the only thresholded measure evaluated
+    assert out["thresholds"] == {"recip_rank": 0.7, "P_5": 0.5, "ndcg_cut.10": 0.77}  # the ones in force
     assert invoke(files["qrels"], files["a"], "-m", "ndcg@10", "--threshold", "ndcg_cut_10=0.76",
                   "-o", "json").stdout.count('"good"') == 1
 

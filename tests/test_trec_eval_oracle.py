@@ -50,7 +50,7 @@ import pytest
 from click.testing import CliRunner
 
 from evaltool.cli import main
-from tests.test_crosscheck import CASES, generate, write_trec
+from tests.helpers import CASES, generate, write_trec
 
 
 PARAMETERISED = (

@@ -13,7 +13,7 @@ import importlib
 
 from evaltool.measures.sets import DEFAULT_SETS, NAMED_ORDER, NICKNAMES, TREC_ORDER
 
-FAMILIES = ("ap", "counts", "dcg", "err", "gain", "iprec", "precision", "rr", "strings")
+FAMILIES = ("ap", "counts", "cwl", "dcg", "err", "gain", "iprec", "ordering", "precision", "rr", "strings")
 _FROM_BASE = ("Agg", "Measure", "Params", "Request")
 
 
@@ -41,4 +41,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'evaltool.measures' has no attribute {name!r}")
 
 
-__all__ = ["DEFAULT_SETS", "MEASURES", "NAMED_MEASURES", "NAMED_ORDER", "NICKNAMES", "TREC_ORDER", *_FROM_BASE]
+__all__ = ["DEFAULT_SETS", "MEASURES", "NAMED_MEASURES", "NAMED_ORDER", "NICKNAMES", "TREC_ORDER", "Agg", "Measure", "Params",
+           "Request"]

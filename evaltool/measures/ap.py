@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import (
-    CUTOFF, INFAP_EPSILON, JUDGED_ONLY, MIN_GEO_MEAN, REL, Agg, Params, log2_int, measure, safe_div,
+    CUTOFF, INFAP_EPSILON, JUDGED_ONLY, MIN_GEO_MEAN, PYTREC, REL, Agg, Params, log2_int, measure, safe_div,
 )
 from evaltool.measures.precision import CUTOFFS
 from evaltool.measures.restrict import view
@@ -170,7 +170,7 @@ def binary_g(batch, params):
 # ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
 
 
-@measure("AP", options=(CUTOFF, REL, JUDGED_ONLY), aliases=("MAP", "map", "map_at_k"))
+@measure("AP", options=(CUTOFF, REL, JUDGED_ONLY), aliases=("MAP", "map", "map_at_k"), oracle=PYTREC)
 def named_average_precision(batch, p):
     """Average precision: sum of P@rank over the relevant retrieved documents / R; the mean is MAP.
 
@@ -187,7 +187,7 @@ def named_average_precision(batch, p):
     return average_precision(b) if p.cutoff is None else map_at_cutoff(b, (p.cutoff,))[:, 0]
 
 
-@measure("Bpref", options=(REL,), aliases=("BPref",))
+@measure("Bpref", options=(REL,), aliases=("BPref",), oracle=PYTREC)
 def named_bpref(batch, p):
     """Binary preference: for each relevant retrieved document, 1 - min(n, R) / min(N, R), summed / R.
 
@@ -204,7 +204,7 @@ def named_bpref(batch, p):
     return _bpref(view(batch, p))
 
 
-@measure("infAP", options=(REL,))
+@measure("infAP", options=(REL,), oracle=PYTREC)
 def named_inferred_ap(batch, p):
     """Inferred AP (Yilmaz & Aslam 2006): AP estimated from sampled judgments; see ``infAP``.
 

@@ -27,6 +27,8 @@ import numpy as np
 from evaltool.errors import MeasureError
 
 MIN_GEO_MEAN = 0.00001
+TREC_EVAL = "trec_eval 10.0"
+PYTREC = "ir_measures (pytrec_eval)"
 INFAP_EPSILON = 0.00001
 
 
@@ -63,7 +65,8 @@ class Option:
 
     ``default`` None means "not given" (the kernel decides, e.g. ``rel`` falls back to
     ``-l``); ``at`` marks the parameter that ``@`` sets; ``required`` ones must be given;
-    ``needs_at`` ones make sense only together with the ``@`` parameter.
+    ``needs_at`` ones make sense only together with the ``@`` parameter. ``minimum`` and
+    ``maximum`` bound a number inclusively, ``above`` exclusively.
     """
 
     name: str
@@ -75,6 +78,8 @@ class Option:
     required: bool = False
     minimum: float | None = None
     needs_at: bool = False     # a value other than the default needs the @ parameter too
+    maximum: float | None = None
+    above: float | None = None
 
     def check(self, value, owner: str, whole: str):
         """``value`` as this parameter holds it (dicts become sorted pairs), or MeasureError."""
@@ -96,6 +101,10 @@ class Option:
             raise MeasureError(f"{where} must be one of {', '.join(map(repr, self.choices))}, not {value!r}")
         if self.minimum is not None and value < self.minimum:
             raise MeasureError(f"{where} must be at least {self.minimum:g}, not {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise MeasureError(f"{where} must be at most {self.maximum:g}, not {value!r}")
+        if self.above is not None and value <= self.above:
+            raise MeasureError(f"{where} must be above {self.above:g}, not {value!r}")
         return value
 
     def text(self, value) -> str:
@@ -132,6 +141,8 @@ class Measure:
     percent: bool = False              # reports that show percentages show this one as one (P, recall)
     same_as: str | tuple | None = None  # trec_eval measures: the named measure each output equals
     complete_summary: Callable | None = None  # with -c, the summary is this function of the qrels instead
+    check: Callable | None = None      # named parameters: {name: value} -> what is wrong with them together, or None
+    oracle: str = ""                   # the peer whose numbers the tests compare it with ("same numbers as")
 
     @property
     def equivalent(self) -> tuple[str, dict] | None:
@@ -158,7 +169,8 @@ NAMED_REGISTRY: dict[str, Measure] = {}  # named-parameter measures, by canonica
 def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg: Agg = Agg.MEAN,
             integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
             arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = (),
-            percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None):
+            percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None,
+            check: Callable | None = None, oracle: str | None = None):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
@@ -168,7 +180,10 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
     ``aliases`` lists its other spellings. ``percent`` marks a measure that reports read as
     a percentage; ``same_as`` names the named-parameter measure a trec_eval measure spells
     (``ndcg_cut`` is ``nDCG``, a cutoff being its ``@``), so both are one concept;
-    ``complete_summary(qrels)`` replaces the summary under ``-c`` (trec_eval's ``num_rel``).
+    ``complete_summary(qrels)`` replaces the summary under ``-c`` (trec_eval's ``num_rel``);
+    ``check({name: value})`` says what is wrong with named parameters together (None if nothing).
+    ``oracle`` names the peer whose numbers the tests compare the measure with (the README's
+    "same numbers as"); trec_eval measures are trec_eval 10.0's.
     """
     named = options is not None
     registry = NAMED_REGISTRY if named else REGISTRY
@@ -180,7 +195,8 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
             name, kernel, Params.NAMED if named else params, tuple(default), agg, integer, per_query,
             on_missing, kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
             arity=arity, on_missing_bare=on_missing_bare, options=tuple(options or ()), aliases=tuple(aliases),
-            percent=percent, same_as=same_as, complete_summary=complete_summary,
+            percent=percent, same_as=same_as, complete_summary=complete_summary, check=check,
+            oracle=oracle if oracle is not None else ("" if named else TREC_EVAL),
         )
         return kernel
 

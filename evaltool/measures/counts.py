@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import REL, Agg, Option, measure
+from evaltool.measures.base import PYTREC, REL, Agg, Option, measure
 from evaltool.measures.restrict import at_level
 
 
@@ -89,7 +89,7 @@ def num_nonrel_judged_ret(batch, params):
 # ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
 
 
-@measure("NumQ", options=(), agg=Agg.COUNT, integer=True, per_query=False)
+@measure("NumQ", options=(), agg=Agg.COUNT, integer=True, per_query=False, oracle=PYTREC)
 def named_num_q(batch, p):
     """Number of queries evaluated (trec_eval's ``num_q``; with ``-c`` every query of the qrels).
 
@@ -107,7 +107,7 @@ def named_num_q(batch, p):
 
 @measure("NumRet", options=(Option("rel", int, doc="count only retrieved documents with at least this grade",
                                    minimum=0),),
-         agg=Agg.SUM, integer=True, on_missing=0.0, aliases=(("NumRelRet", {"rel": 1}),))
+         agg=Agg.SUM, integer=True, on_missing=0.0, aliases=(("NumRelRet", {"rel": 1}),), oracle=PYTREC)
 def named_num_ret(batch, p):
     """Documents retrieved; with ``rel``, only those with a grade >= rel. The summary is the sum.
 
@@ -126,7 +126,7 @@ def named_num_ret(batch, p):
     return at_level(batch, p.rel).num_rel_ret
 
 
-@measure("NumRel", options=(REL,), agg=Agg.SUM, integer=True)
+@measure("NumRel", options=(REL,), agg=Agg.SUM, integer=True, oracle=PYTREC)
 def named_num_rel(batch, p):
     """Relevant documents in the qrels (grade >= rel), retrieved or not. The summary is the sum.
 

@@ -84,7 +84,7 @@ def normalised_dcg(batch, p, cutoffs) -> np.ndarray:
     return safe_div(got, ideal)
 
 
-@measure("DCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT), aliases=("dcg", "dcg_at_k"))
+@measure("DCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT), aliases=("dcg", "dcg_at_k"), oracle="trec_eval 10.0 (dcg)")
 def named_dcg(batch, p):
     """Discounted cumulative gain of the top k: sum over ranks i <= k of gain(i) / discount(i).
 
@@ -109,7 +109,7 @@ def named_dcg(batch, p):
 NDCG_OPTIONS = (CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, IDEAL)
 
 
-@measure("nDCG", options=NDCG_OPTIONS, aliases=("NDCG", "ndcg", "ndcg_at_k"))
+@measure("nDCG", options=NDCG_OPTIONS, aliases=("NDCG", "ndcg", "ndcg_at_k"), oracle="ir_measures (pytrec_eval; gdeval with dcg='exp-log2')")
 def named_ndcg(batch, p):
     """Normalised DCG: DCG of the top k / DCG of the ideal top k; 0 when the ideal DCG is 0.
 

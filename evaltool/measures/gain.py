@@ -14,10 +14,9 @@ import numpy as np
 
 from evaltool.measures import restrict
 from evaltool.measures.base import (
-    CUTOFF, Option, Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers,
-    safe_div, segment_cumsum,
+    CUTOFF, Option, Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers, safe_div,
+    segment_cumsum,
 )
-
 
 INT_MIN = -(2 ** 31)
 
@@ -417,7 +416,7 @@ def rbp_residual(batch, pairs):
                          Option("rel", int, doc="binary gains: 1 for grade >= rel, else 0 (not given: graded gains, "
                                 "scaled to [0, 1] per query as trec_eval 10 does)", minimum=0),
                          Option("residual", bool, False, doc="give the residual instead: the most RBP could "
-                                "still rise if every unjudged document were relevant")))
+                                "still rise if every unjudged document were relevant")), oracle="ir_measures (cwl_eval) with rel; trec_eval 10.0 without")
 def named_rank_biased_precision(batch, p):
     """Rank-biased precision: (1 - p) * sum over ranks i of gain(i) * p^(i - 1) (Moffat & Zobel 2008).
 

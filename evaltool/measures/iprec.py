@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import JUDGED_ONLY, REL, Option, Params, measure
+from evaltool.measures.base import JUDGED_ONLY, PYTREC, REL, Option, Params, measure
 from evaltool.measures.restrict import view
 
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -109,7 +109,7 @@ def eleven_point_average(batch, levels):
 
 
 @measure("IPrec", options=(Option("recall", float, doc="recall level in [0, 1] (written @r; required)", at=True,
-                                  required=True, minimum=0), REL, JUDGED_ONLY))
+                                  required=True, minimum=0), REL, JUDGED_ONLY), oracle=PYTREC)
 def named_interpolated_precision(batch, p):
     """Interpolated precision at recall level r: the best precision at any rank where recall >= r.
 

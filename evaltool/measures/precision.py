@@ -6,7 +6,7 @@ import numpy as np
 
 from evaltool.errors import MeasureError
 from evaltool.measures.base import (
-    CUTOFF, CUTOFF_REQUIRED, JUDGED_ONLY, REL, Option, Params, measure, safe_div,
+    CUTOFF, CUTOFF_REQUIRED, JUDGED_ONLY, PYTREC, REL, Option, Params, measure, safe_div,
 )
 from evaltool.measures.restrict import view
 
@@ -238,7 +238,7 @@ def unjudged(batch, cutoffs):
 # ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
 
 
-@measure("P", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Precision", "precision", "precision_at_k"))
+@measure("P", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Precision", "precision", "precision_at_k"), oracle=PYTREC)
 def named_precision(batch, p):
     """P@k: relevant documents in the top k / k (ir_measures' ``P``; trec_eval's ``P.k``).
 
@@ -255,7 +255,7 @@ def named_precision(batch, p):
     return precision(view(batch, p), (p.cutoff,))[:, 0]
 
 
-@measure("R", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Recall", "recall", "recall_at_k"))
+@measure("R", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Recall", "recall", "recall_at_k"), oracle=PYTREC)
 def named_recall(batch, p):
     """R@k: relevant documents in the top k / all relevant documents of the query (0 when there are none).
 
@@ -271,7 +271,7 @@ def named_recall(batch, p):
     return recall(view(batch, p), (p.cutoff,))[:, 0]
 
 
-@measure("Success", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), aliases=("hit_rate", "hit_rate_at_k"))
+@measure("Success", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), aliases=("hit_rate", "hit_rate_at_k"), oracle=PYTREC)
 def named_success(batch, p):
     """Success@k: 1 if a relevant document is in the top k, else 0; averaged, the hit rate.
 
@@ -287,7 +287,7 @@ def named_success(batch, p):
     return success(view(batch, p), (p.cutoff,))[:, 0]
 
 
-@measure("Rprec", options=(REL, JUDGED_ONLY), aliases=("RPrec",))
+@measure("Rprec", options=(REL, JUDGED_ONLY), aliases=("RPrec",), oracle=PYTREC)
 def named_r_precision(batch, p):
     """Precision after R documents, R = relevant documents of the query (0 when R = 0).
 
@@ -304,7 +304,7 @@ def named_r_precision(batch, p):
 
 @measure("SetP", options=(REL, Option("relative", bool, False, doc="divide by min(retrieved, R) instead"),
                           JUDGED_ONLY),
-         aliases=(("SetRelP", {"relative": True}),))
+         aliases=(("SetRelP", {"relative": True}),), oracle=PYTREC)
 def named_set_precision(batch, p):
     """Precision of the retrieved set: relevant retrieved / retrieved.
 
@@ -322,7 +322,7 @@ def named_set_precision(batch, p):
     return set_relative_precision(b, ()) if p.relative else set_precision(b, ())
 
 
-@measure("SetR", options=(REL,))
+@measure("SetR", options=(REL,), oracle=PYTREC)
 def named_set_recall(batch, p):
     """Recall of the retrieved set: relevant retrieved / R (0 when R = 0).
 
@@ -338,7 +338,7 @@ def named_set_recall(batch, p):
 
 
 @measure("SetF", options=(REL, Option("beta", float, 1.0, doc="weight of recall against precision", minimum=0),
-                          JUDGED_ONLY))
+                          JUDGED_ONLY), oracle=PYTREC)
 def named_set_f(batch, p):
     """F-measure of the retrieved set: (1 + beta) P R / (beta P + R), P and R the set precision and recall.
 
@@ -355,7 +355,7 @@ def named_set_f(batch, p):
     return set_f(view(batch, p), (p.beta,))
 
 
-@measure("SetAP", options=(REL, JUDGED_ONLY))
+@measure("SetAP", options=(REL, JUDGED_ONLY), oracle=PYTREC)
 def named_set_ap(batch, p):
     """Unranked set AP: set precision x set recall (trec_eval's ``set_map``).
 
@@ -370,7 +370,7 @@ def named_set_ap(batch, p):
     return set_map(view(batch, p), ())
 
 
-@measure("Judged", options=(CUTOFF,))
+@measure("Judged", options=(CUTOFF,), oracle="ir_measures (judged)")
 def judged(batch, p):
     """Judgment rate: share of the top k documents that appear in the qrels (any grade).
 
@@ -390,7 +390,7 @@ def judged(batch, p):
     return safe_div(batch.count(batch.rank < (k[batch.seg])), k)
 
 
-@measure("Hits", options=(CUTOFF, REL, JUDGED_ONLY), aliases=("hits", "hits_at_k"))
+@measure("Hits", options=(CUTOFF, REL, JUDGED_ONLY), aliases=("hits", "hits_at_k"), oracle="none: evaltool's own (P@k times k)")
 def hits(batch, p):
     """Number of relevant documents in the top k (all retrieved without a cutoff); the summary is the mean.
 

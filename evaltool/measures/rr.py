@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import CUTOFF, JUDGED_ONLY, REL, Agg, Option, Settings, measure, segment_first
+from evaltool.measures.base import (
+    CUTOFF, JUDGED_ONLY, PYTREC, REL, Agg, Option, Settings, measure, segment_first,
+)
 from evaltool.measures.restrict import view
 
 BEYOND = Option("beyond", str, "zero", choices=("zero", "k+1"),
@@ -22,7 +24,7 @@ def first_relevant_rank(batch) -> np.ndarray:
 RR_OPTIONS = (CUTOFF, REL, JUDGED_ONLY, BEYOND)
 
 
-@measure("RR", options=RR_OPTIONS, aliases=("MRR", "mrr", "mrr_at_k"))
+@measure("RR", options=RR_OPTIONS, aliases=("MRR", "mrr", "mrr_at_k"), oracle=PYTREC)
 def named_reciprocal_rank(batch, p):
     """Reciprocal rank: 1 / rank of the first relevant document; the mean over queries is MRR.
 
@@ -65,7 +67,7 @@ def reciprocal_rank(batch, params):
     return named_reciprocal_rank(batch, Settings.defaults(RR_OPTIONS))
 
 
-@measure("FirstRelPos", options=(REL, JUDGED_ONLY), agg=Agg.MEAN_DEFINED, aliases=("first_relevant_position",))
+@measure("FirstRelPos", options=(REL, JUDGED_ONLY), agg=Agg.MEAN_DEFINED, aliases=("first_relevant_position",), oracle="none: evaltool's own (1 / RR)")
 def first_relevant_position(batch, p):
     """1-based rank of the first relevant retrieved document; nan (JSON null) when none is retrieved.
 

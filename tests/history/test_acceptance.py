@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from evaltool.cli import main
-from tests.shared import require_shared
+from tests.helpers import require_shared
 
 RUNS = [("2025-01-10", "BM25"), ("2025-01-20", "BM25_RM3"), ("2025-01-30", "SPLADE_P_P_ENSEMBLE_DISTIL")]
 PUBLISHED_NDCG10 = [0.5058, 0.5216, 0.7308]

@@ -1,0 +1,183 @@
+"""`evaltool bench` against a misbehaving search service (issue 18), driven by tests/fault_server.py.
+
+Each test asserts the report, the exit code and, where the issue is about time, the
+time within a tolerance wide enough for a loaded machine: these check that a bound
+holds (a timeout ends a query near its --timeout, not seconds later), not how fast
+anything is. Peak memory and Ctrl-C latency on big answers are measured by
+benchmarks/bench_faults.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.fault_server import FaultServer
+from tests.helpers import bench, only_report, query, write_queries
+
+SLACK_MS = 1500  # how far past a bound a loaded machine may be, in milliseconds
+
+
+@pytest.fixture
+def server():
+    with FaultServer(lifetime=60) as srv:
+        yield srv
+
+
+def run(server, tmp_path, texts, *args, path="hits.*.id"):
+    queries = write_queries(tmp_path / "q.json", [query(i, text) for i, text in enumerate(texts, 1)])
+    result = bench(queries, server.url, tmp_path / "out", "--response-path", path, *args)
+    report, report_path = only_report(tmp_path / "out")
+    return result, report, {e["query"]: e for e in report["detailed_results"]}, report_path
+
+
+def test_an_id_with_a_lone_surrogate_fails_its_query_never_the_run(server, tmp_path):
+    result, report, by_text, report_path = run(server, tmp_path, ["surrogate", "escape", "ok"])
+    assert result.exit_code == 1, result.stderr
+    for text, shown in (("surrogate", "bad-\\ud800-id"), ("escape", "bad-\\udcff-id")):
+        assert by_text[text]["error"] == (f"BackendResultError: result 2: id '{shown}' is not valid Unicode "
+                                          "(a lone surrogate); it cannot be written as UTF-8")
+    assert by_text["ok"]["returned_ids"] == ["x1", "rel1", "rel2"]
+    run_bytes = open(report["metadata"]["run_file"], "rb").read()
+    assert run_bytes.decode("utf-8").split() and b"\xff" not in run_bytes  # nothing raw in the run file
+    json.loads(report_path.read_text(encoding="utf-8"))
+
+
+def test_timeout_covers_a_slow_body_and_the_query_fails_as_timeout(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["drip", "ok"], "--timeout", "0.5")
+    assert result.exit_code == 1
+    assert by_text["drip"]["error"] == "timeout" and by_text["drip"]["attempts"] == 1
+    assert 500 <= by_text["drip"]["execution_time_ms"] <= 500 + SLACK_MS
+    assert report["metadata"]["timeouts"] == 1 and by_text["ok"]["error"] is None
+
+
+def test_work_on_a_big_answer_stops_at_the_limit(server, tmp_path):
+    # ~10 MB, 300 000 hits: read and parsed whole, but only the first --limit ids are looked at
+    result, report, by_text, _ = run(server, tmp_path, ["big-300000", "ok"], "--limit", "5", "--timeout", "20",
+                                     "--concurrency", "2")
+    assert result.exit_code == 0, result.stderr
+    assert by_text["big-300000"]["returned_ids"] == ["d0", "d1", "d2", "d3", "d4"]
+    assert by_text["ok"]["execution_time_ms"] <= SLACK_MS  # not held up by the big answer's clean-up
+
+
+def test_timeouts_close_their_connections_so_concurrency_holds_toward_the_service(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["hang"] * 12, "--timeout", "0.3", "--concurrency", "4")
+    assert result.exit_code == 2  # every query failed
+    assert report["metadata"]["timeouts"] == 12
+    assert server.counts["hang"] == 12
+    assert server.peak <= 4, f"the service saw {server.peak} connections at once with --concurrency 4"
+    assert server.settled_connections() == 0  # nothing left reading in the background
+    # three rounds of four, each ended by its 0.3 s timeout
+    assert report["metadata"]["execution_time_seconds"] <= 0.9 + SLACK_MS / 1000
+
+
+def test_retry_after_is_honoured(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["throttle-503-1", "throttle-429-1"], "--timeout", "5")
+    assert result.exit_code == 0, result.stderr
+    for text in ("throttle-503-1", "throttle-429-1"):
+        first, second = server.times[text]
+        assert 1.0 <= second - first <= 1.0 + SLACK_MS / 1000
+        assert by_text[text]["attempts"] == 2 and by_text[text]["error"] is None
+
+
+def test_a_retry_after_beyond_the_time_left_gives_up_at_once_with_the_http_status(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["throttle-429-10"], "--timeout", "2")
+    assert result.exit_code == 2
+    entry = by_text["throttle-429-10"]
+    assert entry["error"] == ('HttpStatusError: HTTP 429 Too Many Requests: {"error": "slow down"} '
+                              "(gave up: Retry-After 10 s would end after the --timeout)")
+    assert entry["http_status"] == 429 and entry["attempts"] == 1
+    assert entry["execution_time_ms"] <= SLACK_MS and report["metadata"]["timeouts"] == 0
+
+
+def test_without_retry_after_the_backoff_is_exponential_and_jittered(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["throttle-503"], "--timeout", "10", "--retries", "3")
+    entry = by_text["throttle-503"]
+    assert entry["attempts"] == 4 and entry["http_status"] == 503
+    assert entry["error"] == 'HttpStatusError: HTTP 503 Service Unavailable: {"error": "slow down"}'
+    times = server.times["throttle-503"]
+    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    for gap, ceiling in zip(gaps, (0.1, 0.2, 0.4)):
+        assert ceiling / 2 <= gap <= ceiling + SLACK_MS / 1000
+
+
+def test_a_query_out_of_time_for_its_next_retry_reports_the_last_status_not_timeout(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["throttle-503"], "--timeout", "0.3", "--retries", "10")
+    entry = by_text["throttle-503"]
+    assert entry["error"].startswith("HttpStatusError: HTTP 503 Service Unavailable")
+    assert "would end after the --timeout" in entry["error"] and entry["http_status"] == 503
+    assert report["metadata"]["timeouts"] == 0 and entry["execution_time_ms"] <= 300 + SLACK_MS
+
+
+@pytest.mark.parametrize("text, message", [
+    ("big-300000", "ResponseTooLarge: the response is {size} bytes (Content-Length); --max-response-bytes is 100000"),
+    ("chunked-300000", "ResponseTooLarge: the response exceeds --max-response-bytes (100000 bytes)"),
+])
+def test_an_answer_over_the_size_cap_fails_its_query(server, tmp_path, text, message):
+    from tests.fault_server import big_body
+
+    result, report, by_text, _ = run(server, tmp_path, [text, "ok"], "--max-response-bytes", "100000")
+    assert result.exit_code == 1
+    assert by_text[text]["error"] == message.format(size=len(big_body(300000)))
+    assert by_text[text]["attempts"] == 1  # never retried
+    assert report["metadata"]["max_response_bytes"] == 100000
+
+
+def test_a_declared_charset_is_decoded_and_invalid_bytes_name_the_encoding(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["latin1", "undeclared"])
+    assert by_text["latin1"]["returned_ids"] == ["café", "rel1"] and by_text["latin1"]["error"] is None
+    assert by_text["undeclared"]["error"] == ("BackendResultError: the response is not valid utf-8 "
+                                              "(no charset declared): byte 0xe9 at offset 21")
+
+
+def test_a_connection_cut_mid_body_is_retried(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["cut"])
+    assert result.exit_code == 0, result.stderr
+    assert by_text["cut"]["attempts"] == 2 and by_text["cut"]["returned_ids"] == ["x1", "rel1", "rel2"]
+    assert server.counts["cut"] == 2
+
+
+def test_exit_codes_and_the_response_path_hint(server, tmp_path):
+    result, report, by_text, _ = run(server, tmp_path, ["shape", "notjson"])
+    assert result.exit_code == 2
+    assert "hint:" in result.stderr and "--response-path" in result.stderr
+    assert by_text["notjson"]["error"] == "BackendResultError: the response is not JSON: 'oops'"
+    assert report["metadata"]["search_mode"] == server.url
+    result = bench(write_queries(tmp_path / "q2.json", [query(1, "status-404")]), server.url, tmp_path / "out2")
+    assert result.exit_code == 2 and "--response-path" not in result.stderr
+
+
+def test_a_kill_while_the_report_is_written_leaves_nothing_that_resume_does_not_clean(server, tmp_path, monkeypatch):
+    """The three files appear together: a kill between the renames leaves the run and qrels, which
+    --resume writes over (no ``_2`` report), and a kill before leaves a temporary folder it deletes."""
+    from evaltool.report import output
+
+    queries = write_queries(tmp_path / "q.json", [query(1, "ok"), query(2, "ok")])
+    out = tmp_path / "out"
+    renames = []
+    real_replace = os.replace
+
+    def killed_at_the_third_rename(source, target):
+        renames.append(target)
+        if len(renames) == 3:
+            raise KeyboardInterrupt  # as a kill lands
+        real_replace(source, target)
+
+    monkeypatch.setattr(output.os, "replace", killed_at_the_third_rename)
+    killed = bench(queries, server.url, out, "--response-path", "hits.*.id")
+    assert killed.exit_code != 0 and len(renames) == 3
+    monkeypatch.setattr(output.os, "replace", real_replace)
+    left = sorted(p.name for p in out.iterdir())
+    assert [name.rsplit(".", 2)[-2:] for name in left if name.startswith("baseline_")] == [
+        ["qrels", "txt"], ["run", "txt"]]
+    assert not any(name.endswith(".json") and name.startswith("baseline_") for name in left)
+    (out / ".baseline_x.run.txt.k1ll3d.partial").mkdir()  # what a SIGKILL before the renames leaves
+
+    result = bench(queries, server.url, out, "--response-path", "hits.*.id", "--resume")
+    assert result.exit_code == 0, result.stderr
+    report, report_path = only_report(out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [report_path.name, report_path.name[:-5] + ".run.txt", report_path.name[:-5] + ".qrels.txt"])
+    assert report["metadata"]["resumed_queries"] == 2

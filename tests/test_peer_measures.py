@@ -1,0 +1,150 @@
+"""The measures evaltool adds from its peers, checked per query against the peer that defines them.
+
+* C/W/L user models (BPM, INST, INSQ, SDCG, NERR8-11) against cwl_eval, as ir_measures calls it;
+* Compat and Accuracy against ir_measures' own providers.
+
+The collections have tied scores, negative grades (judged "unjudged"), queries with
+nothing relevant, queries only in the qrels and queries only in the run. Ties are
+evaltool's to break (trec_eval's rule: score descending, then document id descending);
+the peers break them otherwise, so each peer gets the same ranking with untied scores
+(the position in evaltool's order). Every reading mode of the core is checked (see
+``conftest.reading_mode``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evaltool import evaluate, parse_measures
+from evaltool.errors import MeasureError
+
+ir_measures = pytest.importorskip("ir_measures")
+
+TOLERANCE = 1e-9
+GRADES = [-2, -1, 0, 1, 2, 3, 4]
+
+# (evaltool spelling, ir_measures provider); each is also ir_measures' spelling
+CWL = ["BPM(max_rel=4)@10", "BPM(T=2.5,min_rel=1,max_rel=3)@20", "INST(max_rel=4)", "INST(T=3,max_rel=2)",
+       "INSQ(max_rel=4)", "INSQ(T=2,min_rel=1,max_rel=4)", "SDCG(max_rel=4)@10", "SDCG(max_rel=2)@5",
+       "NERR8(max_rel=4)@10", "NERR9(max_rel=3)@5", "NERR10(max_rel=4)", "NERR10(p=0.7,max_rel=4)",
+       "NERR11(max_rel=4)", "NERR11(T=2,min_rel=1,max_rel=4)"]
+CASES = [*((spec, "cwl_eval") for spec in CWL),
+         *((spec, "compat") for spec in ["Compat", "Compat(p=0.8)", "Compat(normalize=False)",
+                                         "Compat(p=0.5,normalize=False)"]),
+         *((spec, "accuracy") for spec in ["Accuracy", "Accuracy@10", "Accuracy(rel=2)@20", "Accuracy(rel=3)"])]
+SPECS = [spec for spec, _ in CASES]
+
+
+def collection(seed: int):
+    """({qid: {doc: grade}}, {qid: {doc: score}}) with ties, negative grades and one-sided queries."""
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(24):
+        docs = [f"d{i}" for i in rng.choice(300, 80, replace=False)]
+        n_judged, n_ret = int(rng.integers(1, 40)), int(rng.integers(1, 60))
+        judged = rng.choice(docs, n_judged, replace=False)
+        qrels[f"q{q}"] = {d: int(rng.choice(GRADES)) for d in judged}
+        retrieved = rng.choice(docs, n_ret, replace=False)
+        run[f"q{q}"] = {d: float(rng.integers(0, 8)) for d in retrieved}   # integer scores: ties everywhere
+    qrels["q0"] = {d: min(g, 0) for d, g in qrels["q0"].items()}          # nothing relevant
+    qrels["q1"] = {d: 3 for d in run["q1"]}                                # everything retrieved is relevant
+    qrels["qrels_only"] = {"d1": 2, "d2": 0}
+    run["run_only"] = {"d1": 1.0, "d3": 2.0}
+    del run["q3"]                                                           # judged, not answered
+    return qrels, run
+
+
+def evaltool_order(docs: dict) -> dict:
+    """The same ranking with untied scores: trec_eval's order (score descending, document id descending)."""
+    ranked = sorted(docs.items(), key=lambda item: item[0], reverse=True)
+    ranked.sort(key=lambda item: -item[1])
+    return {doc: float(len(ranked) - i) for i, (doc, _) in enumerate(ranked)}
+
+
+def oracle(qrels, run, spec: str, provider: str) -> dict:
+    """Per-query values of ``spec`` from the peer; nan where it reports none (or fails: Accuracy's 0/0)."""
+    measure = ir_measures.parse_measure(spec)
+    calc = ir_measures.providers.registry[provider]
+    out = {}
+    for qid in run:
+        if qid not in qrels:
+            continue
+        try:
+            metrics = list(calc.iter_calc([measure], {qid: qrels[qid]}, {qid: evaltool_order(run[qid])}))
+        except ZeroDivisionError:
+            metrics = []
+        out[qid] = metrics[0].value if metrics else math.nan
+    return out
+
+
+@pytest.fixture(scope="module")
+def collections(tmp_path_factory):
+    out = {}
+    for seed in (1, 2):
+        qrels, run = collection(seed)
+        folder = tmp_path_factory.mktemp(f"peers{seed}")
+        qpath, rpath = folder / "qrels", folder / "run"
+        qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+        rpath.write_text("".join(f"{q} Q0 {d} 0 {s} run\n" for q, docs in run.items() for d, s in docs.items()))
+        expected = {spec: oracle(qrels, run, spec, provider) for spec, provider in CASES}
+        out[seed] = (qpath, rpath, expected)
+    return out
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= TOLERANCE
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_measure_matches_its_peer_per_query(collections, seed, reading_mode):
+    qpath, rpath, expected = collections[seed]
+    result = evaluate(qpath, rpath, SPECS, per_query=True, stream="--stream" in reading_mode)
+    checked = 0
+    for spec in SPECS:
+        for qid, want in expected[spec].items():
+            have = result.per_query[qid][spec]
+            assert same(have, want), (spec, qid, have, want)
+            checked += 1
+    assert checked == len(SPECS) * 23
+    # the collection has what it claims: no value where Accuracy has no pair, on both sides
+    assert math.isnan(expected["Accuracy"]["q0"]) and math.isnan(expected["Accuracy"]["q1"])
+
+
+def test_queries_missing_from_the_run_score_zero_with_c(collections):
+    """With -c a qrels query without results is an empty ranking: 0 for every measure, no value for Accuracy."""
+    qpath, rpath, _ = collections[1]
+    result = evaluate(qpath, rpath, SPECS, per_query=True, complete=True)
+    for spec in SPECS:
+        for qid in ("qrels_only", "q3"):
+            value = result.per_query[qid][spec]
+            assert (math.isnan(value) if spec.startswith("Accuracy") else value == 0.0), (spec, qid, value)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_ir_measures_spellings_round_trip(spec):
+    [request] = parse_measures([spec])
+    assert request.names == [spec]
+    [again] = parse_measures([request.canonical])
+    assert again.values == request.values
+    theirs = ir_measures.parse_measure(spec)
+    assert dict(ir_measures.parse_measure(request.canonical).params) == dict(theirs.params)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("BPM@10", "BPM needs its max_rel"),
+    ("INST", "INST needs its max_rel"),
+    ("INST(min_rel=2,max_rel=2)", "min_rel (2) must be below max_rel (2)"),
+    ("INSQ(T=0,max_rel=3)", "T of INSQ must be above 0, not 0.0"),
+    ("NERR10(p=1.5,max_rel=3)", "p of NERR10 must be at most 1, not 1.5"),
+    ("SDCG(max_rel=3)", "SDCG needs its cutoff"),
+    ("SDCG(dcg='exp-log2',max_rel=3)@5", "dcg of SDCG must be one of 'log2'"),
+    ("Compat(p=-0.1)", "p of Compat must be at least 0"),
+    ("Compat(normalize=1)", "normalize of Compat must be True or False"),
+])
+def test_bad_parameters_are_refused(spec, message):
+    with pytest.raises(MeasureError, match=None) as caught:
+        parse_measures([spec])
+    assert message in str(caught.value)

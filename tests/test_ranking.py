@@ -1,0 +1,103 @@
+"""The ordering rules alone (ranking.py), through files, dicts and the command line: documents by
+score descending, ties by document id descending in byte order (trec_eval's ``comp_sim_docno``),
+the rank column ignored, query ids compared and printed in byte order.
+
+Every expected value is worked out by hand in the comment next to it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evaltool import evaluate
+from tests.helpers import invoke, rows, score, write
+
+
+def test_rank_column_is_ignored_for_ordering(tmp_path):
+    qrels = "q1 0 dA 1\nq1 0 dB 0\nq1 0 dC 1\n"
+    # file order dC, dA, dB; rank column says dA, dC, dB; scores say dB (0.9), dC (0.5), dA (0.1)
+    run = "q1 Q0 dC 2 0.5 r\nq1 Q0 dA 1 0.1 r\nq1 Q0 dB 3 0.9 r\n"
+    result = score(tmp_path, qrels, run, ["recip_rank", "P.1,2,3", "map", "relstring"])
+    # by score: 0 1 1 -> recip_rank 1/2; P_1 0, P_2 1/2, P_3 2/3; AP (1/2 + 2/3) / 2 = 7/12
+    assert result.per_query["q1"]["relstring"] == "011"
+    assert result.summary == {
+        "map": pytest.approx(7 / 12), "recip_rank": 0.5,
+        "P_1": 0.0, "P_2": 0.5, "P_3": pytest.approx(2 / 3),
+    }
+
+
+TIE_CASES = [
+    # (documents in file order with rank column ascending, relevant doc, expected relstring)
+    # byte order: '9' (0x39) > '1' (0x31), so doc9 > doc10 and doc9 comes first;
+    # numeric or "natural" ordering would put doc10 first.
+    (["doc10", "doc9"], "doc10", "-1"),
+    # 'a' (0x61) > 'B' (0x42): a first; case-insensitive descending would put B first.
+    (["B", "a"], "B", "-1"),
+    # 'é' is C3 A9 in UTF-8, above every ASCII byte: éclair before zebra.
+    (["zebra", "éclair"], "zebra", "-1"),
+    # '~' (0x7E) vs 'é' (0xC3): é first even though ASCII '~' sorts after all letters
+    (["~", "é"], "~", "-1"),
+    # prefix: 'd1' < 'd1x' (shorter first in byte order), so descending puts d1x first
+    (["d1", "d1x"], "d1", "-1"),
+    # '\u00e9' (2 bytes) vs '\u4e2d' (3 bytes, E4 B8 AD) vs 'Z'
+    (["Z", "é", "中"], "Z", "--1"),
+]
+
+
+@pytest.mark.parametrize("docs,relevant,relstring", TIE_CASES, ids=[" ".join(c[0]) for c in TIE_CASES])
+def test_tied_scores_order_by_docid_descending_in_byte_order(tmp_path, docs, relevant, relstring):
+    qrels = f"q1 0 {relevant} 1\n"
+    run = "".join(f"q1 Q0 {doc} {i} 1.5 r\n" for i, doc in enumerate(docs, 1))
+    result = score(tmp_path, qrels, run, ["recip_rank", "relstring"])
+    position = relstring.index("1") + 1
+    assert result.per_query["q1"] == {"recip_rank": pytest.approx(1 / position), "relstring": relstring}
+    # the same through the dict API, and whatever order the file lists the lines in
+    reverse = "".join(f"q1 Q0 {doc} {i} 1.5 r\n" for i, doc in enumerate(reversed(docs), 1))
+    assert score(tmp_path, qrels, reverse, ["relstring"]).per_query["q1"]["relstring"] == relstring
+    as_dict = evaluate({"q1": {relevant: 1}}, {"q1": {d: 1.5 for d in docs}}, ["relstring"], per_query=True)
+    assert as_dict.per_query["q1"]["relstring"] == relstring
+
+
+def test_ties_break_only_within_equal_scores(tmp_path):
+    # scores 2 2 1 1 1 0.5; ties: {b, a} -> b a; {Z, doc9, doc10} -> doc9 doc10 Z
+    # grades: a 1, b 0, doc10 2, doc9 0, Z 3, z 1 -> relstring 0 1 0 2 3 1
+    qrels = "q 0 a 1\nq 0 b 0\nq 0 doc10 2\nq 0 doc9 0\nq 0 Z 3\nq 0 z 1\n"
+    run = ("q Q0 a 1 2 r\nq Q0 Z 2 1 r\nq Q0 z 3 0.5 r\n"
+           "q Q0 doc10 4 1 r\nq Q0 b 5 2 r\nq Q0 doc9 6 1.0 r\n")
+    result = score(tmp_path, qrels, run, ["relstring", "recip_rank", "P.2"])
+    assert result.per_query["q"] == {"relstring": "010231", "recip_rank": 0.5, "P_2": 0.5}
+
+
+def test_tie_rule_via_cli_relstring(tmp_path):
+    # grades: Z 2, a 1, é 0; all tied: é, a, Z, then the lower-scored unjudged document
+    qrels = write(tmp_path / "qrels", "q 0 Z 2\nq 0 a 1\nq 0 é 0\n")
+    run = write(tmp_path / "run", "q Q0 Z 1 1.0 r\nq Q0 a 2 1.0 r\nq Q0 é 3 1.0 r\nq Q0 unj 4 0.5 r\n")
+    result = invoke(*["-q", "-m", "relstring", "-m", "recip_rank", qrels, run])
+    assert result.exit_code == 0, result.stderr
+    assert rows(result.stdout) == [
+        ("recip_rank", "q", "0.5000"), ("relstring", "q", "'012-'"), ("recip_rank", "all", "0.5000"),
+    ]
+
+
+def test_tie_rule_byte_order_holds_for_undecodable_bytes(tmp_path):
+    # trec_eval 10.0 on these bytes: recip_rank 0.5 (0xFF > 0xF0, the undecodable id first)
+    result = score(tmp_path, "q1 0 \xf0\x9f\x98\x80 1\n".encode("latin-1"),
+                   b"q1 Q0 \xff 1 1.0 r\nq1 Q0 \xf0\x9f\x98\x80 2 1.0 r\n", ["recip_rank"])
+    assert result.summary["recip_rank"] == 0.5
+
+
+def test_query_ids_and_per_query_output_sorted_in_byte_order(tmp_path):
+    # byte order: '10' < '2' < '9' < 'B' < 'a' < 'é'
+    qrels = "9 0 d 1\na 0 d 1\n10 0 d 1\né 0 d 1\n2 0 d 1\nB 0 d 1\n"
+    run = "B Q0 d 1 1 r\n2 Q0 x 1 2 r\n2 Q0 d 2 1 r\né Q0 d 1 1 r\n10 Q0 d 1 1 r\na Q0 d 1 1 r\n9 Q0 d 1 1 r\n"
+    order = ["10", "2", "9", "B", "a", "é"]
+    result = score(tmp_path, qrels, run, ["recip_rank"])
+    assert result.qids == order
+    assert list(result.per_query) == order
+    assert result.per_query["2"] == {"recip_rank": 0.5}
+    out = invoke(*["-q", "-m", "recip_rank", tmp_path / "qrels", tmp_path / "run"])
+    assert out.exit_code == 0, out.stderr
+    printed = rows(out.stdout)
+    assert [qid for _, qid, _ in printed] == order + ["all"]
+    # mean of 1, 0.5, 1, 1, 1, 1 = 5.5 / 6
+    assert printed[-1] == ("recip_rank", "all", "0.9167")

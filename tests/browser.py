@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared import missing
+from tests.helpers import missing
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CANDIDATES = {"chromium": ["/usr/bin/chromium", "/usr/bin/chromium-browser"], "chromedriver": ["/usr/bin/chromedriver"]}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.shared import missing
+from tests.helpers import missing
 
 ROOT = Path(__file__).resolve().parent.parent
 XSS = "<img src=x onerror=alert(1)>"

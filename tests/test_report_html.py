@@ -16,11 +16,26 @@ import sys
 import pytest
 
 from tests.html_pages import Page
-from tests.test_cli import invoke
-from tests.test_errors import assert_fails
-from tests.test_report_formats import NAMES, files  # noqa: F401  (fixture: ids and names with special characters)
+from tests.helpers import assert_fails, invoke
 
 XSS = "<img src=x onerror=alert(1)>"
+QIDS = ["q<1>", "q&2", '"q3"', "q'4", "5"]  # characters HTML treats specially; an id that reads as a number
+NAMES = ["base & co", "<i>new</i>"]
+FIRST_RELEVANT = {"base": [1, 2, 3, 1, 2], "new": [2, 1, 1, 1, 4]}  # rank of the relevant document per query
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A qrels file (one relevant document per query) and two runs that find it at the ranks above."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 rel 1\n" for q in QIDS))
+    runs = []
+    for name, ranks in FIRST_RELEVANT.items():
+        run = tmp_path / f"{name}.txt"
+        run.write_text("".join(f"{q} Q0 {'rel' if r == rank else f'd{r}'} {r} {10 - r} t\n"
+                               for q, rank in zip(QIDS, ranks) for r in range(1, 6)))
+        runs.append(str(run))
+    return str(qrels), runs
 
 
 def _run(*args) -> str:
@@ -33,7 +48,7 @@ def _per_query(qrels, run) -> dict:
     return json.loads(_run(qrels, run, "-q", "-m", "recip_rank", "-m", "P.1", "-o", "json"))["per_query"]
 
 
-def test_eval_html_has_the_json_values_and_a_bar_per_query(files):  # noqa: F811
+def test_eval_html_has_the_json_values_and_a_bar_per_query(files):
     qrels, runs = files
     expected = json.loads(_run(qrels, runs[0], "-q", "-m", "recip_rank", "-m", "P.1", "-o", "json"))
     page = Page(_run(qrels, runs[0], "-q", "-m", "recip_rank", "-m", "P.1", "-o", "html"))
@@ -56,7 +71,7 @@ def test_eval_html_has_the_json_values_and_a_bar_per_query(files):  # noqa: F811
     assert [b["label"] for b in bars["layout"]["updatemenus"][0]["buttons"]] == ["recip_rank", "P_1"]
 
 
-def test_compare_html_scatter_and_differences_with_the_interval(files):  # noqa: F811
+def test_compare_html_scatter_and_differences_with_the_interval(files):
     qrels, runs = files
     names = ["--name", NAMES[0], "--name", NAMES[1]]
     expected = json.loads(_run("compare", qrels, *runs, "-m", "recip_rank", *names, "-o", "json"))
@@ -85,7 +100,7 @@ def test_compare_html_scatter_and_differences_with_the_interval(files):  # noqa:
     assert tables[1][1][:3] == [NAMES[1], "recip_rank", f"{cell['delta']:.4f}"]
 
 
-def test_every_user_string_is_escaped(files, tmp_path):  # noqa: F811
+def test_every_user_string_is_escaped(files, tmp_path):
     qrels, runs = files
     hostile_qid = "</script><svg/onload=alert(2)>"
     (tmp_path / "qrels2.txt").write_text(open(qrels).read() + f"{hostile_qid} 0 rel 1\n")
@@ -103,7 +118,7 @@ def test_every_user_string_is_escaped(files, tmp_path):  # noqa: F811
     assert html.escape(hostile_qid, quote=False) in bars["data"][0]["x"]
 
 
-def test_the_file_is_self_contained(files):  # noqa: F811
+def test_the_file_is_self_contained(files):
     qrels, runs = files
     page = Page(_run("compare", qrels, *runs, "-m", "recip_rank", "-o", "html"))
     assert page.urls == ["data:,"]  # the empty icon; no other src, href or action: nothing to fetch
@@ -117,7 +132,7 @@ def test_the_file_is_self_contained(files):  # noqa: F811
     assert set(directives["script-src"].split()) == hashes  # exactly the two scripts of the page run
 
 
-def test_output_file(files, tmp_path):  # noqa: F811
+def test_output_file(files, tmp_path):
     qrels, runs = files
     target = tmp_path / "report.html"
     assert _run(qrels, runs[0], "-m", "recip_rank", "-o", "html", "--output", target) == ""
@@ -125,7 +140,7 @@ def test_output_file(files, tmp_path):  # noqa: F811
     assert page.tables[0][-1][0] == "all"
 
 
-def test_without_plotly_html_is_one_message_before_any_work(files, monkeypatch, tmp_path):  # noqa: F811
+def test_without_plotly_html_is_one_message_before_any_work(files, monkeypatch, tmp_path):
     from evaltool.report import html as html_report
 
     qrels, runs = files

@@ -7,8 +7,8 @@ import pytest
 
 from tests.browser import browser, console_errors, requested_urls, screenshot, wait_for_charts  # noqa: F401
 from tests.dashboard_data import build
-from tests.shared import require_shared
-from tests.test_cli import invoke
+from tests.helpers import require_shared
+from tests.helpers import invoke
 
 XSS = "<img src=x onerror=alert(1)>"
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, require_dashboard
 from tests.html_pages import Page
-from tests.test_cli import invoke
+from tests.helpers import invoke
 
 # Starlette 1.x asks for httpx2 behind its TestClient; httpx (the documented client) works the same here
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.dashboard_data import build, require_dashboard
 from tests.server_process import Server, free_port
-from tests.test_cli import invoke
+from tests.helpers import invoke
 
 
 @pytest.fixture(scope="module", autouse=True)

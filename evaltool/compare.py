@@ -424,7 +424,8 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         raise InputError(f"run {repeated[0]!r} is given twice; name the runs apart")
     in_force, given = threshold_request(thresholds)
 
-    measures = list(measures or DEFAULT_SETS["compare"])
+    asked = list(measures or ())  # -m as written: their order is the report's; the default set keeps trec_eval's
+    measures = asked or list(DEFAULT_SETS["compare"])
     judgments, _ = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"),
                                   subtopics=any(r.measure.subtopics for r in parse_measures(measures)))
     fields, table = resolve_topics(group_by, topics, judgments)
@@ -438,7 +439,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
             if not issubclass(record.category, EvaltoolWarning):
                 warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
     columns, ignored = _comparable(results[0])
-    columns = in_order_given(columns, measures)
+    columns = in_order_given(columns, asked)
     if not columns:
         raise MeasureError(f"none of the measures ({', '.join(ignored)}) has per-query values averaged "
                            "into its summary; compare needs such a measure (map, ndcg_cut.10, P.10, ...)")

@@ -89,16 +89,23 @@ def parse_score(token: bytes) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.ndarray, qids, docs):
+def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.ndarray, qids, docs,
+                     judgments: bool = False):
+    """``judgments``: the lines are qrels, where two lines differing in their second field are
+    subtopic qrels (:mod:`evaltool.io.subtopics`), and the message says how to read them."""
     def raise_error(first: int, repeated: int) -> None:
         line = int(lines[repeated])
+        given = data_lines[int(lines[first]) - 1].split(), data_lines[line - 1].split()
+        subtopics = judgments and all(len(f) == 4 for f in given) and given[0][1] != given[1][1]
         raise ParseError(
             path,
             line,
             line_text(data_lines[line - 1]),
             f"each ({kind}) pair once; query {quote(qids[first])} document {quote(docs[first])} "
             f"was already given at line {int(lines[first])} "
-            "(use --on-duplicate first|max to accept duplicates)",
+            "(use --on-duplicate first|max to accept duplicates"
+            + ("; the second fields differ, as in subtopic qrels 'query_id subtopic doc_id grade': "
+               "read those with --qrels-format subtopics)" if subtopics else ")"),
         )
 
     return raise_error
@@ -288,6 +295,7 @@ def _apply_duplicates(table, values, policy, data, kind):
         _duplicate_error(
             table.path, data_lines, kind, table.lines,
             _Lazy(table.qid_vocab, table.qid_codes), _Lazy(table.doc_vocab, table.doc_codes),
+            judgments=isinstance(table, Qrels),
         ),
     )
     if dropped:

@@ -5,6 +5,7 @@ to the reader that takes it: TREC qrels and runs, queries files and JSONL result
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError, ParseError
 from evaltool.inputs import Qrels, Run
@@ -51,6 +52,14 @@ def input_kind(obj, fmt: str | None = None) -> str:
     return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """Judgments read once (by :class:`evaltool.Evaluator`) and the kind of input they came from."""
+
+    judgments: object
+    kind: str
+
+
 def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
     """The first input: Qrels (a TREC qrels file, dict, DataFrame) or Queries (a JSON/JSONL queries file).
 
@@ -58,6 +67,9 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
     Returns (judgments, format).
     """
     from evaltool.io import jsonl
+
+    if isinstance(qrels, Loaded):
+        return qrels.judgments, qrels.kind
 
     if isinstance(qrels, jsonl.Queries):
         return qrels, qrels.format

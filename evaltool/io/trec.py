@@ -126,6 +126,8 @@ def _numbers(tokens: list, dtype) -> np.ndarray | None:
 class BytesDocRun(Run):
     """A run whose document ids stay a sorted array of bytes (numpy ``S`` dtype)."""
 
+    codes_in_byte_order = True
+
     def doc_text(self, rows):
         return [decode(b) for b in self.doc_vocab[self.doc_codes[rows]].tolist()]
 

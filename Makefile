@@ -34,6 +34,7 @@ test: test-deps
 
 bench: test-deps
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/dashboard.py
 
 bench-quick: test-deps
 	$(BIN)/python benchmarks/run.py --quick

@@ -56,6 +56,10 @@ class HistoryError(EvaltoolError):
     """The evaluation history cannot be opened, read or written as asked (evaltool.history)."""
 
 
+class NotFoundError(HistoryError):
+    """The history has no execution with the id asked for (the dashboard answers HTTP 404)."""
+
+
 class EvaltoolWarning(UserWarning):
     """A result was computed, but the inputs deserve a second look (issued with ``warnings.warn``).
 

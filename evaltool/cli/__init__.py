@@ -28,6 +28,7 @@ COMMANDS = {
     "measures": ("evaltool.cli.measures", "measures_command", "list measures, or document one"),
     "history": ("evaltool.cli.history", "history_group", "the evaluation history: list, report, diff, check, export"),
     "suite": ("evaltool.cli.suite", "suite_group", "controlled tests: add, list, enable, disable, run (recorded)"),
+    "serve": ("evaltool.cli.serve", "serve_command", "serve the evaluation history as a dashboard and a JSON API"),
 }
 
 

@@ -102,6 +102,14 @@ def output_options(formats, default):
     )
 
 
+def check_format(fmt: str) -> None:
+    """Fail before any work (and before --record writes) when the format needs a missing extra."""
+    if fmt == "html":
+        from evaltool.report.html import asset
+
+        asset("plotly.min.js")
+
+
 def emit(text: str, output: str | None) -> None:
     if output:
         from evaltool.report.output import write_atomic

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options, output_options,
-    relevance_arguments, relevance_options, warn,
+    REPORT_FORMATS, check_format, emit, engine_options, evaluation_options, fail, grouping_arguments,
+    grouping_options, output_options, relevance_arguments, relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
@@ -18,6 +18,7 @@ COMPARE_HELP = """Compare runs on the same queries: the first run is the baselin
   evaltool compare qrels.txt bm25.txt rm3.txt splade.txt -c -m ndcg_cut.10 -m map
   evaltool compare qrels.txt a.txt b.txt --test randomization --trials 100000 -o json
   evaltool compare qrels.txt a.txt b.txt --group-by difficulty --topics topics.tsv --labels
+  evaltool compare qrels.txt a.txt b.txt -o html --output compare.html   # with per-query plots
 
 A row per run, a column per measure (default: {defaults}). For
 every other run and measure: its mean, the difference from the baseline, a paired test
@@ -48,7 +49,7 @@ queries compared are those all runs were scored on, which the output states.
               help="Name of each run, in order (default: the file names); give one per run.")
 @grouping_options
 @relevance_options
-@output_options(REPORT_FORMATS, "table")
+@output_options([*REPORT_FORMATS, "html"], "table")
 @record_options(with_name=False)
 def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
                     labels, thresholds, relevance, packs, f1_threshold, qrels_format, run_format, fmt, output,
@@ -58,6 +59,7 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
 
     history = None
     try:
+        check_format(fmt)
         history = recording(record, db, note, tags, at)
         cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
                            correction=correction, alpha=alpha, trials=trials, seed=seed,
@@ -70,6 +72,10 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
             warn(line)
         if fmt == "json":
             text = cmp.to_json()
+        elif fmt == "html":
+            from evaltool.report.html import compare_html
+
+            text = compare_html(cmp)
         else:
             from evaltool.report.table import render
 

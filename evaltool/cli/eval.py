@@ -7,8 +7,8 @@ import time
 import click
 
 from evaltool.cli.common import (
-    emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options, output_options, relevance_arguments,
-    relevance_options, warn,
+    check_format, emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options,
+    output_options, relevance_arguments, relevance_options, warn,
 )
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
@@ -21,6 +21,7 @@ EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
   evaltool qrels.txt run.txt -m ndcg_cut.10 -m P.5,10 -q
   evaltool -c -l2 -m recall.100 qrels.txt run.txt.gz
   cat run.txt | evaltool qrels.txt - -o json
+  evaltool qrels.txt run.txt -q -o html --output report.html   # tables and charts, opens offline
 
 QRELS may also be a queries file (JSON/JSONL: qid, query, relevant_ids or qrels, answer,
 metadata) and RUN a JSONL results file (qid, docid, score or rank, text): each query is
@@ -48,7 +49,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @engine_options
 @click.option("-Z", "--zscores", type=click.Path(dir_okay=False), default=None,
               help="Print z-scores against a 'qid measure mean stddev' file.")
-@output_options(["trec", "table", "json", "csv", "markdown", "latex"], "trec")
+@output_options(["trec", "table", "json", "csv", "markdown", "latex", "html"], "trec")
 @click.option("--save-reference", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the JSON of every value (summary and per query) to FILE, for 'evaltool check'.")
 @grouping_options
@@ -72,6 +73,7 @@ def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, outp
         columnar.JOBS = jobs
     history = None
     try:
+        check_format(fmt)
         history = recording(record, db, note, tags, at, record_name)
         result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
                           **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
@@ -111,6 +113,11 @@ def _format_eval(result, fmt, per_query, no_summary) -> str:
 
         return format_trec(result, per_query=per_query, summary=not no_summary) + layouts.eval_trec_lines(
             result, per_query=per_query)
+    report = layouts.eval_report(result, per_query=per_query, summary=not no_summary)
+    if fmt == "html":
+        from evaltool.report.html import eval_html
+
+        return eval_html(result, per_query=per_query, report=report)
     from evaltool.report.table import render
 
-    return render(layouts.eval_report(result, per_query=per_query, summary=not no_summary), fmt)
+    return render(report, fmt)

@@ -114,7 +114,7 @@ def show_command(execution_id, db, per_query, fmt, output):
 @click.option("--lang", type=click.Choice(["en", "es"]), default="en", show_default=True,
               help="Language of the labels (es: Bueno/Regular/Mejorable, Eficiente/Aceptable/Mejorable); "
                    "implies --labels.")
-@output_options(["table", "json", "csv", "markdown", "latex"], "table")
+@output_options(["table", "json", "csv", "markdown", "latex", "html"], "table")
 def report_command(db, date_from, date_to, name, tags, measures, labels, lang, fmt, output):
     """The comparative report: a row per execution in the range and a summary row (the mean
     of each measure over the executions, and a global label).
@@ -122,6 +122,7 @@ def report_command(db, date_from, date_to, name, tags, measures, labels, lang, f
     \b
       evaltool history report --from 2025-01-01 --to 2025-01-31 --labels
       evaltool history report -m recip_rank -m ndcg_cut.10 -m P.5 --lang es -o csv --output report.csv
+      evaltool history report --from 2025-01-01 --labels -o html --output report.html   # table and trends
     """
     from click.core import ParameterSource
 
@@ -135,7 +136,13 @@ def report_command(db, date_from, date_to, name, tags, measures, labels, lang, f
         else:
             from evaltool.report.history import comparative_report
 
-            text = _render(comparative_report(out, lang), fmt)
+            table = comparative_report(out, lang)
+            if fmt == "html":
+                from evaltool.report.html import history_report_html
+
+                text = history_report_html(out, table)
+            else:
+                text = _render(table, fmt)
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
-from evaltool.errors import HistoryError
+from evaltool.errors import HistoryError, NotFoundError
 
 
 @dataclass
@@ -151,7 +151,7 @@ def _find(conn, history, execution_id) -> Execution:
         raise HistoryError(f"execution id {execution_id!r}: expected a number (see 'evaltool history list')") from None
     rows = conn.execute(sa.select(schema.executions).where(schema.executions.c.id == key)).all()
     if not rows:
-        raise HistoryError(f"{history.where}: no execution with id {key} (see 'evaltool history list')")
+        raise NotFoundError(f"{history.where}: no execution with id {key} (see 'evaltool history list')")
     return _load(conn, rows)[0]
 
 
@@ -179,6 +179,19 @@ def get_execution(db, execution_id, per_query: bool = True) -> Execution:
     with opened(db) as history, history.reading() as conn:
         execution = _find(conn, history, execution_id)
         return _with_per_query(conn, execution) if per_query else execution
+
+
+def state(db) -> tuple[int, int | None]:
+    """(number of executions, highest id): it changes whenever an execution is recorded or pruned
+    (executions are never changed in place), so a reader may keep what it computed until it does."""
+    import sqlalchemy as sa
+
+    from evaltool.history import schema
+
+    e = schema.executions
+    with opened(db) as history, history.reading() as conn:
+        count, highest = conn.execute(sa.select(sa.func.count(), sa.func.max(e.c.id))).one()
+    return int(count), highest
 
 
 def get_executions(db, ids) -> list[Execution]:

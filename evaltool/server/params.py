@@ -1,0 +1,155 @@
+"""Request parameters, declared once: each view's list parses the query string and describes it in OpenAPI.
+
+A parameter that does not parse, or that the view does not take, is a :class:`RequestError`
+(HTTP 400) that names it, the text found and what was expected. An empty value (a
+date picker left blank) is the same as no value.
+
+>>> parse({"limit": "20", "date_from": ""}, [LIMIT, OFFSET, DATE_FROM])
+{'limit': 20, 'offset': 0, 'date_from': None}
+>>> parse({"limit": "x"}, [LIMIT])
+Traceback (most recent call last):
+...
+evaltool.server.params.RequestError: limit 'x': expected a whole number from 1 to 10000
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evaltool.errors import EvaltoolError
+
+
+class RequestError(EvaltoolError):
+    """A request the server cannot answer as asked: ``status`` 400 (bad parameters) or 404 (no such thing)."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # date | string | integer | boolean | tag | ids
+    description: str
+    default: object = None
+    repeat: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+    required: bool = False
+    where: str = "query"  # or "path"
+    split: bool = False  # a repeatable value may also list several separated by spaces
+
+    def schema(self) -> dict:
+        """The OpenAPI schema of the parameter's value."""
+        item = {"date": {"type": "string", "format": "date"}, "string": {"type": "string"},
+                "integer": {"type": "integer"}, "boolean": {"type": "boolean"},
+                "tag": {"type": "string", "pattern": "^[^=]+=.*$"}, "ids": {"type": "integer"}}[self.kind]
+        if self.minimum is not None:
+            item["minimum"] = self.minimum
+        if self.maximum is not None:
+            item["maximum"] = self.maximum
+        if self.repeat or self.kind == "ids":
+            return {"type": "array", "items": item}
+        return {**item, **({"default": self.default} if self.default is not None else {})}
+
+    def openapi(self) -> dict:
+        return {"name": self.name, "in": self.where, "required": self.required or self.where == "path",
+                "description": self.description, "schema": self.schema(),
+                **({"explode": True} if self.repeat else {})}
+
+
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _integer(param: Param, text: str) -> int:
+    low = param.minimum if param.minimum is not None else 0
+    wanted = f"a whole number from {low}" + (f" to {param.maximum}" if param.maximum is not None else " up")
+    try:
+        value = int(text)
+    except ValueError:
+        raise RequestError(f"{param.name} {text!r}: expected {wanted}") from None
+    if value < low or (param.maximum is not None and value > param.maximum):
+        raise RequestError(f"{param.name} {text!r}: expected {wanted}")
+    return value
+
+
+def _date(param: Param, text: str) -> str:
+    from evaltool.history.dates import EXPECTED, parse_when
+
+    try:
+        parse_when(text, param.name)
+    except EvaltoolError:
+        raise RequestError(f"{param.name} {text!r}: expected {EXPECTED}") from None
+    return text
+
+
+def _value(param: Param, text: str):
+    if param.kind == "integer":
+        return _integer(param, text)
+    if param.kind == "date":
+        return _date(param, text)
+    if param.kind == "boolean":
+        if text.lower() not in TRUE + FALSE:
+            raise RequestError(f"{param.name} {text!r}: expected true or false (1 or 0)")
+        return text.lower() in TRUE
+    if param.kind == "tag" and "=" not in text:
+        raise RequestError(f"{param.name} {text!r}: expected KEY=VALUE")
+    if param.kind == "ids":
+        return [_integer(param, part.strip()) for part in text.split(",") if part.strip()]
+    return text
+
+
+def parse(query, params, path: dict | None = None) -> dict:
+    """The parameters of a request: ``query`` a mapping or Starlette's QueryParams (several values
+    per name), ``path`` the path parameters; every name in ``params`` is in the result."""
+    getlist = query.getlist if hasattr(query, "getlist") else (lambda name: [query[name]] if name in query else [])
+    known = {p.name for p in params}
+    unknown = sorted(set(query.keys()) - known)
+    if unknown:
+        accepted = ", ".join(p.name for p in params if p.where == "query") or "none"
+        raise RequestError(f"unknown parameter {unknown[0]!r}; this address takes: {accepted}")
+    out = {}
+    for param in params:
+        texts = [str(path[param.name])] if param.where == "path" else [t for t in getlist(param.name) if t.strip()]
+        if param.kind == "ids":
+            out[param.name] = [i for t in texts for i in _value(param, t)]
+        elif param.repeat:  # a form's text field may hold several, separated by spaces
+            out[param.name] = [_value(param, part) for t in texts for part in (t.split() if param.split else [t])]
+        elif len(texts) > 1:
+            raise RequestError(f"{param.name} is given {len(texts)} times; give it once")
+        else:
+            out[param.name] = _value(param, texts[0].strip()) if texts else param.default
+        if param.required and out[param.name] in (None, []):
+            raise RequestError(f"{param.name} is required: {param.description}")
+    if out.get("date_from") and out.get("date_to"):
+        _ordered(out["date_from"], out["date_to"])
+    return out
+
+
+def _ordered(date_from: str, date_to: str) -> None:
+    from evaltool.history.dates import range_bounds
+
+    try:
+        range_bounds(date_from, date_to)
+    except EvaltoolError:
+        raise RequestError(f"date_from {date_from} is after date_to {date_to}: the range is empty; "
+                           "swap them") from None
+
+
+DATE_FROM = Param("date_from", "date", "first day (YYYY-MM-DD) or moment (ISO-8601, UTC unless it says) included")
+DATE_TO = Param("date_to", "date", "last day included (a date alone: the whole day), or a moment")
+NAME = Param("name", "string", "only executions of this name")
+TAG = Param("tag", "tag", "only executions with this tag, KEY=VALUE; repeatable (all must match)", repeat=True)
+MEASURE = Param("measure", "string", "a measure column (recorded name such as ndcg_cut_10, or ndcg_cut.10); "
+                "repeatable, or several separated by spaces; default every measure recorded", repeat=True,
+                split=True)
+LABELS = Param("labels", "boolean", "label rows good / fair / poor and the summary efficient / acceptable / "
+               "needs improvement (false: null labels)", default=True)
+LANG = Param("lang", "string", "label vocabulary: en, or es for the seed's Bueno / Regular / Mejorable", default="en")
+LIMIT = Param("limit", "integer", "executions per page", default=1000, minimum=1, maximum=10000)
+OFFSET = Param("offset", "integer", "executions skipped before the page", default=0, minimum=0)
+EXECUTION_ID = Param("id", "integer", "an execution id", where="path", minimum=1)
+TEST = Param("test", "string", "paired test: t, wilcoxon, randomization or bootstrap", default="t")
+CORRECTION = Param("correction", "string", "multiple-testing correction over the measures: holm, bonferroni, bh, none",
+                   default="holm")

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -360,6 +361,55 @@ def startup_rows(launcher, have, cache_dir, repeat, timeout):
             for label, w in walls.items()]
 
 
+MANY_RUNS = 30
+
+
+def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
+    """30 runs of DL against its qrels: evaltool in one process, a shell loop of trec_eval,
+    and a one-process pytrec_eval script (evaluator built once). The runs are links to DL's run."""
+    folder = Path(cache_dir, "DL-many")
+    folder.mkdir(exist_ok=True)
+    runs = []
+    for i in range(MANY_RUNS):
+        link = folder / f"run{i:02d}.txt"
+        if not link.exists():
+            link.symlink_to(os.path.abspath(d["run"]))
+        runs.append(str(link))
+    commands = {}
+    if "evaltool" in have:
+        commands["evaltool QRELS RUN x30"] = [have["evaltool"], *MEASURE_OPTS, d["qrels"], *runs]
+    if "trec_eval" in have:
+        loop = " ".join(shlex.quote(a) for a in [have["trec_eval"], *MEASURE_OPTS, d["qrels"]])
+        commands["trec_eval, shell loop x30"] = ["sh", "-c", f'for r in "$@"; do {loop} "$r"; done', "sh", *runs]
+    if "pytrec_eval" in have:
+        commands["pytrec_eval, one process x30"] = [sys.executable, str(HERE / "drivers" / "pytrec_eval_many.py"),
+                                                    d["qrels"], *runs]
+    walls = {label: [] for label in commands}
+    failed = {}
+    for _ in range(repeat):
+        for label, cmd in commands.items():
+            wall, _, code, timed_out, _, err = launcher.run(cmd, timeout)
+            if code != 0 or timed_out:
+                failed[label] = err.strip()[-300:] or f"exit {code}"
+            walls[label].append(wall)
+    return [{"row": label, "median_wall_s": statistics.median(w), "error": failed.get(label)}
+            for label, w in walls.items()]
+
+
+def many_runs_goals(rows):
+    medians = {r["row"]: r["median_wall_s"] for r in rows if not r["error"]}
+    goals = []
+    for base, limit, desc in [("trec_eval, shell loop x30", 0.4, "DL x30 runs: evaltool <= 0.4x a trec_eval shell loop"),
+                              ("pytrec_eval, one process x30", 1.0, "DL x30 runs: evaltool <= 1.0x one pytrec_eval process")]:
+        g = {"goal": desc, "row": "evaltool QRELS RUN x30", "baseline": base, "limit": limit, "ratio": None,
+             "status": "SKIP", "note": "not run"}
+        if "evaltool QRELS RUN x30" in medians and base in medians:
+            a, b = medians["evaltool QRELS RUN x30"], medians[base]
+            g.update(ratio=a / b, status="PASS" if a <= limit * b else "FAIL", note=f"{a:.3f}s vs {b:.3f}s")
+        goals.append(g)
+    return goals
+
+
 def inprocess_rows(d, repeat, timeout):
     """benchmarks/drivers/inprocess.py on a data set: per-call medians of each in-process route."""
     done = subprocess.run([sys.executable, str(HERE / "drivers" / "inprocess.py"), d["qrels"], d["run"],
@@ -656,14 +706,22 @@ def main(argv=None):
         click_logs.QUICK_CLICKS if args.clicks is None else split_list(args.clicks, click_logs.ALL_CLICKS, "click log")
     click_results = run_clicks(launcher, click_sets, args, log) if "evaltool" in have else []
     startup = startup_rows(launcher, have, args.cache_dir, args.repeat, args.timeout)
+    many = many_runs_rows(launcher, have, datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
+        if "DL" in datasets else []
     launcher.close()
 
     inprocess = inprocess_rows(datasets["DL"], args.repeat, args.timeout) \
         if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
-    goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess)
+    goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many)
 
     log("\n" + table(results))
     log("\n" + startup_table(startup, inprocess))
+    if many:
+        log("many runs (whole process, median):")
+        base = next((r["median_wall_s"] for r in many if r["row"].startswith("trec_eval")), None)
+        for r in many:
+            ratio = f"  {r['median_wall_s'] / base:.2f}x trec_eval loop" if base else ""
+            log(f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}{ratio}" + (f"  ERROR: {r['error']}" if r["error"] else ""))
     if click_results:
         log("\n" + click_table(click_results))
     stages = stage_table(results)
@@ -699,6 +757,7 @@ def main(argv=None):
         "goals": goals,
         "startup": startup,
         "inprocess": inprocess,
+        "many_runs": many,
         "clicks": click_results,
     }
     if not args.no_save:

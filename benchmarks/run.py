@@ -335,6 +335,20 @@ INPROCESS_GOALS = [
 ]
 
 
+def timed_rows(launcher, commands, times, timeout):
+    """Each command run ``times`` times, interleaved: median wall and the last error, per label."""
+    walls = {label: [] for label in commands}
+    failed = {}
+    for _ in range(times):
+        for label, cmd in commands.items():
+            wall, _, code, timed_out, _, err = launcher.run(cmd, timeout)
+            if code != 0 or timed_out:
+                failed[label] = err.strip()[-300:] or f"exit {code}"
+            walls[label].append(wall)
+    return [{"row": label, "median_wall_s": statistics.median(w), "error": failed.get(label)}
+            for label, w in walls.items()]
+
+
 def startup_rows(launcher, have, cache_dir, repeat, timeout):
     """Whole-process rows where start-up is everything: `evaltool --help` and a 3-line evaluation."""
     qrels, run = Path(cache_dir, "tiny.qrels"), Path(cache_dir, "tiny.run")
@@ -349,16 +363,7 @@ def startup_rows(launcher, have, cache_dir, repeat, timeout):
     for tool in ("pytrec_eval", "ir_measures"):
         if tool in have:
             commands[f"{tool}, 3 lines"] = [sys.executable, have[tool], str(qrels), str(run)]
-    walls = {label: [] for label in commands}
-    failed = {}
-    for _ in range(max(repeat, 5)):
-        for label, cmd in commands.items():
-            wall, _, code, timed_out, _, err = launcher.run(cmd, timeout)
-            if code != 0 or timed_out:
-                failed[label] = err.strip()[-300:] or f"exit {code}"
-            walls[label].append(wall)
-    return [{"row": label, "median_wall_s": statistics.median(w), "error": failed.get(label)}
-            for label, w in walls.items()]
+    return timed_rows(launcher, commands, max(repeat, 5), timeout)
 
 
 MANY_RUNS = 30
@@ -384,16 +389,7 @@ def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
     if "pytrec_eval" in have:
         commands["pytrec_eval, one process x30"] = [sys.executable, str(HERE / "drivers" / "pytrec_eval_many.py"),
                                                     d["qrels"], *runs]
-    walls = {label: [] for label in commands}
-    failed = {}
-    for _ in range(repeat):
-        for label, cmd in commands.items():
-            wall, _, code, timed_out, _, err = launcher.run(cmd, timeout)
-            if code != 0 or timed_out:
-                failed[label] = err.strip()[-300:] or f"exit {code}"
-            walls[label].append(wall)
-    return [{"row": label, "median_wall_s": statistics.median(w), "error": failed.get(label)}
-            for label, w in walls.items()]
+    return timed_rows(launcher, commands, repeat, timeout)
 
 
 def many_runs_goals(rows):

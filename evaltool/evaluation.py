@@ -241,7 +241,8 @@ def evaluate(
     options = RankOptions(relevance_level, max_ret, judged_only, complete)
     ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()
-    judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format)
+    judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format,
+                                           subtopics=any(r.measure.subtopics for r in requests))
     fields, table = resolve_topics(group_by, topics, judgments)
     timings = {}
     resolution = None
@@ -349,9 +350,10 @@ class Evaluator:
             raise TypeError(f"Evaluator() got unexpected keyword argument(s) {', '.join(unknown)}; "
                             f"it takes evaluate()'s: {', '.join(sorted(_OPTIONS))}")
         self.measures = [measures] if isinstance(measures, str) else measures
-        parse_measures(self.measures)
+        requests = parse_measures(self.measures)
         self.options = options
-        judgments, kind = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"))
+        judgments, kind = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"),
+                                         subtopics=any(r.measure.subtopics for r in requests))
         self._judgments = Loaded(judgments, kind)
 
     def evaluate(self, run, per_query: bool = False) -> EvalResult:

@@ -110,7 +110,7 @@ class EvalResult:
       issued as :class:`~evaltool.errors.EvaltoolWarning`;
     * ``meta``: inputs, options, counts, skipped queries and where judgments came from;
       ``strategies`` maps each query to the source of its judgments (``qrels``, ``pack``,
-      ``token-fallback``); ``zscores`` says the values are z-scores (``-Z``).
+      ``token-f1``); ``zscores`` says the values are z-scores (``-Z``).
 
     >>> from evaltool import evaluate
     >>> result = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}},

@@ -188,3 +188,64 @@ def test_readme_documents_scaling_out():
     section = text.split("## Scaling out", 1)[1].split("\n## ", 1)[0]
     for option in ("--engine dask", "--scheduler", "--partitions", "LocalCluster"):
         assert option in section, option
+
+
+# ---------------------------------------------------------------- click logs
+
+
+def _click_log(path, impressions=6000, seed=7):
+    """A generated JSONL log of impression objects: repeated queries, empty result lists,
+    clicks on documents not shown, repeated clicks, timestamps on half of the impressions."""
+    import json
+    import random
+
+    rnd = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(impressions):
+            shown = [f"d{rnd.randrange(40)}" for _ in range(rnd.randrange(0, 9))]
+            clicks = [d for d in shown if rnd.random() < 0.25] + ([f"gone{i}"] if rnd.random() < 0.05 else [])
+            impression = {"query": f"consulta {rnd.randrange(200)}", "results": shown, "clicks": clicks + clicks[:1],
+                          "device": rnd.choice(["mobile", "desktop"])}
+            if i % 2:
+                impression["timestamp"] = 1_700_000_000 + i
+            handle.write(json.dumps(impression, ensure_ascii=False) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("args", [["-q", "-o", "json", "--by", "device"], ["-m", "click_mrr", "-m", "ctr@3", "--average",
+                                                                         "macro", "--first-click", "position"]])
+def test_a_click_log_gives_byte_identical_output(tmp_path, monkeypatch, args):
+    import evaltool.engines.dask as engine
+
+    log = _click_log(tmp_path / "clicks.jsonl")
+    monkeypatch.setattr(engine, "BLOCK_BYTES", 64_000)  # about ten blocks
+    local = _invoke("clicks", log, *args)
+    dask = _invoke("clicks", log, *args, "--engine", "dask")
+    assert local.exit_code == 0, local.output
+    assert dask.exit_code == 0, dask.output
+    assert dask.stdout == local.stdout
+
+
+def test_a_bad_click_line_is_named_by_its_line_in_the_whole_file(tmp_path, monkeypatch):
+    import evaltool.engines.dask as engine
+
+    log = _click_log(tmp_path / "clicks.jsonl")
+    lines = log.read_text(encoding="utf-8").split("\n")
+    lines[4999] = '{"query": "q", "results": ["a"], "clicks": "not a list"}'
+    log.write_text("\n".join(lines), encoding="utf-8")
+    monkeypatch.setattr(engine, "BLOCK_BYTES", 64_000)
+    local = _invoke("clicks", log)
+    dask = _invoke("clicks", log, "--engine", "dask")
+    assert local.exit_code == dask.exit_code == 2
+    assert f"{log}:5000" in local.stderr
+    assert dask.stderr == local.stderr
+
+
+def test_what_the_click_engine_refuses(tmp_path):
+    events = tmp_path / "events.csv"
+    events.write_text("action,query_id,doc_id,position,impression_id\nimpression,q,d,1,i1\n")
+    result = _invoke("clicks", events, "--engine", "dask")
+    assert result.exit_code == 2 and "impression objects in JSONL" in result.stderr
+    log = _click_log(tmp_path / "clicks.jsonl", impressions=10)
+    result = _invoke("clicks", log, "--engine", "dask", "--judgments", tmp_path / "out.qrels")
+    assert result.exit_code == 2 and "--judgments" in result.stderr and not (tmp_path / "out.qrels").exists()

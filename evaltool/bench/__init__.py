@@ -1,7 +1,7 @@
 """Benchmark runner: run a queries file against a search backend, score it, report it.
 
 ``evaltool bench QUERIES.json --backend BACKEND`` sends every query of a benchmark file
-(``id``, ``query``, the expected ids, ``category``, ``difficulty``)
+(``id``, ``query``, the expected ids, optionally ``category`` and ``difficulty``)
 to the user's search system, times each call, scores the rankings with evaltool's own
 core (:func:`evaltool.evaluate`; no measure is implemented twice) and writes a
 timestamped JSON report, the TREC run of what was retrieved and the qrels it was scored

@@ -1,17 +1,20 @@
 """The benchmark queries file: read, validate, and turn into judgments.
 
-A JSON list of objects (or an object whose ``queries`` key holds that list)::
+The file is a queries file as evaluation reads it (:func:`evaltool.io.jsonl.query_entries`:
+a JSON list of objects, an object whose ``queries`` key holds that list, or JSONL, one
+object per line)::
 
     [{"id": 1, "query": "electronic invoicing Spain", "version": "16.0",
       "category": "localization", "difficulty": "easy",
       "expected_modules": ["l10n_es_facturae", "l10n_es_aeat"]}]
 
-Fields: ``id`` (integer or string without whitespace, unique), ``query`` (non-empty
-string), ``category`` and ``difficulty`` (non-empty strings) and exactly one way to give
-the expected ids: ``expected_modules`` or ``relevant_ids`` (a non-empty list of distinct
-ids, each relevant with grade 1) or ``qrels`` (``{id: integer grade}`` with at least one
-grade above 0). ``version`` (string or number) is optional; any other field is kept and
-passed on (to a backend that asks for it by name, and into the report).
+Fields: ``id`` (or ``qid``, ``query_id``; an integer or a string without whitespace,
+unique), ``query`` (non-empty string), optionally ``category`` and ``difficulty``
+(non-empty strings), and exactly one way to give the expected ids: ``expected_modules``
+or ``relevant_ids`` (a non-empty list of distinct ids, each relevant with grade 1) or
+``qrels`` (``{id: integer grade}`` with at least one grade above 0). ``version`` (string
+or number) is optional; any other field is kept and passed on (to a backend that asks
+for it by name, and into the report).
 
 Every problem in the file is reported at once, each with its line, before anything runs.
 
@@ -33,8 +36,10 @@ from dataclasses import dataclass, field, replace
 from evaltool.errors import EvaltoolError, ParseError
 
 EXPECTED_FIELDS = ("expected_modules", "relevant_ids", "qrels")
-REQUIRED_TEXT = ("query", "category", "difficulty")
-KNOWN_FIELDS = ("id", *REQUIRED_TEXT, "version", *EXPECTED_FIELDS)
+ID_FIELDS = ("id", "qid", "query_id")
+REQUIRED_TEXT = ("query",)
+OPTIONAL_TEXT = ("category", "difficulty")
+KNOWN_FIELDS = (*ID_FIELDS, *REQUIRED_TEXT, *OPTIONAL_TEXT, "version", *EXPECTED_FIELDS)
 MAX_PROBLEMS = 20
 _WHITESPACE = re.compile(r"\s")
 
@@ -50,8 +55,8 @@ class BenchQuery:
     id: int | str
     qid: str
     text: str
-    category: str
-    difficulty: str
+    category: str | None
+    difficulty: str | None
     expected_field: str
     expected: list | dict
     judgments: dict[str, int]
@@ -126,19 +131,25 @@ def _expected(obj: dict) -> tuple[str | None, list[str], dict[str, int]]:
     return name, problems, judgments
 
 
+def _id_field(obj: dict) -> str | None:
+    return next((name for name in ID_FIELDS if name in obj), None)
+
+
 def _check(obj) -> tuple[list[str], BenchQuery | None]:
     if not isinstance(obj, dict):
         return [f"must be an object, not {_kind(obj)}"], None
     problems = []
-    if "id" not in obj:
+    id_field = _id_field(obj)
+    if id_field is None:
         problems.append("missing field 'id'")
     else:
-        problem = id_problem(obj["id"], "'id'")
+        problem = id_problem(obj[id_field], f"{id_field!r}")
         if problem:
             problems.append(problem)
-    for name in REQUIRED_TEXT:
+    for name in (*REQUIRED_TEXT, *OPTIONAL_TEXT):
         if name not in obj:
-            problems.append(f"missing field {name!r}")
+            if name in REQUIRED_TEXT:
+                problems.append(f"missing field {name!r}")
         elif not isinstance(obj[name], str):
             problems.append(f"{name!r} must be a string, not {_kind(obj[name])} ({json.dumps(obj[name])[:40]})")
         elif not obj[name].strip():
@@ -151,68 +162,26 @@ def _check(obj) -> tuple[list[str], BenchQuery | None]:
     if problems:
         return problems, None
     fields = {k: v for k, v in obj.items() if k not in KNOWN_FIELDS}
-    query = BenchQuery(obj["id"], str(obj["id"]), obj["query"], obj["category"], obj["difficulty"],
+    query = BenchQuery(obj[id_field], str(obj[id_field]), obj["query"], obj.get("category"), obj.get("difficulty"),
                        expected_field, obj[expected_field], judgments, version, fields)
     return [], query
 
 
-def _item_offsets(text: str) -> list[int]:
-    """Character offset of each query object in a (valid) queries file, for line numbers."""
-    decoder = json.JSONDecoder()
-    space = re.compile(r"[ \t\n\r]*")
+def parse_queries(path: str, data: bytes) -> list[BenchQuery]:
+    """Validate the content of a queries file; raise :class:`QueriesError` listing every problem."""
+    from evaltool.io.jsonl import query_entries
 
-    def skip(i: int) -> int:
-        return space.match(text, i).end()
-
-    def list_items(i: int) -> list[int]:
-        offsets, i = [], skip(i + 1)
-        while text[i] != "]":
-            offsets.append(i)
-            i = skip(decoder.raw_decode(text, i)[1])
-            if text[i] == ",":
-                i = skip(i + 1)
-        return offsets
-
-    i = skip(0)
-    if text[i] == "[":
-        return list_items(i)
-    found, i = [], skip(i + 1)
-    while text[i] != "}":
-        key, i = decoder.raw_decode(text, i)
-        i = skip(skip(i) + 1)
-        if key == "queries" and text[i] == "[":
-            found = list_items(i)
-        i = skip(decoder.raw_decode(text, i)[1])
-        if text[i] == ",":
-            i = skip(i + 1)
-    return found
-
-
-def parse_queries(path: str, text: str) -> list[BenchQuery]:
-    """Validate the text of a queries file; raise :class:`QueriesError` listing every problem."""
-    text = text.removeprefix("\ufeff")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        line = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
-        raise ParseError(path, exc.lineno, line.strip()[:80] or None,
-                         f"valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    items = data.get("queries") if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        raise QueriesError(f"{path}: expected a JSON list of query objects (or an object with a 'queries' "
-                           f"list), found {_kind(data if items is None else items)}")
-    if not items:
+    _, entries = query_entries(path, data, objects_only=False)
+    if not entries:
         raise QueriesError(f"{path}: the file has no queries")
-    lines = [text.count("\n", 0, offset) + 1 for offset in _item_offsets(text)]
     problems, queries, first_line = [], [], {}
-    for position, obj in enumerate(items):
-        line = lines[position] if position < len(lines) else None
-        where = f"{path}:{line}" if line else path
-        label = f"query {position + 1}" + (f" (id {json.dumps(obj['id'])[:40]})"
-                                           if isinstance(obj, dict) and "id" in obj else "")
+    for position, (line, obj) in enumerate(entries):
+        where = f"{path}:{line}"
+        id_field = _id_field(obj) if isinstance(obj, dict) else None
+        label = f"query {position + 1}" + (f" (id {json.dumps(obj[id_field])[:40]})" if id_field else "")
         found, query = _check(obj)
-        if isinstance(obj, dict) and id_problem(obj.get("id"), "") is None:
-            qid = str(obj["id"])
+        if id_field and id_problem(obj[id_field], "") is None:
+            qid = str(obj[id_field])
             if qid in first_line:
                 found.append(f"duplicate id: query {first_line[qid]} has the same id")
             first_line.setdefault(qid, position + 1)
@@ -228,8 +197,8 @@ def parse_queries(path: str, text: str) -> list[BenchQuery]:
 
 
 def load_queries(path) -> list[BenchQuery]:
-    """Read and validate a queries file (UTF-8 JSON, gzip allowed); see the module docstring."""
-    from evaltool.io.textfiles import read_text
+    """Read and validate a queries file (JSON or JSONL, compressed or not); see the module docstring."""
+    from evaltool.io.common import read_bytes
 
-    name, text = read_text(path)
-    return parse_queries(name, text)
+    name, data = read_bytes(path)
+    return parse_queries(name, data)

@@ -93,10 +93,10 @@ class BenchResult:
 
 
 def _read_queries(path: str) -> tuple[list[BenchQuery], str]:
-    from evaltool.io.textfiles import read_text
+    from evaltool.io.common import read_bytes
 
-    name, text = read_text(path)
-    return parse_queries(name, text), hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    name, data = read_bytes(path)
+    return parse_queries(name, data), hashlib.sha256(data).hexdigest()
 
 
 def _corpus(settings: BenchSettings, backend: Backend) -> set[str] | None:

@@ -22,8 +22,9 @@ BENCH_HELP = """Run a benchmark: send every query of QUERIES to a search backend
   evaltool bench queries.json --backend bm25.run.txt           # replay a TREC run
   evaltool bench queries.json --backend mysearch:search --resume   # after Ctrl-C or a crash
 
-QUERIES is a JSON list of {id, query, category, difficulty, expected_modules |
-relevant_ids | qrels, [version], ...}; it is validated before anything runs. BACKEND is
+QUERIES is a queries file (a JSON list, or JSONL) of {id | qid | query_id, query,
+expected_modules | relevant_ids | qrels, [category], [difficulty], [version], ...}; it is
+validated whole before anything runs. BACKEND is
 module:function (sync or async, returns ranked ids or (id, score[, text]) items), an
 http(s):// URL, or a TREC run file. Every finished query is appended to a checkpoint in
 --out, so an interrupted run loses nothing and --resume finishes it. At the end

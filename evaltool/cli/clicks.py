@@ -60,21 +60,34 @@ scores into grades 0, 1, 2...
               help="Score thresholds for grades 1, 2, ... (default ctr/sdbn 0.1,0.3,0.5; coec 0.5,1,2).")
 @click.option("--min-impressions", type=click.IntRange(min=1), default=1, show_default=True,
               help="Leave a (query, document) unjudged with less evidence than this (sdbn: times examined).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Read the log here, or in blocks on a Dask cluster (a JSONL log of impression objects; "
+                   "same output; needs pip install 'evaltool[dask]').")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="--engine dask: the scheduler's address; default a local cluster on this machine's cores.")
 @output_options(REPORT_FORMATS, "table")
 @record_options(with_name=True)
 def clicks_command(log, measures, per_query, average, first_click, by, confidence, resamples, seed, judgments,
-                   model, grades, min_impressions, fmt, output, record, record_name, db, note, tags, at):
+                   model, grades, min_impressions, engine, scheduler, fmt, output, record, record_name, db, note,
+                   tags, at):
     from evaltool.clicks import click_judgments, evaluate, read_click_log
     from evaltool.clicks.models import parse_grades
+    from evaltool.io.clicks import release_freed_memory
     from evaltool.report import layouts
+
+    release_freed_memory()
 
     history = None
     try:
         history = recording(record, db, note, tags, at, record_name)
         thresholds = parse_grades(grades, model) if judgments else None
-        clicks = read_click_log(log, fields=by)
+        if engine == "dask" and judgments:
+            raise EvaltoolError("--judgments fits a click model to the whole log in this process; "
+                                "drop --engine dask to write judgments")
+        clicks = read_click_log(log, fields=by) if engine == "local" else log
         result = evaluate(clicks, list(measures) or None, per_query, average=average, first_click=first_click,
-                          by=by, confidence=confidence, n_resamples=resamples, seed=seed)
+                          by=by, confidence=confidence, n_resamples=resamples, seed=seed, engine=engine,
+                          scheduler=scheduler)
         qrels_text = None
         if judgments:
             table = click_judgments(clicks, model, thresholds, min_impressions)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,8 +42,43 @@ def _group_positions(log, field: str) -> dict[str, np.ndarray]:
     return {value: np.asarray(found[value]) for value in sorted(found, key=lambda v: (v == "(none)", byte_key(v)))}
 
 
+@dataclass
+class ClickValues:
+    """A log reduced to what the click metrics need: every impression's query and kept
+    fields, each measure's value per impression, and what the log held (``counts``)."""
+
+    path: str
+    format: str
+    query_ids: list[str]          # first-seen order
+    imp_query: np.ndarray         # query code of each impression
+    fields: dict                  # field -> value per impression (None where absent)
+    counts: dict
+    has_timestamps: bool
+    values: dict                  # output name -> value per impression (nan where undefined)
+
+
+def impression_values(clicks, requests, first_click: str) -> dict[str, np.ndarray]:
+    """Each measure's value per impression of one log (or part of one)."""
+    view = Impressions(clicks)
+    return {request.names[0]: request.measure.kernel(view, request_cutoff(request), first_click=first_click)
+            for request in requests}
+
+
+def _requests(measures, has_timestamps: bool, path: str) -> list:
+    """The measures asked for (default: all, time_to_first_click only when the log has timestamps)."""
+    requests = parse_click_measures(measures if measures is not None else DEFAULT_MEASURES)
+    if measures is None and has_timestamps:
+        requests += parse_click_measures(["time_to_first_click"])
+    for request in requests:
+        if click_measure_of(request).needs_timestamps and not has_timestamps:
+            raise InputError(f"{path}: {request.names[0]} needs timestamps on impressions and clicks; "
+                             "the log has none")
+    return requests
+
+
 def evaluate(log, measures=None, per_query: bool = False, *, average: str = "micro", first_click: str = "log",
-             by=(), confidence: float = 0.95, n_resamples: int = 2000, seed: int | None = 0):
+             by=(), confidence: float = 0.95, n_resamples: int = 2000, seed: int | None = 0,
+             engine: str = "local", scheduler: str | None = None):
     """Click metrics of ``log`` (a path or a list of impression dicts, :mod:`evaltool.io.clicks`).
 
     ``measures``: ``click_mrr``, ``ctr``, ``ctr@k``, ``abandonment``, ``clicks_per_query``,
@@ -55,6 +91,8 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     ``meta["counts"]`` what the log held, ignored and kept apart. ``by`` names impression
     fields: ``result.groups[field][value]`` holds each group's impressions (``count``) and
     values, ``meta["clicks_groups"][field][value]`` the same details as ``meta["clicks"]``.
+    ``engine="dask"`` reads a JSONL log of impression objects on a Dask cluster
+    (:mod:`evaltool.engines.dask`); the result is identical.
 
     >>> log = [{"consulta": "envíos a Quito", "resultados": ["HAW001", "HAW002", "HAW003"], "clicks": ["HAW002"]},
     ...        {"consulta": "envíos a Quito", "resultados": ["HAW002", "HAW001"], "clicks": ["HAW002"]},
@@ -65,55 +103,69 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     >>> evaluate(log, ["click_mrr"], average="macro").summary
     {'click_mrr': 0.375}
     """
-    from evaltool.results import Column, EvalResult
+    from evaltool.engines import ENGINES
     from evaltool.io.clicks import read_click_log
 
     _check(average, first_click, confidence, n_resamples)
+    if engine not in ENGINES:
+        raise EvaltoolError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     by = [by] if isinstance(by, str) else list(by)
     clock = time.perf_counter()
-    requests = parse_click_measures(measures if measures is not None else DEFAULT_MEASURES)
-    clicks = read_click_log(log, fields=by)
+    if measures is not None:
+        parse_click_measures(measures)  # a misspelt measure fails before any reading
+    if engine == "dask":
+        from evaltool.engines.dask import click_values
+
+        data = click_values(log, measures, by, first_click, scheduler=scheduler)
+        requests = _requests(measures, data.has_timestamps, data.path)
+    else:
+        clicks = read_click_log(log, fields=by)
+        requests = _requests(measures, clicks.has_timestamps, clicks.path)
+        data = ClickValues(clicks.path, clicks.format, clicks.query_ids, clicks.imp_query, clicks.fields,
+                           dict(clicks.counts), clicks.has_timestamps, impression_values(clicks, requests, first_click))
     for field in by:
-        if all(value is None for value in clicks.fields[field]):
-            raise InputError(f"{clicks.path}: no impression has the field {field!r} to group by")
-    if measures is None and clicks.has_timestamps:
-        requests += parse_click_measures(["time_to_first_click"])
-    for request in requests:
-        if click_measure_of(request).needs_timestamps and not clicks.has_timestamps:
-            raise InputError(f"{clicks.path}: {request.names[0]} needs timestamps on impressions and clicks; "
-                             "the log has none")
+        if all(value is None for value in data.fields[field]):
+            raise InputError(f"{data.path}: no impression has the field {field!r} to group by")
     timings = {"parse": time.perf_counter() - clock}
+    return click_result(data, requests, per_query, average=average, first_click=first_click, by=by,
+                        confidence=confidence, n_resamples=n_resamples, seed=seed, timings=timings)
+
+
+def click_result(data: ClickValues, requests, per_query: bool, *, average: str, first_click: str, by: list,
+                 confidence: float, n_resamples: int, seed, timings: dict):
+    """Summaries, intervals, groups and meta of the values per impression, as an EvalResult."""
+    from evaltool.results import Column, EvalResult
+
     clock = time.perf_counter()
-    view = Impressions(clicks)
-    n_queries = len(clicks.query_ids)
-    order = sorted(range(n_queries), key=lambda i: byte_key(clicks.query_ids[i]))
-    qids = [clicks.query_ids[i] for i in order]
+    n_queries = len(data.query_ids)
+    order = sorted(range(n_queries), key=lambda i: byte_key(data.query_ids[i]))
+    qids = [data.query_ids[i] for i in order]
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     columns, summary, details = [], {}, {}
     groups: dict = {field: {} for field in by}
     group_details: dict = {field: {} for field in by}
-    positions = {field: _group_positions(clicks, field) for field in by}
+    positions = {field: _group_positions(data, field) for field in by}
     for request in requests:
         name = request.names[0]
-        values = request.measure.kernel(view, request_cutoff(request), first_click=first_click)
-        stats = summarise(values, clicks.imp_query, n_queries, average=average, **options)
+        values = data.values[name]
+        stats = summarise(values, data.imp_query, n_queries, average=average, **options)
         query_means = stats.pop("query_means")
         columns.append(Column(name, request, query_means[order]))
         summary[name] = stats["value"]
         details[name] = stats
         for field in by:
             for value, where in positions[field].items():
-                part = summarise(values[where], clicks.imp_query[where], n_queries, average=average, **options)
+                part = summarise(values[where], data.imp_query[where], n_queries, average=average, **options)
                 part.pop("query_means")
                 groups[field].setdefault(value, {"count": len(where)})[name] = part["value"]
                 group_details[field].setdefault(value, {})[name] = part
     timings["measures"] = time.perf_counter() - clock
     meta = {
-        "log": clicks.path,
-        "format": clicks.format,
+        "log": data.path,
+        "format": data.format,
         "options": {"average": average, "first_click": first_click, "confidence": confidence,
                     "resamples": n_resamples, "seed": seed, "by": by},
-        "counts": dict(clicks.counts),
+        "counts": dict(data.counts),
         "clicks": details,
     }
     if by:

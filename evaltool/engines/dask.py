@@ -62,7 +62,7 @@ def get_client(scheduler: str | None = None):
     try:
         if scheduler is None:
             cluster = distributed.LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1,
-                                               processes=True, dashboard_address=None,
+                                               processes=True, dashboard_address=":0",
                                                silence_logs=logging.ERROR)
             client = distributed.Client(cluster)
         else:
@@ -376,3 +376,118 @@ def dask_parts(qrels_t, run, requests, specs: list[str], options, num_docs_in_co
     if not scores.seen:
         _no_judged_query(qrels_t, path, [q for _, first in tags for q in first], options)
     return scores.finish(qrels_t, requests, options, num_docs_in_coll, ztable, path, runid)
+
+
+# ---------------------------------------------------------------- click logs
+
+
+def _click_block(path: str, offset: int, length: int | None, measures, fields: list[str], first_click: str) -> dict:
+    """Read one block of a JSONL log of impression objects: each measure's value per impression.
+
+    A malformed line comes back as ``error`` (its line in the block) instead of raising, so
+    that the client can name the line of the whole file.
+    """
+    import tempfile
+
+    from evaltool.clicks.evaluate import impression_values
+    from evaltool.clicks.metrics import DEFAULT_MEASURES, parse_click_measures
+    from evaltool.io.clicks import read_click_log
+
+    data = _read_block(path, offset, length)
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    if not data.strip():
+        return {"lines": lines, "empty": True}
+    with tempfile.NamedTemporaryFile(prefix="evaltool-clicks-", suffix=".jsonl") as spill:
+        spill.write(data)
+        spill.flush()
+        try:
+            clicks = read_click_log(spill.name, fields=fields)
+        except ParseError as exc:
+            return {"lines": lines, "error": (exc.line, exc.text, exc.expected)}
+    names = list(measures) if measures is not None else [*DEFAULT_MEASURES, "time_to_first_click"]
+    return {"lines": lines, "empty": False, "format": clicks.format, "query_ids": clicks.query_ids,
+            "imp_query": clicks.imp_query, "fields": clicks.fields, "counts": clicks.counts,
+            "imp_times": bool(np.isfinite(clicks.imp_time).any()),
+            "click_times": bool(np.isfinite(clicks.click_time).any()),
+            "values": impression_values(clicks, parse_click_measures(names), first_click)}
+
+
+def _click_layout(path: str) -> str:
+    """What the log is, from its first non-blank line (read through fsspec, so URLs work)."""
+    import json
+
+    with _open(path) as handle:
+        head = handle.read(1 << 16)
+    if head[:2] == b"\x1f\x8b":
+        import gzip
+
+        with _open(path) as handle, gzip.open(handle) as unpacked:
+            head = unpacked.read(1 << 16)
+    for raw in head.split(b"\n"):
+        text = raw.decode("utf-8", "replace").strip()
+        if not text:
+            continue
+        if text.startswith("["):
+            return "a JSON array"
+        if text.startswith("{"):
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                return "jsonl"  # the reader names the line
+            return "an events table" if isinstance(obj, dict) and "action" in obj else "jsonl"
+        return "an events table (CSV or Parquet)"
+    return "jsonl"
+
+
+def click_values(log, measures, fields: list[str], first_click: str, *, scheduler: str | None = None,
+                 block_bytes: int | None = None):
+    """A JSONL click log read in blocks by the workers; the values per impression come back.
+
+    Impressions keep the file's order and queries their first-seen order, so the client's
+    summaries, intervals and groups are those of the local engine.
+    """
+    from evaltool.clicks.evaluate import ClickValues
+    from evaltool.io.clicks import read_click_log
+
+    if not isinstance(log, (str, os.PathLike)):
+        raise EvaltoolError("--engine dask reads a click log file (a path or URL every worker can reach); "
+                            "lists of impressions are evaluated locally")
+    path = os.fspath(log)
+    try:
+        layout = _click_layout(path)
+        ranges, _ = _block_ranges(path, BLOCK_BYTES if block_bytes is None else block_bytes)
+    except (OSError, ValueError) as exc:
+        raise EvaltoolError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if layout != "jsonl":
+        raise EvaltoolError(f"--engine dask reads click logs of impression objects in JSONL (one impression per "
+                            f"line); {path} is {layout}: use the local engine")
+    client = get_client(scheduler)
+    futures = [client.submit(_click_block, path, offset, length, measures, fields, first_click, pure=False)
+               for offset, length in ranges]
+    blocks = client.gather(futures)
+    line = 0
+    for block in blocks:
+        if "error" in block:
+            local, text, expected = block["error"]
+            raise ParseError(path, None if local is None else line + local, text, expected)
+        line += block["lines"]
+    blocks = [b for b in blocks if not b["empty"]]
+    if not blocks:
+        read_click_log(path, fields=fields)  # the local reader's message for a log without impressions
+    index: dict[str, int] = {}
+    imp_query, values, field_values = [], {}, {name: [] for name in fields}
+    counts: dict[str, int] = {}
+    for block in blocks:
+        codes = np.array([index.setdefault(q, len(index)) for q in block["query_ids"]], dtype=np.int64)
+        imp_query.append(codes[block["imp_query"]] if len(codes) else block["imp_query"].astype(np.int64))
+        for name, array in block["values"].items():
+            values.setdefault(name, []).append(array)
+        for name in fields:
+            field_values[name].extend(block["fields"][name])
+        for key, count in block["counts"].items():
+            counts[key] = counts.get(key, 0) + count
+    counts["queries"] = len(index)
+    has_timestamps = any(b["imp_times"] for b in blocks) and any(b["click_times"] for b in blocks)
+    return ClickValues(path, blocks[0]["format"], list(index), np.concatenate(imp_query).astype(np.int32),
+                       field_values, counts, has_timestamps,
+                       {name: np.concatenate(parts) for name, parts in values.items()})

@@ -784,7 +784,7 @@ def _read_events_csv(path: str, opener, builder: _Builder) -> None:
     types = {c: pa.string() for c in columns}
     with opener() as raw:
         try:
-            reader = pacsv.open_csv(raw, read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+            reader = pacsv.open_csv(raw, read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False),
                                     convert_options=pacsv.ConvertOptions(column_types=types,
                                                                          strings_can_be_null=True))
             start = 0
@@ -942,6 +942,31 @@ def sniff_layout(path: str) -> str:
                                        "(CSV, JSONL, Parquet); the file is empty")
 
 
+def release_freed_memory() -> None:
+    """Make freed memory go back to the operating system while a big log is read.
+
+    Reading a 10M-event table allocates and frees buffers of growing size batch after
+    batch. Arrow's default allocator (mimalloc) keeps freed memory for reuse, and glibc's
+    malloc raises its mmap threshold after each large free, so both hold on to hundreds
+    of megabytes that are no longer used. For the command line (one log per process) the
+    system allocator for Arrow and a fixed mmap threshold keep the peak near what is
+    live. Process-wide: a library caller decides for itself whether to call this.
+    """
+    import ctypes
+    import ctypes.util
+
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+    name = ctypes.util.find_library("c")
+    if name:
+        try:
+            libc = ctypes.CDLL(name)
+            libc.mallopt(-3, 128 * 1024)      # M_MMAP_THRESHOLD: fixed, no longer raised by each large free
+        except (OSError, AttributeError):     # not glibc: nothing to tune
+            pass
+
+
 def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
     """Read a click log file (any layout of the module docstring), or a list of impression dicts.
 
@@ -993,7 +1018,7 @@ def _read_events_jsonl_arrow(opener, builder: _Builder) -> None:
     import pyarrow.json as pajson
 
     with opener() as raw:
-        reader = pajson.open_json(raw, read_options=pajson.ReadOptions(block_size=CSV_BLOCK_BYTES))
+        reader = pajson.open_json(raw, read_options=pajson.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False))
         events = None
         for batch in reader:
             if events is None:

@@ -17,8 +17,9 @@ from evaltool.inputs import Qrels, Run
 from evaltool.errors import EvaltoolError, ParseError
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, resolve_duplicates
 
-QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
-RUN_COLUMNS = ("query_id", "doc_id", "score")
+# (query id, document id) column names: ir_measures' and PyTerrier's
+ID_COLUMNS = (("query_id", "doc_id"), ("qid", "docno"))
+QRELS_VALUES = ("relevance", "grade", "rel", "label")  # PyTerrier's qrels call the grade 'label'
 
 
 def _check_grade(source: str, where: str, value) -> int:
@@ -159,25 +160,27 @@ def run_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<ru
     return _build(Run, source, _dict_rows(data, source), _check_score, on_duplicate, runid, queries=data)
 
 
-def _frame_rows(frame, columns, value_names, source):
+def _frame_rows(frame, value_names, source):
     cols = list(frame.columns)
+    ids = next((pair for pair in ID_COLUMNS if all(c in cols for c in pair)), None)
     value_col = next((c for c in value_names if c in cols), None)
-    missing = [c for c in columns[:2] if c not in cols]
-    if missing or value_col is None:
+    if ids is None or value_col is None:
         raise EvaltoolError(
-            f"{source}: a DataFrame needs columns {columns[0]}, {columns[1]} and "
-            f"{' or '.join(value_names)}; it has {', '.join(map(str, cols))}"
+            f"{source}: a DataFrame needs columns query_id, doc_id and {' or '.join(value_names)}; it has "
+            f"{', '.join(map(str, cols))} (PyTerrier's qid and docno are read too)"
         )
-    return zip(frame[columns[0]].tolist(), frame[columns[1]].tolist(), frame[value_col].tolist())
+    return zip(frame[ids[0]].tolist(), frame[ids[1]].tolist(), frame[value_col].tolist())
 
 
 def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrels DataFrame>") -> Qrels:
-    """A DataFrame with ``query_id, doc_id, relevance`` to Qrels."""
-    rows = _frame_rows(frame, QRELS_COLUMNS, ("relevance", "grade", "rel"), source)
+    """A DataFrame with ``query_id, doc_id, relevance`` (ir_measures) or ``qid, docno, label``
+    (PyTerrier) to Qrels."""
+    rows = _frame_rows(frame, QRELS_VALUES, source)
     return _build(Qrels, source, rows, _check_grade, on_duplicate)
 
 
 def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run DataFrame>", runid: str = "run") -> Run:
-    """A DataFrame with ``query_id, doc_id, score`` to Run."""
-    rows = _frame_rows(frame, RUN_COLUMNS, ("score",), source)
+    """A DataFrame with ``query_id, doc_id, score`` (ir_measures) or ``qid, docno, score``
+    (PyTerrier; its ``rank`` column is ignored, as trec_eval ignores a run's ranks) to Run."""
+    rows = _frame_rows(frame, ("score",), source)
     return _build(Run, source, rows, _check_score, on_duplicate, runid)

@@ -5,8 +5,10 @@ holds that array) or JSONL (one query object per line). A query object has
 
 * ``qid`` (or ``query_id``, ``id``): a string or an integer, once per file;
 * ``query``: the query text (optional);
-* ``relevant_ids``: a list of document ids, each relevant with grade 1, or ``qrels``:
-  ``{doc_id: integer grade}`` (optional; not both);
+* ``relevant_ids``: a list of document ids, each relevant with grade 1 (also spelled
+  ``expected_modules``, or as memorybench writes it ``relevantIds`` / ``relevantChunkIds``,
+  at the top level or in ``metadata``), or ``qrels``: ``{doc_id: integer grade}``
+  (optional; one of them);
 * ``answer`` (a string, a number or a list of them) and/or ``expected_text``: the
   expected answer, for token-F1 judgments (optional);
 * ``category``, ``difficulty``: strings or numbers (optional); ``metadata``: an object
@@ -49,6 +51,8 @@ JUDGMENT_FORMATS = ("trec", "json", "jsonl")
 RESULT_FORMATS = ("trec", "jsonl")
 LABELS = {"json": "queries file, JSON", "jsonl": "queries file, JSONL", "results": "results file, JSONL"}
 QID_KEYS = ("qid", "query_id", "id")
+# lists of relevant ids: ours, the benchmark files', and memorybench's (also inside 'metadata')
+RELEVANT_ID_KEYS = ("relevant_ids", "expected_modules", "relevantIds", "relevantChunkIds")
 DOCID_KEYS = ("docid", "doc_id")
 BOM = "\ufeff"
 
@@ -159,8 +163,8 @@ def _decode(name: str, data: bytes, label: str) -> str:
     return text[1:] if text.startswith(BOM) else text
 
 
-def _jsonl_objects(name: str, text: str, label: str):
-    """(line number, object) for every non-blank line."""
+def _jsonl_objects(name: str, text: str, label: str, objects_only: bool = True):
+    """(line number, object) for every non-blank line (any JSON value unless ``objects_only``)."""
     for number, raw in enumerate(text.split("\n"), 1):
         line = raw.strip()
         if not line:
@@ -170,7 +174,7 @@ def _jsonl_objects(name: str, text: str, label: str):
         except json.JSONDecodeError as exc:
             raise ParseError(name, number, _clip(line), f"one JSON object per line ({exc.msg} at column {exc.colno}) "
                                                         f"({label})") from None
-        if not isinstance(obj, dict):
+        if objects_only and not isinstance(obj, dict):
             raise ParseError(name, number, _clip(line), f"a JSON object, not {type(obj).__name__} ({label})")
         yield number, obj
 
@@ -229,7 +233,7 @@ def _wrapped_array(decoder, text: str, pos: int):
         pos = _skip(text, pos + 1)
 
 
-def _json_objects(name: str, text: str, label: str):
+def _json_objects(name: str, text: str, label: str, objects_only: bool = True):
     decoder = json.JSONDecoder()
     pos = _skip(text, 0)
     try:
@@ -249,7 +253,7 @@ def _json_objects(name: str, text: str, label: str):
     if elements is None:
         raise ParseError(name, 1, None, f"an array of query objects, or an object with a 'queries' array ({label})")
     for line, obj in elements:
-        if not isinstance(obj, dict):
+        if objects_only and not isinstance(obj, dict):
             raise ParseError(name, line, _shown(obj), f"a JSON object for each query ({label})")
         yield line, obj
 
@@ -264,19 +268,27 @@ def _grade(check: _Lines, line, obj, docid, value) -> int:
 
 
 def _relevant(check: _Lines, line, obj) -> dict[str, int] | None:
-    ids, graded = obj.get("relevant_ids"), obj.get("qrels")
-    if ids is not None and graded is not None:
-        check.fail(line, obj, "either 'relevant_ids' or 'qrels', not both")
-    if ids is not None:
-        if not isinstance(ids, list) or any(isinstance(d, bool) or not isinstance(d, (str, numbers.Integral))
-                                            for d in ids):
-            check.fail(line, obj, "'relevant_ids' as a list of document ids (strings or integers)")
-        return {str(d): 1 for d in ids}
+    """The query's explicit judgments: one list of relevant ids (grade 1) or one graded ``qrels``."""
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    given = [(key, obj[key]) for key in RELEVANT_ID_KEYS if obj.get(key) is not None]
+    given += [(f"metadata.{key}", metadata[key]) for key in RELEVANT_ID_KEYS[2:] if metadata.get(key) is not None]
+    graded = obj.get("qrels")
     if graded is not None:
-        if not isinstance(graded, dict):
+        given.append(("qrels", graded))
+    if len(given) > 1:
+        names = [f"'{k}'" for k, _ in given]
+        check.fail(line, obj, f"either {' or '.join(names)}, not {'both' if len(names) == 2 else 'several'}")
+    if not given:
+        return None
+    key, value = given[0]
+    if key == "qrels":
+        if not isinstance(value, dict):
             check.fail(line, obj, "'qrels' as an object {doc_id: integer grade}")
-        return {str(d): _grade(check, line, obj, d, g) for d, g in graded.items()}
-    return None
+        return {str(d): _grade(check, line, obj, d, g) for d, g in value.items()}
+    if not isinstance(value, list) or any(isinstance(d, bool) or not isinstance(d, (str, numbers.Integral))
+                                          for d in value):
+        check.fail(line, obj, f"'{key}' as a list of document ids (strings or integers)")
+    return {str(d): 1 for d in value}
 
 
 def _answers(check: _Lines, line, obj) -> tuple[str, ...]:
@@ -306,15 +318,31 @@ def _query(check: _Lines, line: int, obj: dict) -> Query:
     )
 
 
-def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
-    """A queries file's content (``fmt`` json or jsonl; None: recognise it)."""
+def query_entries(name: str, data: bytes, fmt: str | None = None, objects_only: bool = True):
+    """``(format, entries)`` of a queries file's content: every entry of its JSON array (or of
+    the ``queries`` array of its JSON object), or every JSONL line, as ``(line, value)``.
+
+    The one reader of queries files: evaluation takes the entries as :class:`Query`
+    objects (:func:`parse_queries`), the benchmark command checks them all at once
+    (:mod:`evaltool.bench.queries`); ``objects_only=False`` leaves entries that are not
+    objects to the caller.
+
+    >>> query_entries("q.json", b'{"queries": [\\n  {"id": 1},\\n  {"id": 2}]}')
+    ('json', [(2, {'id': 1}), (3, {'id': 2})])
+    """
     fmt = fmt or sniff(data, "judgments")
     if fmt not in ("json", "jsonl"):
         raise ParseError(name, None, None, "a queries file: a JSON array of query objects or JSONL")
     label = LABELS[fmt]
     text = _decode(name, data, label)
+    return fmt, list((_json_objects if fmt == "json" else _jsonl_objects)(name, text, label, objects_only))
+
+
+def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
+    """A queries file's content (``fmt`` json or jsonl; None: recognise it)."""
+    fmt, objects = query_entries(name, data, fmt)
+    label = LABELS[fmt]
     check = _Lines(name, label)
-    objects = (_json_objects if fmt == "json" else _jsonl_objects)(name, text, label)
     queries, seen = [], {}
     for line, obj in objects:
         query = _query(check, line, obj)

@@ -1,6 +1,7 @@
 """TREC qrels and run files.
 
-qrels: ``query_id iteration doc_id grade`` (exactly four fields, integer grade).
+qrels: ``query_id iteration doc_id grade`` (exactly four fields, integer grade), or BEIR's
+TSV: a header line ``query-id corpus-id score``, then ``query_id doc_id grade``.
 run:   ``query_id iteration doc_id rank score tag [ignored ...]``; the rank column is
 read and ignored: order comes from the score (see :mod:`evaltool.ranking`).
 
@@ -30,10 +31,22 @@ from evaltool.errors import ParseError, quote
 from evaltool.io.common import check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, decode, read_bytes, resolve_duplicates
 
 QRELS_EXPECTED = "4 fields 'query_id iteration doc_id grade'"
+BEIR_EXPECTED = "3 fields 'query-id corpus-id score' (a BEIR qrels file, as its header says)"
 RUN_EXPECTED = "6 fields 'query_id iteration doc_id rank score run_tag'"
 
 
-def _content_lines(data: bytes):
+def _is_beir(data: bytes) -> int:
+    """The line number of a BEIR qrels header (``query-id corpus-id score``), 0 when there is none.
+
+    >>> _is_beir(b"query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n"), _is_beir(b"q1 0 d1 1\\n")
+    (1, 0)
+    """
+    for number, _, fields in content_lines(data[:4096].lstrip(b"\xef\xbb\xbf")):
+        return number if fields == [b"query-id", b"corpus-id", b"score"] else 0
+    return 0
+
+
+def content_lines(data: bytes):
     """Yield (line number, fields) for every line that is not blank or a comment."""
     for number, raw in enumerate(data.split(b"\n"), 1):
         fields = raw.split()
@@ -51,6 +64,19 @@ def _parse_grade(token: bytes) -> int | None:
     if not body.isdigit():
         return None
     return int(token)
+
+
+def judgment_grade(name: str, number: int, raw: bytes, fields: list[bytes], expected: str, width: int = 4) -> int:
+    """The grade (last field) of a judgment line of ``width`` fields (qrels, BEIR qrels, subtopic
+    qrels), or ParseError naming the line."""
+    if len(fields) != width:
+        raise ParseError(name, number, line_text(raw), expected)
+    grade = _parse_grade(fields[-1])
+    if grade is None:
+        raise ParseError(name, number, line_text(raw), f"an integer grade in field {width}, not {quote(decode(fields[-1]))}")
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field {width}")
+    return grade
 
 
 def parse_score(token: bytes) -> float | None:
@@ -191,25 +217,24 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
             return table
     check_policy(on_duplicate)
     name, data = read_bytes(path)
-    fast = _fast_qrels(name, data)
+    beir = _is_beir(data)
+    fast = None if beir else _fast_qrels(name, data)
     if fast is not None:
         return fast
+    # BEIR: 'query-id corpus-id score' under that header line; TREC: 'query_id iteration doc_id grade'
+    width, doc_field, expected = (3, 1, BEIR_EXPECTED) if beir else (4, 2, QRELS_EXPECTED)
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, grades, lines = [], [], [], []
-    for number, raw, fields in _content_lines(data):
-        if len(fields) != 4:
-            raise ParseError(name, number, line_text(raw), QRELS_EXPECTED)
-        grade = _parse_grade(fields[3])
-        if grade is None:
-            raise ParseError(name, number, line_text(raw), f"an integer grade in field 4, not {quote(decode(fields[3]))}")
-        if not GRADE_MIN <= grade <= GRADE_MAX:
-            raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field 4")
+    for number, raw, fields in content_lines(data):
+        if beir and number == beir:
+            continue
+        grade = judgment_grade(name, number, raw, fields, expected, width)
         qid_codes.append(qids(fields[0]))
-        doc_codes.append(docs(fields[2]))
+        doc_codes.append(docs(fields[doc_field]))
         grades.append(grade)
         lines.append(number)
     if not lines:
-        raise ParseError(name, None, None, f"at least one judgment line ({QRELS_EXPECTED}); the file has none")
+        raise ParseError(name, None, None, f"at least one judgment line ({expected}); the file has none")
     qrels = Qrels(
         qids.vocab,
         np.asarray(qid_codes, dtype=np.int64),
@@ -241,7 +266,7 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error") -> Run:
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, scores, lines = [], [], [], []
     runid = b""
-    for number, raw, fields in _content_lines(data):
+    for number, raw, fields in content_lines(data):
         if len(fields) < 6:
             raise ParseError(name, number, line_text(raw), RUN_EXPECTED)
         score = parse_score(fields[4])

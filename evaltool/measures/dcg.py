@@ -16,9 +16,17 @@ parameter     value                  meaning
 ``ideal``     ``'qrels'`` (default)  ideal ranking: every judged document of the query, best first
               ``'ranking'``          ideal ranking: the retrieved documents, best first
                                      (scikit-learn's ``ndcg_score``)
+``log_base``  ``2`` (default)        DCG only: the discount's logarithm base (scikit-learn's
+                                     ``dcg_score``; in nDCG the base cancels out)
 ============  =====================  ==========================================================
 
-Negative grades and documents outside the qrels gain 0.
+Negative grades and documents outside the qrels gain 0. Which spelling gives a peer's
+numbers: scikit-learn's ``ndcg_score(y_true, y_score, k=k)`` is ``nDCG(ideal='ranking')@k``
+and ``dcg_score(..., log_base=b)`` is ``DCG(log_base=b)@k`` on rankings without tied
+scores (scikit-learn averages the gains of tied documents by default; evaltool breaks
+ties by trec_eval's rule, as ``ignore_ties=True`` would on the ordered list); gdeval's
+nDCG@20 is ``nDCG(dcg='exp-log2')@20`` and its ERR@20 ``ERR@20``; Elasticsearch's
+``precision`` over the returned hits is ``SetP`` (``P@k`` divides by k instead).
 """
 
 from __future__ import annotations
@@ -46,9 +54,12 @@ def rank_discount(rank: np.ndarray, kind: str) -> np.ndarray:
     return log2_int(rank + 2) if kind == "log2" else log2_int(np.maximum(rank + 1, 2))
 
 
-def _discounted_sum(seg, pos, gains, kind, cutoff, n_queries) -> np.ndarray:
+def _discounted_sum(seg, pos, gains, kind, cutoff, n_queries, log_base: float = 2.0) -> np.ndarray:
     keep = gains != 0 if cutoff is None else (gains != 0) & (pos < cutoff)
-    return np.bincount(seg[keep], weights=gains[keep] / rank_discount(pos[keep], kind), minlength=n_queries)
+    divisor = rank_discount(pos[keep], kind)
+    if log_base != 2.0:
+        divisor = divisor / np.log2(log_base)   # log_b(x) = log2(x) / log2(b)
+    return np.bincount(seg[keep], weights=gains[keep] / divisor, minlength=n_queries)
 
 
 def dcg_columns(batch, p, cutoffs, ideal_from: str | None):
@@ -60,7 +71,8 @@ def dcg_columns(batch, p, cutoffs, ideal_from: str | None):
         batch = judged_view(batch)
     gain_of = gain_function(p.gains, exponential=p.dcg == "exp-log2")
     gains = gain_of(batch.rel)
-    got = np.column_stack([_discounted_sum(batch.seg, batch.rank, gains, p.discount, k, batch.n_queries)
+    base = getattr(p, "log_base", 2.0)
+    got = np.column_stack([_discounted_sum(batch.seg, batch.rank, gains, p.discount, k, batch.n_queries, base)
                            for k in cutoffs])
     if ideal_from is None:
         return got, None
@@ -84,7 +96,10 @@ def normalised_dcg(batch, p, cutoffs) -> np.ndarray:
     return safe_div(got, ideal)
 
 
-@measure("DCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT), aliases=("dcg", "dcg_at_k"), oracle="trec_eval 10.0 (dcg)")
+LOG_BASE = Option("log_base", float, 2.0, above=1, doc="base of the discount's logarithm (scikit-learn's dcg_score)")
+
+
+@measure("DCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, LOG_BASE), aliases=("dcg", "dcg_at_k"), oracle="trec_eval 10.0 (dcg)")
 def named_dcg(batch, p):
     """Discounted cumulative gain of the top k: sum over ranks i <= k of gain(i) / discount(i).
 

@@ -1,7 +1,8 @@
-"""How well the order of a ranking agrees with the judgments: Compat and Accuracy.
+"""How well the order of a ranking agrees with the judgments: Compat, Accuracy, ARP and OPA.
 
 Compat compares the ranking with an ideal ranking by rank-biased overlap; Accuracy
-counts the (relevant, non-relevant) pairs the ranking puts in the right order.
+counts the (relevant, non-relevant) pairs the ranking puts in the right order, OPA the
+pairs of different grades; ARP averages the ranks weighted by grade.
 """
 
 from __future__ import annotations
@@ -114,3 +115,72 @@ def accuracy(batch, p):
     pairs = n_rel * n_nonrel
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(pairs > 0, 1.0 - wrong / pairs, np.nan)
+
+
+def _dense_grades(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every retrieved position: (query, 0-based rank, grade), grade 0 outside the qrels and for negative grades."""
+    seg, pos, grade = batch.dense(None)
+    return seg, pos, np.maximum(grade, 0)
+
+
+@measure("ARP", options=(), oracle="TF-Ranking's ARPMetric, by its definition")
+def average_relevance_position(batch, p):
+    """Average relevance position: the ranks of the retrieved documents averaged with their grades as weights.
+
+    ARP = sum_i i * g(i) / sum_i g(i) over the retrieved documents (1-based rank i, g the
+    grade). Lower is better; graded, so a grade-2 document weighs twice a grade-1 one.
+
+    Edge cases: 0 when no retrieved document has a grade above 0 (TF-Ranking's
+    divide-no-nan), so such a query looks best: filter or read with care; negative grades
+    and documents outside the qrels weigh 0 and keep their ranks (TF-Ranking drops items
+    with a negative label from the list). (Zhu & Klabjan 2020; TF-Ranking's ARPMetric.)
+
+    Worked example, grades [0, 2, 1]: (2 * 2 + 3 * 1) / (2 + 1) = 7/3.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"b": 2, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}, ["ARP"]).summary
+    {'ARP': 2.3333333333333335}
+    """
+    seg, pos, grade = _dense_grades(batch)
+    weight = np.bincount(seg, weights=grade, minlength=batch.n_queries)
+    total = np.bincount(seg, weights=(pos + 1.0) * grade, minlength=batch.n_queries)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(weight > 0, total / weight, 0.0)
+
+
+@measure("OPA", options=(), agg=Agg.MEAN_DEFINED, oracle="TF-Ranking's OrderedPairAccuracy, by its definition")
+def ordered_pair_accuracy(batch, p):
+    """Ordered pair accuracy: of the pairs of retrieved documents with different grades, the share ranked higher-grade first.
+
+    OPA = #{(i, j): g(i) > g(j), i ranked above j} / #{(i, j): g(i) > g(j)}, over the
+    retrieved documents (grades of documents outside the qrels and negative grades: 0).
+
+    Edge cases: no value (nan, left out of the mean) when the retrieved documents all have
+    one grade. TF-Ranking compares scores, so a tied pair counts as wrong there; here ties
+    are broken by trec_eval's rule first, and TF-Ranking pools the pairs of a batch of
+    queries where evaltool averages per query. (TF-Ranking's OrderedPairAccuracy;
+    Pasumarthi et al. 2019.)
+
+    Worked example, grades [0, 2, 1]: pairs (2, 0), (1, 0), (2, 1); the last is ranked
+    right: 1/3.
+
+    >>> from evaltool import evaluate
+    >>> evaluate({"q": {"b": 2, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}, ["OPA"]).summary
+    {'OPA': 0.3333333333333333}
+    """
+    seg, pos, grade = _dense_grades(batch)
+    n = batch.n_queries
+    right = np.zeros(n)
+    pairs = np.zeros(n)
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=n))))
+    for level in np.unique(grade):
+        lower = grade < level
+        at_level = grade == level
+        lower_total = np.bincount(seg, weights=lower, minlength=n)
+        lower_before = np.cumsum(lower) - lower  # within the whole array, then made per query below
+        lower_before = lower_before - np.concatenate(([0], np.cumsum(lower)))[offsets[:-1]][seg]
+        below_after = lower_total[seg] - lower_before - lower
+        right += np.bincount(seg[at_level], weights=below_after[at_level], minlength=n)
+        pairs += np.bincount(seg[at_level], weights=lower_total[seg][at_level], minlength=n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pairs > 0, right / pairs, np.nan)

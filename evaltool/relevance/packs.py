@@ -149,8 +149,9 @@ def load_packs(specs=None) -> list[LoadedPack]:
 # ---------------------------------------------------------------- the packs evaltool ships
 
 
-def _id_list(query: Query, key: str):
-    """``key`` from the query's metadata, else from the query object; None when absent."""
+def _id_list(query: Query, *keys: str):
+    """The first of ``keys`` in the query's metadata, else in the query object; None when absent."""
+    key = next((k for k in keys if k in query.metadata or k in query.fields), keys[0])
     value = query.metadata.get(key, query.fields.get(key))
     if value is None:
         return None
@@ -195,8 +196,9 @@ class LoCoMoPack:
 class LongMemEvalPack:
     """LongMemEval (Wu et al., ICLR 2025, arXiv:2410.10813): judged by answer-corpus ids.
 
-    A question lists ``answer_corpus_ids``: the ids of the history sessions holding its
-    answer, in ``metadata`` (or at the top level of the query object). A retrieved item is
+    A question lists ``answer_corpus_ids`` (or ``answerCorpusIds``, as memorybench writes it):
+    the ids of the history sessions holding its answer, in ``metadata`` (or at the top level
+    of the query object). A retrieved item is
     relevant (grade 1) when its corpus id (``metadata.corpus_id``, else its ``docid``) is
     one of them, or is a turn of one of them (``<session id>_<turn number>``). The number
     of relevant items is the number of answer sessions. A question that lists none (an
@@ -207,17 +209,21 @@ class LongMemEvalPack:
     >>> q = Query("q1", metadata={"answer_corpus_ids": ["answer_4be1_1"]})
     >>> pack.is_relevant(q, Item("q1", "answer_4be1_1_3")), pack.is_relevant(q, Item("q1", "noans_9")), pack.total_relevant(q)
     (1, 0, 1)
+    >>> pack.total_relevant(Query("q2", metadata={"answerCorpusIds": ["s1", "s2"]}))
+    2
     """
+
+    KEYS = ("answer_corpus_ids", "answerCorpusIds")
 
     TURN_SUFFIX = re.compile(r"_\d+$")
 
     def applies(self, query: Query) -> bool:
-        return _id_list(query, "answer_corpus_ids") is not None
+        return _id_list(query, *self.KEYS) is not None
 
     def is_relevant(self, query: Query, item: Item) -> int:
         corpus_id = str(item.metadata.get("corpus_id") or item.docid)
-        wanted = _id_list(query, "answer_corpus_ids")
+        wanted = _id_list(query, *self.KEYS)
         return int(corpus_id in wanted or self.TURN_SUFFIX.sub("", corpus_id) in wanted)
 
     def total_relevant(self, query: Query) -> int:
-        return len(_id_list(query, "answer_corpus_ids"))
+        return len(_id_list(query, *self.KEYS))

@@ -9,7 +9,7 @@ A. **qrels** — the query's own ``relevant_ids`` / ``qrels`` (an empty list too
    input judges every query this way.
 B. **pack** — the first pack (:mod:`evaltool.relevance.packs`) that applies grades every
    retrieved item; ``total_relevant(query)`` adds the relevant items it did not find.
-C. **token-fallback** — a query with an expected answer: an item whose text reaches the
+C. **token-f1** — a query with an expected answer: an item whose text reaches the
    F1 threshold against the answer (:mod:`evaltool.relevance.token_f1`) is relevant
    (grade 1), any other item with a text is not (grade 0); an item without text stays
    unjudged.
@@ -36,7 +36,7 @@ from evaltool.io.jsonl import Queries, Results
 from evaltool.relevance.qrels import QrelsBuilder
 from evaltool.relevance.token_f1 import DEFAULT_THRESHOLD, best_f1, tokens
 
-QRELS, PACK, TOKEN = "qrels", "pack", "token-fallback"
+QRELS, PACK, TOKEN = "qrels", "pack", "token-f1"
 STRATEGIES = (QRELS, PACK, TOKEN)
 MODES = {"auto": (QRELS, PACK, TOKEN), "qrels": (QRELS,), "pack": (PACK,), "token-f1": (TOKEN,)}
 LACKS = {QRELS: "no relevant_ids or qrels", PACK: "no pack applies", TOKEN: "no expected answer"}
@@ -51,7 +51,7 @@ def lacking(mode: str) -> str:
 class Resolution:
     """The judgments of every query, and where each came from.
 
-    ``strategies`` maps each judged query to ``qrels``, ``pack`` or ``token-fallback``;
+    ``strategies`` maps each judged query to ``qrels``, ``pack`` or ``token-f1``;
     ``packs`` the queries a pack judged to the pack's name; ``found_only`` holds the
     queries whose relevant items are only those found; ``unjudged`` the queries of the
     queries file no source could judge.

@@ -25,7 +25,8 @@ def good(**changes):
 
 @pytest.mark.parametrize("second, message", [
     (good(id=2, query=None), "q.json:3: query 2 (id 2): missing field 'query'"),
-    (good(id=2, difficulty=None), "q.json:3: query 2 (id 2): missing field 'difficulty'"),
+    (good(id=2, difficulty=""), "q.json:3: query 2 (id 2): 'difficulty' is empty"),
+    (good(id=None, qid=" "), "q.json:3: query 2 (id \" \"): 'qid' ' ' must be non-empty without whitespace"),
     (good(id=2, category=5), "q.json:3: query 2 (id 2): 'category' must be a string, not a number (5)"),
     (good(id=2, query="  "), "q.json:3: query 2 (id 2): 'query' is empty"),
     (good(id=True), "q.json:3: query 2 (id true): 'id' must be a string or an integer, not a boolean (true)"),
@@ -62,14 +63,14 @@ def test_each_problem_exits_2_with_its_line_before_any_query_runs(tmp_path, seco
 
 def test_every_problem_is_listed_in_one_message(tmp_path):
     path = tmp_path / "q.json"
-    path.write_text(json.dumps([good(query=None), good(id=2, category=None), good(id=2)], indent=1))
+    path.write_text(json.dumps([good(query=None), good(id=2, category=5), good(id=2)], indent=1))
     result = bench(str(path), FAKE, tmp_path / "out")
     assert result.exit_code == 2
     assert result.stderr == (
         f"evaltool: {path}: 3 problems in the queries file:\n"
         f"  {path}:2: query 1 (id 1): missing field 'query'\n"
-        f"  {path}:10: query 2 (id 2): missing field 'category'\n"
-        f"  {path}:18: query 3 (id 2): duplicate id: query 2 has the same id\n")
+        f"  {path}:10: query 2 (id 2): 'category' must be a string, not a number (5)\n"
+        f"  {path}:19: query 3 (id 2): duplicate id: query 2 has the same id\n")
 
 
 def test_corrupt_json_names_line_and_column(tmp_path):
@@ -78,12 +79,13 @@ def test_corrupt_json_names_line_and_column(tmp_path):
     result = bench(str(path), FAKE, tmp_path / "out")
     assert result.exit_code == 2
     assert result.stderr == (f"evaltool: {path}:3: found '\"category\": \"c\"}}'; expected valid JSON "
-                             "(Expecting ',' delimiter at line 3, column 4)\n")
+                             "(Expecting ',' delimiter at column 4) (queries file, JSON)\n")
 
 
 @pytest.mark.parametrize("text, message", [
-    ('{"a": 1}', "expected a JSON list of query objects (or an object with a 'queries' list), found an object"),
-    ('"queries"', "expected a JSON list of query objects (or an object with a 'queries' list), found a string"),
+    ('{"queries": {"id": 1}}', ":1; expected an array of query objects, or an object with a 'queries' array "
+                               "(queries file, JSON)"),
+    ('"queries"', "; expected a queries file: a JSON array of query objects or JSONL"),
     ("[]", "the file has no queries"),
     ('{"queries": []}', "the file has no queries"),
 ])
@@ -91,7 +93,8 @@ def test_a_file_without_queries_is_refused(tmp_path, text, message):
     path = tmp_path / "q.json"
     path.write_text(text)
     result = bench(str(path), FAKE, tmp_path / "out")
-    assert (result.exit_code, result.stderr) == (2, f"evaltool: {path}: {message}\n")
+    separator = "" if message[0] in ";:" else ": "
+    assert (result.exit_code, result.stderr) == (2, f"evaltool: {path}{separator}{message}\n")
 
 
 def test_missing_file(tmp_path):
@@ -113,6 +116,18 @@ def test_wrapped_list_free_fields_and_line_numbers(tmp_path):
     assert first.returned_field == "returned_modules" and second.returned_field == "returned_ids"
     assert (second.qid, second.judgments, second.line) == ("2", {"d": 2, "e": 0}, 4)
     assert "expected_modules" not in first.backend_fields() and first.backend_fields()["owner"] == "me"
+
+
+def test_jsonl_with_qid_keys_and_no_category_or_difficulty(tmp_path):
+    """The bench file is a superset of the queries file eval reads: qid / query_id, JSONL, no groups."""
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"qid": "q1", "query": "x", "relevant_ids": ["d1"]}\n\n'
+                    '{"query_id": 7, "query": "y", "qrels": {"d2": 2}, "category": "c"}\n')
+    first, second = load_queries(path)
+    assert (first.id, first.qid, first.category, first.difficulty, first.judgments, first.line) == (
+        "q1", "q1", None, None, {"d1": 1}, 1)
+    assert (second.id, second.qid, second.category, second.difficulty, second.judgments, second.line) == (
+        7, "7", "c", None, {"d2": 2}, 3)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -232,7 +232,7 @@ def test_perfect_ranking_scores_one_for_every_strategy(tmp_path):
     out = json_out(queries, results, "-m", "ndcg_cut.10", "-m", "ndcg", "-m", "recall.10", "-q")
     for qid in ("ids", "locomo", "f1"):
         assert out["per_query"][qid] == {"ndcg": 1.0, "recall_10": 1.0, "ndcg_cut_10": 1.0}, qid
-    assert out["meta"]["relevance"]["per_query"] == {"f1": "token-fallback", "ids": "qrels", "locomo": "pack"}
+    assert out["meta"]["relevance"]["per_query"] == {"f1": "token-f1", "ids": "qrels", "locomo": "pack"}
 
 
 # ---------------------------------------------------------------- B: packs
@@ -456,8 +456,8 @@ def test_the_first_source_that_applies_wins(priority_files, packs):
     out = json.loads(result.stdout)
     relevance = out["meta"]["relevance"]
     assert {q: v["recip_rank"] for q, v in out["per_query"].items()} == {"q1": 0.5, "q2": 1.0, "q3": 1.0}
-    assert relevance["per_query"] == {"q1": "qrels", "q2": "pack", "q3": "token-fallback"}
-    assert relevance["strategy_counts"] == {"qrels": 1, "pack": 1, "token-fallback": 1}
+    assert relevance["per_query"] == {"q1": "qrels", "q2": "pack", "q3": "token-f1"}
+    assert relevance["strategy_counts"] == {"qrels": 1, "pack": 1, "token-f1": 1}
     assert relevance["strategy_used"] == "mixed" and relevance["total"] == 3
     assert relevance["unjudged_queries"] == ["q4"]
     assert out["meta"]["run_queries_without_judgments"] == ["q4"]
@@ -475,7 +475,7 @@ def test_a_query_with_qrels_and_a_pack_uses_qrels(priority_files, pack_module):
 @pytest.mark.parametrize("mode, strategies, recip_rank", [
     ("qrels", {"q1": "qrels"}, {"q1": 0.5}),
     ("pack", {"q1": "pack", "q2": "pack"}, {"q1": 1.0, "q2": 1.0}),
-    ("token-f1", {"q1": "token-fallback", "q2": "token-fallback", "q3": "token-fallback"},
+    ("token-f1", {"q1": "token-f1", "q2": "token-f1", "q3": "token-f1"},
      {"q1": 1.0, "q2": 1.0, "q3": 1.0}),
 ])
 def test_relevance_option_allows_one_source_only(priority_files, mode, strategies, recip_rank):
@@ -505,16 +505,16 @@ def test_a_mixed_benchmark_adds_up(tmp_path):
     results = jsonl(tmp_path / "results.jsonl", rows)
     out = json_out(queries, results, "-m", "num_q", "-m", "recip_rank", "--f1-threshold", "0.5")
     relevance = out["meta"]["relevance"]
-    assert relevance["strategy_counts"] == {"qrels": 3, "pack": 2, "token-fallback": 2}  # c3 has no results
+    assert relevance["strategy_counts"] == {"qrels": 3, "pack": 2, "token-f1": 2}  # c3 has no results
     assert sum(relevance["strategy_counts"].values()) == relevance["total"] == out["summary"]["num_q"] == 7
     assert relevance["queries_with_relevant"] == 5  # a1, a2, b1, b2, c1
     assert relevance["relevant_found_only"] == 2 and relevance["f1_threshold"] == 0.5
     assert relevance["k"] == [] and relevance["packs"] == {"longmemeval": 2}
     complete = json_out(queries, results, "-m", "num_q", "-c", "--f1-threshold", "0.5")["meta"]["relevance"]
-    assert complete["strategy_counts"] == {"qrels": 3, "pack": 2, "token-fallback": 3}
+    assert complete["strategy_counts"] == {"qrels": 3, "pack": 2, "token-f1": 3}
     assert complete["total"] == 8 and complete["queries_with_relevant"] == 5
     line = ok(queries, results, "-m", "P.5,10", "--f1-threshold", "0.5").stderr.splitlines()
-    assert ("evaltool: relevance: mixed (qrels 3, pack 2, token-fallback 2; packs: longmemeval 2) over 7 queries, "
+    assert ("evaltool: relevance: mixed (qrels 3, pack 2, token-f1 2; packs: longmemeval 2) over 7 queries, "
             "5 with relevant items; k 5,10; F1 threshold 0.5") in line
 
 
@@ -524,7 +524,7 @@ def test_trec_files_alone_print_nothing_new(twins):
     assert result.stderr.startswith("evaltool: warning: 1 of the 4 qrels queries have no results")
     assert "relevance" not in result.stdout + result.stderr
     meta = json_out(qrels, run, "-m", "map", "-m", "P.5")["meta"]["relevance"]
-    assert meta["strategy_used"] == "qrels" and meta["strategy_counts"] == {"qrels": 3, "pack": 0, "token-fallback": 0}
+    assert meta["strategy_used"] == "qrels" and meta["strategy_counts"] == {"qrels": 3, "pack": 0, "token-f1": 0}
     assert meta["k"] == [5] and meta["inputs"] == {"qrels": "trec", "run": "trec"}
     assert json_out(qrels, run, "-m", "ndcg@10", "-m", "P.5,20")["meta"]["relevance"]["k"] == [5, 10, 20]
     assert meta["queries_with_relevant"] == 3
@@ -534,8 +534,8 @@ def test_table_output_names_each_querys_source(priority_files):
     text = ok(*priority_files, "-m", "recip_rank", "-q", "-o", "table").stdout
     rows = [line.split() for line in text.splitlines()]
     assert rows[0] == ["query", "recip_rank", "relevance"]
-    assert rows[1:4] == [["q1", "0.5000", "qrels"], ["q2", "1.0000", "pack"], ["q3", "1.0000", "token-fallback"]]
-    assert "relevance: mixed (qrels 1, pack 1, token-fallback 1; packs: locomo 1) over 3 queries" in text
+    assert rows[1:4] == [["q1", "0.5000", "qrels"], ["q2", "1.0000", "pack"], ["q3", "1.0000", "token-f1"]]
+    assert "relevance: mixed (qrels 1, pack 1, token-f1 1; packs: locomo 1) over 3 queries" in text
 
 
 def test_stream_refuses_queries_files(priority_files):
@@ -577,7 +577,7 @@ def test_the_worked_example_in_data_runs(tmp_path):
     out = json_out(ROOT / "data/rag/queries.jsonl", ROOT / "data/rag/results.jsonl", "-m", "ndcg_cut.5", "-q")
     relevance = out["meta"]["relevance"]
     # q01-q12 carry ids, q27-q32 LoCoMo evidence, q33-q36 LongMemEval answer sessions, q13-q26 answers only
-    assert relevance["strategy_counts"] == {"qrels": 12, "pack": 10, "token-fallback": 14}
+    assert relevance["strategy_counts"] == {"qrels": 12, "pack": 10, "token-f1": 14}
     assert relevance["packs"] == {"locomo": 6, "longmemeval": 4}
     # q01 has ids and an answer (qrels first), q27 evidence and an answer (the pack before token F1)
     assert relevance["per_query"]["q01"] == "qrels" and relevance["per_query"]["q27"] == "pack"

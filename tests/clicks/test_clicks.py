@@ -13,14 +13,13 @@ import tempfile
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaltool.cli import main
 from evaltool.clicks import click_judgments, evaluate, read_click_log
 from evaltool.clicks.stats import bootstrap_interval
 from evaltool.errors import EvaltoolError, MeasureError, ParseError
+from tests.helpers import ROOT, assert_fails, invoke
 
 
 def calcular_mrr_con_clicks(consultas_resultados_clicks):
@@ -36,12 +35,6 @@ def calcular_mrr_con_clicks(consultas_resultados_clicks):
         else:
             reciprocal_ranks.append(0.0)
     return sum(reciprocal_ranks) / len(reciprocal_ranks)
-
-
-def invoke(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args], prog_name="evaltool")
-    assert "Traceback" not in result.stderr
-    return result
 
 
 # ---------------------------------------------------------------- generated logs
@@ -389,10 +382,7 @@ def test_every_error_path_is_one_message_with_file_and_line(tmp_path):
         out = tmp_path / "out.txt"
         qrels = tmp_path / "out.qrels"
         result = invoke("clicks", path, "--judgments", qrels, "--output", out)
-        assert result.exit_code == 2, (path, result.stdout)
-        assert result.stderr.startswith(f"evaltool: {path}"), result.stderr
-        assert message in result.stderr, (message, result.stderr)
-        assert len(result.stderr.strip().splitlines()) == 1
+        assert_fails(result, f"evaltool: {path}", message)
         assert not out.exists() and not qrels.exists()
         assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
         with pytest.raises(ParseError):

@@ -17,14 +17,12 @@ import re
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
 from evaltool import evaluate, parse_measures
-from evaltool.cli import main
 from evaltool.errors import EvaltoolError, MeasureError
 from evaltool.measures import DEFAULT_SETS, MEASURES, NAMED_MEASURES
 from evaltool.measures.base import Params
 from evaltool.names import resolve
+from tests.helpers import assert_fails, invoke
 
 QRELS = {
     "q1": {"a": 2, "b": 0, "c": 1, "d": 3, "e": -1, "f": 1},
@@ -51,12 +49,6 @@ def random_data(seed: int):
             qrels["q0"] = {d: min(g, 0) for d, g in qrels["q0"].items()}
         run[f"q{q}"] = {d: float(rng.integers(0, 6)) for d in rng.choice(docs, 20, replace=False)}
     return qrels, run
-
-
-def invoke(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in result.output
-    return result
 
 
 # ---------------------------------------------------------------- one concept, one kernel
@@ -233,9 +225,7 @@ def test_negative_max_ret_is_refused(tmp_path):
     other.write_text("q Q0 b 1 3.0 t\n")
     for command in ([], ["compare"]):
         args = [*command, qrels, run, *([other] if command else []), "-M", "-5"]
-        result = invoke(*args)
-        assert result.exit_code == 2, result.output
-        assert result.output == "evaltool: maximum documents per query (-M) -5: expected 0 or more\n"
+        assert_fails(invoke(*args), "evaltool: maximum documents per query (-M) -5: expected 0 or more\n")
     with pytest.raises(EvaltoolError, match=r"\(-M\) -1: expected 0 or more"):
         evaluate(QRELS, RUN, ["P.5"], max_ret=-1)
     assert evaluate(QRELS, RUN, ["num_ret"], max_ret=0).summary == {"num_ret": 0}

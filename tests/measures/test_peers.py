@@ -148,3 +148,66 @@ def test_bad_parameters_are_refused(spec, message):
     with pytest.raises(MeasureError, match=None) as caught:
         parse_measures([spec])
     assert message in str(caught.value)
+
+
+# ---------------------------------------------------------------- scikit-learn's DCG and nDCG
+
+SKLEARN = ["DCG(log_base=10)@5", "DCG(log_base=2.5)", "DCG@3", "nDCG(ideal='ranking')@5", "nDCG(ideal='ranking')"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_scikit_learn_dcg_and_ndcg(collections, seed, reading_mode):
+    """scikit-learn scores the retrieved documents only; ties are evaltool's to break, so it gets untied scores."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    qpath, rpath, _ = collections[seed]
+    qrels, run = collection(seed)
+    result = evaluate(qpath, rpath, SKLEARN, per_query=True, stream="--stream" in reading_mode)
+    for qid, docs in run.items():
+        if qid not in qrels or len(docs) < 2:   # scikit-learn needs two documents
+            continue
+        ordered = evaltool_order(docs)
+        truth = np.array([[max(qrels[qid].get(d, 0), 0) for d in ordered]])
+        scores = np.array([list(ordered.values())])
+        expected = {
+            SKLEARN[0]: metrics.dcg_score(truth, scores, k=5, log_base=10),
+            SKLEARN[1]: metrics.dcg_score(truth, scores, log_base=2.5),
+            SKLEARN[2]: metrics.dcg_score(truth, scores, k=3),
+            SKLEARN[3]: metrics.ndcg_score(truth, scores, k=5),
+            SKLEARN[4]: metrics.ndcg_score(truth, scores),
+        }
+        for spec, want in expected.items():
+            assert same(result.per_query[qid][spec], want), (spec, qid, result.per_query[qid][spec], want)
+
+
+# ---------------------------------------------------------------- TF-Ranking's ARP and OPA (by their definitions)
+
+
+def _by_definition(grades: list[int]) -> tuple[float, float]:
+    """ARP and OPA of one ranking, pair by pair, as TF-Ranking defines them (grades below 0 count 0)."""
+    g = [max(x, 0) for x in grades]
+    arp = sum((i + 1) * x for i, x in enumerate(g)) / sum(g) if sum(g) else 0.0
+    right = sum(1 for i in range(len(g)) for j in range(i + 1, len(g)) if g[i] > g[j])
+    pairs = sum(1 for i in range(len(g)) for j in range(len(g)) if g[i] > g[j])
+    return arp, (right / pairs if pairs else math.nan)
+
+
+def test_arp_and_opa_by_hand():
+    """Grades [0, 2, 1, 0]: ARP = (2*2 + 3*1) / 3 = 7/3; pairs with different grades: (2,0) (2,0) (1,0)
+    (1,0) (2,1); ranked higher first: (2, 1), (2, last 0), (1, last 0): 3/5."""
+    qrels = {"q": {"b": 2, "c": 1, "a": 0}}
+    run = {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "x": 1.0}}
+    assert evaluate(qrels, run, ["ARP", "OPA"]).summary == {"ARP": 7 / 3, "OPA": 0.6}
+    # one grade everywhere: OPA has no value, ARP is 0 (TF-Ranking's divide-no-nan)
+    flat = evaluate({"q": {"a": 0}}, {"q": {"a": 1.0, "x": 0.5}}, ["ARP", "OPA"], per_query=True).per_query["q"]
+    assert flat["ARP"] == 0.0 and math.isnan(flat["OPA"])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_arp_and_opa_match_their_definition(collections, seed, reading_mode):
+    qpath, rpath, _ = collections[seed]
+    qrels, run = collection(seed)
+    result = evaluate(qpath, rpath, ["ARP", "OPA"], per_query=True, stream="--stream" in reading_mode)
+    for qid, docs in run.items():
+        if qid in qrels:
+            arp, opa = _by_definition([qrels[qid].get(d, 0) for d in evaltool_order(docs)])
+            assert same(result.per_query[qid]["ARP"], arp) and same(result.per_query[qid]["OPA"], opa), qid

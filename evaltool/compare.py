@@ -376,6 +376,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     """
     from evaltool.evaluation import evaluate
     from evaltool.io.load import load_judgments
+    from evaltool.names import parse_measures
     from evaltool.results import compare_queries, finish_comparison, resolve_topics, threshold_request
 
     if isinstance(runs, Mapping):
@@ -401,13 +402,15 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         raise InputError(f"run {repeated[0]!r} is given twice; name the runs apart")
     in_force, given = threshold_request(thresholds)
 
-    judgments, _ = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"))
+    measures = list(measures or DEFAULT_SETS["compare"])
+    judgments, _ = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"),
+                                  subtopics=any(r.measure.subtopics for r in parse_measures(measures)))
     fields, table = resolve_topics(group_by, topics, judgments)
     results, caught = [], []
     for run in runs:  # each run's warnings are said once by the comparison (finish_comparison)
         with warnings.catch_warnings(record=True) as records:
             warnings.simplefilter("always", EvaltoolWarning)
-            results.append(evaluate(judgments, run, list(measures or DEFAULT_SETS["compare"]), **options))
+            results.append(evaluate(judgments, run, measures, **options))
         caught.append([r for r in records if issubclass(r.category, EvaltoolWarning)])
         for record in records:  # anything else is not ours to word: pass it on
             if not issubclass(record.category, EvaltoolWarning):

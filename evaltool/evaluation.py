@@ -240,7 +240,8 @@ def evaluate(
     options = RankOptions(relevance_level, max_ret, judged_only, complete)
     ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()
-    judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format)
+    judgments, qrels_kind = load_judgments(qrels, on_duplicate, qrels_format,
+                                           subtopics=any(r.measure.subtopics for r in requests))
     fields, table = resolve_topics(group_by, topics, judgments)
     timings = {}
     resolution = None

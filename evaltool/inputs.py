@@ -29,9 +29,30 @@ class Qrels:
     lines: np.ndarray
     path: str = "<qrels>"
     duplicates_resolved: int = 0
+    subtopics: SubtopicJudgments | None = None   # read from a subtopic qrels file (diversity measures)
 
     def __len__(self) -> int:
         return len(self.grades)
+
+
+@dataclass
+class SubtopicJudgments:
+    """Judgments per subtopic (intent): one row per (query, subtopic, document) with a grade.
+
+    ``doc_vocab`` is sorted by byte order, so a larger ``doc_codes`` value is a larger
+    document id (ndeval's greedy ideal ranking breaks ties by it). The
+    :class:`Qrels` that carries these holds one row per (query, document): its highest
+    grade over the subtopics.
+    """
+
+    qid_vocab: list[str]
+    qid_codes: np.ndarray
+    subtopic_vocab: list[str]
+    subtopic_codes: np.ndarray
+    doc_vocab: list[str]
+    doc_codes: np.ndarray
+    grades: np.ndarray
+    lines: np.ndarray
 
 
 @dataclass

@@ -59,6 +59,7 @@ class RankedBatch:
     missing: np.ndarray
     relevance_level: int = 1
     num_docs_in_coll: int = 0
+    intents: Intents | None = None   # judgments per subtopic, when the qrels have them
 
     @property
     def n_queries(self) -> int:
@@ -155,6 +156,51 @@ class RankedBatch:
         counts = np.bincount(seg, minlength=self.n_queries)
         offsets = np.concatenate(([0], np.cumsum(counts)))
         return offsets, gains[order]
+
+
+@dataclass(frozen=True)
+class Intents:
+    """Judgments per subtopic of the evaluated queries, for the diversity measures.
+
+    Retrieved: one entry per (retrieved document, subtopic it is judged for), ordered by
+    (query, rank): ``seg``, ``rank`` (0-based, as the batch's), ``subtopic``, ``grade``.
+    Judged: every subtopic judgment of the evaluated queries: ``judged_seg``,
+    ``judged_doc`` (a code that is larger for a larger document id in byte order, the
+    only thing the ideal ranking's tie rule needs), ``judged_subtopic``, ``judged_grade``.
+    Subtopic codes are shared by all queries; a (query, subtopic) pair names an intent.
+    """
+
+    seg: np.ndarray
+    rank: np.ndarray
+    subtopic: np.ndarray
+    grade: np.ndarray
+    judged_seg: np.ndarray
+    judged_doc: np.ndarray
+    judged_subtopic: np.ndarray
+    judged_grade: np.ndarray
+
+
+def _intents(judgments, run: Run, qids: list[str], seg: np.ndarray, ranks: np.ndarray, rows: np.ndarray) -> Intents:
+    """Join the subtopic judgments with the stored rows (query ``seg``, run row ``rows``) of a batch."""
+    index = {qid: i for i, qid in enumerate(qids)}
+    entry_q = np.array([index.get(q, -1) for q in judgments.qid_vocab], dtype=np.int64)[judgments.qid_codes]
+    judged = entry_q >= 0
+    entry_key = run.keys_for(judgments.doc_vocab)[judgments.doc_codes]
+    width = int(max(run.doc_codes.max(initial=0), entry_key.max(initial=0))) + 1
+    row_pair = seg * width + run.doc_codes[rows]
+    by_pair = np.argsort(row_pair, kind="stable")
+    entry_pair = entry_q * width + entry_key
+    at = np.minimum(np.searchsorted(row_pair[by_pair], entry_pair), max(len(rows) - 1, 0))
+    hit = judged & (entry_key >= 0)
+    if len(rows):
+        hit &= row_pair[by_pair][at] == entry_pair
+    else:
+        hit[:] = False
+    row = by_pair[at[hit]]
+    order = np.lexsort((judgments.subtopic_codes[hit], ranks[row], seg[row]))
+    return Intents(seg[row][order], ranks[row][order], judgments.subtopic_codes[hit][order],
+                   judgments.grades[hit][order], entry_q[judged], judgments.doc_codes[judged],
+                   judgments.subtopic_codes[judged], judgments.grades[judged])
 
 
 def byte_key(text: str) -> bytes:
@@ -378,18 +424,18 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     ranks = rank_rows(run, rows)
     sq = candidate_q[hit]
     order = np.lexsort((ranks, sq))
-    sq, ranks, grade = sq[order], ranks[order], grade[order]
+    sq, ranks, grade, rows = sq[order], ranks[order], grade[order], rows[order]
 
     missing = ~present[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
     if options.max_ret is not None:
         kept = ranks < options.max_ret
-        sq, ranks, grade = sq[kept], ranks[kept], grade[kept]
+        sq, ranks, grade, rows = sq[kept], ranks[kept], grade[kept], rows[kept]
         num_ret = np.minimum(num_ret, max(options.max_ret, 0))
     rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade)
     if options.judged_only:
         kept = rel >= 0
-        sq, rel = sq[kept], rel[kept]
+        sq, rel, rows = sq[kept], rel[kept], rows[kept]
         num_ret = np.bincount(sq, minlength=n_q).astype(np.int64)
         starts = np.concatenate(([0], np.cumsum(num_ret)))
         ranks = np.arange(len(sq)) - starts[sq]
@@ -412,5 +458,6 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
         missing=missing,
         relevance_level=options.relevance_level,
         num_docs_in_coll=num_docs_in_coll,
+        intents=None if qrels.subtopics is None else _intents(qrels.subtopics, run, qids, sq, ranks, rows),
     )
     return Ranking(batch, skipped, unjudged, run.runid)

@@ -74,9 +74,10 @@ relevance_options = option_group(
                       "Default: every installed pack."),
     click.option("--f1-threshold", type=click.FloatRange(0, 1), default=0.3, show_default=True,
                  help="Token F1 (answer vs. item text) at or above which an item is relevant."),
-    click.option("--qrels-format", type=click.Choice(["auto", "trec", "json", "jsonl"]), default="auto",
-                 show_default=True, help="Format of QRELS: TREC qrels or a queries file (JSON, JSONL); auto reads "
-                                         "the content."),
+    click.option("--qrels-format", type=click.Choice(["auto", "trec", "json", "jsonl", "subtopics"]), default="auto",
+                 show_default=True, help="Format of QRELS: TREC qrels, a queries file (JSON, JSONL) or subtopic "
+                                         "qrels 'qid subtopic docid grade' (read so whenever a diversity measure is "
+                                         "asked for); auto reads the content."),
     click.option("--run-format", type=click.Choice(["auto", "trec", "jsonl"]), default="auto", show_default=True,
                  help="Format of RUN: a TREC run or JSONL results; auto reads the content."),
 )

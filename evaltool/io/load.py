@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from evaltool.errors import EvaltoolError, ParseError
+from evaltool.errors import EvaltoolError, InputError, ParseError
 from evaltool.inputs import Qrels, Run
 
 
@@ -51,14 +51,35 @@ def input_kind(obj, fmt: str | None = None) -> str:
     return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
 
 
-def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None):
+def _per_subtopic(qrels) -> bool:
+    """A dict ``{qid: {subtopic: {docid: grade}}}`` (subtopic qrels), rather than ``{qid: {docid: grade}}``."""
+    first = next(iter(qrels.values()), None)
+    return isinstance(first, dict) and isinstance(next(iter(first.values()), None), dict)
+
+
+def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, subtopics: bool = False):
     """The first input: Qrels (a TREC qrels file, dict, DataFrame) or Queries (a JSON/JSONL queries file).
 
-    ``fmt`` forces ``trec``, ``json`` or ``jsonl``; by default a file's content decides.
+    ``fmt`` forces ``trec``, ``json``, ``jsonl`` or ``subtopics``; by default a file's content
+    decides. ``subtopics`` (a diversity measure is asked for) reads a file as subtopic qrels
+    (:mod:`evaltool.io.subtopics`), as ``fmt='subtopics'`` does, and refuses judgments without
+    subtopics. A dict ``{qid: {subtopic: {docid: grade}}}`` is subtopic qrels either way.
     Returns (judgments, format).
     """
     from evaltool.io import jsonl
+    from evaltool.io.subtopics import read_subtopic_qrels, subtopic_qrels_from_dict
 
+    if isinstance(qrels, dict) and _per_subtopic(qrels):
+        return subtopic_qrels_from_dict(qrels, diversity=subtopics), "subtopics"
+    if isinstance(qrels, Qrels) and qrels.subtopics is not None:
+        return qrels, "subtopics"
+    if fmt == "subtopics" or subtopics:
+        if isinstance(qrels, (str, os.PathLike)) and os.fspath(qrels) != "-" and fmt not in ("json", "jsonl"):
+            return read_subtopic_qrels(qrels, on_duplicate=on_duplicate, diversity=subtopics), "subtopics"
+        given = f"{os.fspath(qrels)} read as {fmt}" if isinstance(qrels, (str, os.PathLike)) else input_kind(qrels)
+        raise InputError("diversity measures and --qrels-format subtopics read judgments per subtopic: a qrels file "
+                         "'query_id subtopic doc_id grade' (ndeval's) or a dict {qid: {subtopic: {docid: grade}}}, "
+                         f"not {given}")
     if isinstance(qrels, jsonl.Queries):
         return qrels, qrels.format
     if not isinstance(qrels, (str, os.PathLike)):

@@ -41,12 +41,12 @@ def _is_beir(data: bytes) -> int:
     >>> _is_beir(b"query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n"), _is_beir(b"q1 0 d1 1\\n")
     (1, 0)
     """
-    for number, _, fields in _content_lines(data[:4096].lstrip(b"\xef\xbb\xbf")):
+    for number, _, fields in content_lines(data[:4096].lstrip(b"\xef\xbb\xbf")):
         return number if fields == [b"query-id", b"corpus-id", b"score"] else 0
     return 0
 
 
-def _content_lines(data: bytes):
+def content_lines(data: bytes):
     """Yield (line number, fields) for every line that is not blank or a comment."""
     for number, raw in enumerate(data.split(b"\n"), 1):
         fields = raw.split()
@@ -64,6 +64,19 @@ def _parse_grade(token: bytes) -> int | None:
     if not body.isdigit():
         return None
     return int(token)
+
+
+def judgment_grade(name: str, number: int, raw: bytes, fields: list[bytes], expected: str, width: int = 4) -> int:
+    """The grade (last field) of a judgment line of ``width`` fields (qrels, BEIR qrels, subtopic
+    qrels), or ParseError naming the line."""
+    if len(fields) != width:
+        raise ParseError(name, number, line_text(raw), expected)
+    grade = _parse_grade(fields[-1])
+    if grade is None:
+        raise ParseError(name, number, line_text(raw), f"an integer grade in field {width}, not {quote(decode(fields[-1]))}")
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field {width}")
+    return grade
 
 
 def parse_score(token: bytes) -> float | None:
@@ -197,17 +210,10 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error") -> Qrels
     width, doc_field, expected = (3, 1, BEIR_EXPECTED) if beir else (4, 2, QRELS_EXPECTED)
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, grades, lines = [], [], [], []
-    for number, raw, fields in _content_lines(data):
+    for number, raw, fields in content_lines(data):
         if beir and number == beir:
             continue
-        if len(fields) != width:
-            raise ParseError(name, number, line_text(raw), expected)
-        grade = _parse_grade(fields[-1])
-        if grade is None:
-            raise ParseError(name, number, line_text(raw),
-                             f"an integer grade in field {width}, not {quote(decode(fields[-1]))}")
-        if not GRADE_MIN <= grade <= GRADE_MAX:
-            raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field {width}")
+        grade = judgment_grade(name, number, raw, fields, expected, width)
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[doc_field]))
         grades.append(grade)
@@ -245,7 +251,7 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error") -> Run:
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, scores, lines = [], [], [], []
     runid = b""
-    for number, raw, fields in _content_lines(data):
+    for number, raw, fields in content_lines(data):
         if len(fields) < 6:
             raise ParseError(name, number, line_text(raw), RUN_EXPECTED)
         score = parse_score(fields[4])

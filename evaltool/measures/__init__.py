@@ -13,7 +13,8 @@ import importlib
 
 from evaltool.measures.sets import DEFAULT_SETS, NAMED_ORDER, NICKNAMES, TREC_ORDER
 
-FAMILIES = ("ap", "counts", "cwl", "dcg", "err", "gain", "iprec", "ordering", "precision", "rr", "strings")
+FAMILIES = ("ap", "counts", "cwl", "dcg", "diversity", "err", "gain", "iprec", "ordering", "precision", "rr",
+            "strings")
 _FROM_BASE = ("Agg", "Measure", "Params", "Request")
 
 

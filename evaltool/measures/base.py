@@ -141,6 +141,7 @@ class Measure:
     percent: bool = False              # reports that show percentages show this one as one (P, recall)
     same_as: str | tuple | None = None  # trec_eval measures: the named measure each output equals
     complete_summary: Callable | None = None  # with -c, the summary is this function of the qrels instead
+    subtopics: bool = False            # the kernel reads judgments per subtopic (batch.intents)
     check: Callable | None = None      # named parameters: {name: value} -> what is wrong with them together, or None
     oracle: str = ""                   # the peer whose numbers the tests compare it with ("same numbers as")
 
@@ -170,7 +171,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
             integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
             arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = (),
             percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None,
-            check: Callable | None = None, oracle: str | None = None):
+            check: Callable | None = None, oracle: str | None = None, subtopics: bool = False):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
@@ -184,6 +185,8 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
     ``check({name: value})`` says what is wrong with named parameters together (None if nothing).
     ``oracle`` names the peer whose numbers the tests compare the measure with (the README's
     "same numbers as"); trec_eval measures are trec_eval 10.0's.
+    ``subtopics`` marks a kernel that reads judgments per subtopic, so the qrels are read
+    as subtopic qrels (:mod:`evaltool.io.subtopics`).
     """
     named = options is not None
     registry = NAMED_REGISTRY if named else REGISTRY
@@ -196,7 +199,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
             on_missing, kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
             arity=arity, on_missing_bare=on_missing_bare, options=tuple(options or ()), aliases=tuple(aliases),
             percent=percent, same_as=same_as, complete_summary=complete_summary, check=check,
-            oracle=oracle if oracle is not None else ("" if named else TREC_EVAL),
+            oracle=oracle if oracle is not None else ("" if named else TREC_EVAL), subtopics=subtopics,
         )
         return kernel
 

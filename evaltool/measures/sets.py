@@ -48,6 +48,8 @@ NAMED_ORDER = (
     "P", "R", "AP", "RR", "nDCG", "DCG", "Rprec", "Bpref", "infAP", "Success", "SetP", "SetR", "SetF", "SetAP",
     "IPrec", "NumQ", "NumRet", "NumRel", "Judged", "ERR", "RBP", "Hits", "FirstRelPos",
     "BPM", "INST", "INSQ", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "Compat", "Accuracy", "ARP", "OPA",
+    # diversity (intent-aware), on subtopic qrels
+    "alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP", "P_IA", "AP_IA", "StRecall",
 )
 
 

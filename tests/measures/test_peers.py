@@ -20,6 +20,7 @@ import pytest
 
 from evaltool import evaluate, parse_measures
 from evaltool.errors import MeasureError
+from tests.helpers import invoke, require_shared, rows
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -211,3 +212,28 @@ def test_arp_and_opa_match_their_definition(collections, seed, reading_mode):
         if qid in qrels:
             arp, opa = _by_definition([qrels[qid].get(d, 0) for d in evaltool_order(docs)])
             assert same(result.per_query[qid]["ARP"], arp) and same(result.per_query[qid]["OPA"], opa), qid
+
+
+# ---------------------------------------------------------------- published numbers
+
+# cwl_eval run by hand on ../shared/realdata's cwl.qrels and cwl.run, as ir_measures'
+# tests/test_cwl_eval.py records them (4 decimals): T1, T2, T3
+CWL_PUBLISHED = {
+    "BPM(T=1.0,max_rel=1)@20": (1.0, 1.0, 0.1667), "BPM(T=2.0,max_rel=1)@10": (0.6667, 1.0, 0.2857),
+    "INSQ(T=1.0,max_rel=1)": (0.5872, 0.6629, 0.0880), "INSQ(T=2.0,max_rel=1)": (0.4513, 0.5068, 0.1292),
+    "INST(T=1.0,max_rel=1)": (0.7934, 0.9226, 0.0888), "INST(T=2.0,max_rel=1)": (0.5994, 0.6924, 0.1397),
+    "SDCG(max_rel=1)@10": (0.5645, 0.6531, 0.2848), "NERR8(max_rel=1)@10": (1.0, 1.0, 0.1667),
+    "NERR9(max_rel=1)@10": (1.0, 1.0, 0.0680), "NERR10(p=0.8,max_rel=1)": (1.0, 1.0, 0.0888),
+    "NERR11(T=2.0,max_rel=1)": (1.0, 1.0, 0.0691),
+}
+
+
+def test_cwl_measures_give_the_published_numbers(reading_mode):
+    qrels, run = require_shared("realdata", "qrels", "cwl.qrels"), require_shared("realdata", "runs", "cwl.run")
+    args = [a for spec in CWL_PUBLISHED for a in ("-m", spec)]
+    result = invoke(*reading_mode, "-q", *args, qrels, run)
+    assert result.exit_code == 0, result.stderr
+    got = {(name, qid): float(value) for name, qid, value in rows(result.stdout)}
+    for spec, values in CWL_PUBLISHED.items():
+        for qid, want in zip(("T1", "T2", "T3"), values):
+            assert abs(got[spec, qid] - want) < 0.00005 + 1e-12, (spec, qid, got[spec, qid], want)

@@ -156,14 +156,29 @@ def _numbers(tokens: list, dtype) -> np.ndarray | None:
     return values
 
 
+_LAST_ENCODED: list = [None, None]  # (ids list, their bytes): one qrels' ids, met run after run
+
+
+def _encoded(docids: list[str]) -> np.ndarray:
+    """The ids as a numpy bytes array; the last list encoded is kept, so that scoring several
+    runs against one qrels (an Evaluator, many runs on the command line) encodes its ids once."""
+    if _LAST_ENCODED[0] is docids and len(_LAST_ENCODED[1]) == len(docids):
+        return _LAST_ENCODED[1]
+    wanted = np.array([d.encode("utf-8", "surrogateescape") for d in docids] or [b""])[: len(docids)]
+    _LAST_ENCODED[:] = [docids, wanted]
+    return wanted
+
+
 class BytesDocRun(Run):
     """A run whose document ids stay a sorted array of bytes (numpy ``S`` dtype)."""
+
+    codes_in_byte_order = True
 
     def doc_text(self, rows):
         return [decode(b) for b in self.doc_vocab[self.doc_codes[rows]].tolist()]
 
     def keys_for(self, docids):
-        wanted = np.array([d.encode("utf-8", "surrogateescape") for d in docids] or [b""])[: len(docids)]
+        wanted = _encoded(docids)
         at = np.minimum(np.searchsorted(self.doc_vocab, wanted), len(self.doc_vocab) - 1)
         return np.where(self.doc_vocab[at] == wanted, at, -1).astype(np.int64)
 

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -321,6 +322,136 @@ def check_goals(results, have, missing, sizes):
     return out
 
 
+# ---------------------------------------------------------------- start-up and in-process
+
+TINY_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
+TINY_RUN = "q1 Q0 d1 1 2.0 tiny\nq1 Q0 d2 2 1.0 tiny\nq2 Q0 d3 1 1.0 tiny\n"
+INPROCESS_GOALS = [
+    # (row, baseline row, max ratio, description)
+    ("evaltool.evaluate", "pytrec_eval build+evaluate", 1.0,
+     "DL in-process: evaltool.evaluate <= 1.0x pytrec_eval build+evaluate"),
+    ("evaltool Evaluator.evaluate", "pytrec_eval evaluate", 1.0,
+     "DL in-process: Evaluator.evaluate <= 1.0x pytrec_eval evaluate"),
+]
+
+
+def timed_rows(launcher, commands, times, timeout):
+    """Each command run ``times`` times, interleaved: median wall and the last error, per label."""
+    walls = {label: [] for label in commands}
+    failed = {}
+    for _ in range(times):
+        for label, cmd in commands.items():
+            wall, _, code, timed_out, _, err = launcher.run(cmd, timeout)
+            if code != 0 or timed_out:
+                failed[label] = err.strip()[-300:] or f"exit {code}"
+            walls[label].append(wall)
+    return [{"row": label, "median_wall_s": statistics.median(w), "error": failed.get(label)}
+            for label, w in walls.items()]
+
+
+def startup_rows(launcher, have, cache_dir, repeat, timeout):
+    """Whole-process rows where start-up is everything: `evaltool --help` and a 3-line evaluation."""
+    qrels, run = Path(cache_dir, "tiny.qrels"), Path(cache_dir, "tiny.run")
+    qrels.write_text(TINY_QRELS)
+    run.write_text(TINY_RUN)
+    commands = {}
+    if "evaltool" in have:
+        commands["evaltool --help"] = [have["evaltool"], "--help"]
+        commands["evaltool, 3 lines"] = [have["evaltool"], *MEASURE_OPTS, str(qrels), str(run)]
+    if "trec_eval" in have:
+        commands["trec_eval, 3 lines"] = [have["trec_eval"], *MEASURE_OPTS, str(qrels), str(run)]
+    for tool in ("pytrec_eval", "ir_measures"):
+        if tool in have:
+            commands[f"{tool}, 3 lines"] = [sys.executable, have[tool], str(qrels), str(run)]
+    return timed_rows(launcher, commands, max(repeat, 5), timeout)
+
+
+MANY_RUNS = 30
+
+
+def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
+    """30 runs of DL against its qrels: evaltool in one process, a shell loop of trec_eval,
+    and a one-process pytrec_eval script (evaluator built once). The runs are links to DL's run."""
+    folder = Path(cache_dir, "DL-many")
+    folder.mkdir(exist_ok=True)
+    runs = []
+    for i in range(MANY_RUNS):
+        link = folder / f"run{i:02d}.txt"
+        if not link.exists():
+            link.symlink_to(os.path.abspath(d["run"]))
+        runs.append(str(link))
+    commands = {}
+    if "evaltool" in have:
+        commands["evaltool QRELS RUN x30"] = [have["evaltool"], *MEASURE_OPTS, d["qrels"], *runs]
+    if "trec_eval" in have:
+        loop = " ".join(shlex.quote(a) for a in [have["trec_eval"], *MEASURE_OPTS, d["qrels"]])
+        commands["trec_eval, shell loop x30"] = ["sh", "-c", f'for r in "$@"; do {loop} "$r"; done', "sh", *runs]
+    if "pytrec_eval" in have:
+        commands["pytrec_eval, one process x30"] = [sys.executable, str(HERE / "drivers" / "pytrec_eval_many.py"),
+                                                    d["qrels"], *runs]
+    return timed_rows(launcher, commands, repeat, timeout)
+
+
+def many_runs_goals(rows):
+    medians = {r["row"]: r["median_wall_s"] for r in rows if not r["error"]}
+    goals = []
+    for base, limit, desc in [("trec_eval, shell loop x30", 0.4, "DL x30 runs: evaltool <= 0.4x a trec_eval shell loop"),
+                              ("pytrec_eval, one process x30", 1.0, "DL x30 runs: evaltool <= 1.0x one pytrec_eval process")]:
+        g = {"goal": desc, "row": "evaltool QRELS RUN x30", "baseline": base, "limit": limit, "ratio": None,
+             "status": "SKIP", "note": "not run"}
+        if "evaltool QRELS RUN x30" in medians and base in medians:
+            a, b = medians["evaltool QRELS RUN x30"], medians[base]
+            g.update(ratio=a / b, status="PASS" if a <= limit * b else "FAIL", note=f"{a:.3f}s vs {b:.3f}s")
+        goals.append(g)
+    return goals
+
+
+def inprocess_rows(d, repeat, timeout):
+    """benchmarks/drivers/inprocess.py on a data set: per-call medians of each in-process route."""
+    done = subprocess.run([sys.executable, str(HERE / "drivers" / "inprocess.py"), d["qrels"], d["run"],
+                           str(max(10, 5 * repeat))], capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip()[-600:]}
+    out = json.loads(done.stdout)
+    reference = out["values"]["pytrec_eval evaluate"]
+    # pytrec_eval orders tied scores its own way on dict input: equal at trec_eval's 4 printed decimals
+    out["values_check"] = {name: ("= pytrec_eval" if all(abs(v[k] - reference[k]) < 5e-5 for k in KEYS)
+                                  else "MISMATCH") for name, v in out["values"].items()}
+    return out
+
+
+def inprocess_goals(inprocess):
+    goals = []
+    for row, base, limit, desc in INPROCESS_GOALS:
+        g = {"goal": desc, "row": row, "baseline": base, "limit": limit, "ratio": None, "status": "SKIP", "note": ""}
+        medians = (inprocess or {}).get("median_s")
+        if medians and row in medians and base in medians:
+            g["ratio"] = medians[row] / medians[base]
+            g["status"] = "PASS" if g["ratio"] <= limit else "FAIL"
+            g["note"] = f"{medians[row] * 1e3:.1f} ms vs {medians[base] * 1e3:.1f} ms"
+        else:
+            g["note"] = (inprocess or {}).get("error", "DL not run or pytrec_eval absent")[:200]
+        goals.append(g)
+    return goals
+
+
+def startup_table(rows, inprocess):
+    lines = ["start-up (whole process, median):"]
+    lines += [f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}" + (f"  ERROR: {r['error']}" if r["error"] else "")
+              for r in rows]
+    if inprocess and "median_s" in inprocess:
+        m = inprocess["median_s"]
+        lines.append(f"in-process on DL ({inprocess['queries']} queries, {inprocess['run_rows']:,} run rows; "
+                     "dicts; median per call):")
+        for name, value in m.items():
+            base = m["pytrec_eval evaluate"] if "Evaluator" in name else m["pytrec_eval build+evaluate"]
+            ratio = "" if name.startswith("pytrec_eval") else f"  {value / base:.2f}x"
+            lines.append(f"  {name:<30} {value * 1e3:7.1f} ms{ratio}  values {inprocess['values_check'][name]}")
+    elif inprocess:
+        lines.append(f"in-process: ERROR {inprocess.get('error')}")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- reporting
 
 def fmt_s(x):
@@ -570,11 +701,23 @@ def main(argv=None):
     click_sets = click_logs.ALL_CLICKS if args.clicks is None and not args.quick else \
         click_logs.QUICK_CLICKS if args.clicks is None else split_list(args.clicks, click_logs.ALL_CLICKS, "click log")
     click_results = run_clicks(launcher, click_sets, args, log) if "evaltool" in have else []
+    startup = startup_rows(launcher, have, args.cache_dir, args.repeat, args.timeout)
+    many = many_runs_rows(launcher, have, datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
+        if "DL" in datasets else []
     launcher.close()
 
-    goals = check_goals(results, have, missing, sizes)
+    inprocess = inprocess_rows(datasets["DL"], args.repeat, args.timeout) \
+        if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
+    goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many)
 
     log("\n" + table(results))
+    log("\n" + startup_table(startup, inprocess))
+    if many:
+        log("many runs (whole process, median):")
+        base = next((r["median_wall_s"] for r in many if r["row"].startswith("trec_eval")), None)
+        for r in many:
+            ratio = f"  {r['median_wall_s'] / base:.2f}x trec_eval loop" if base else ""
+            log(f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}{ratio}" + (f"  ERROR: {r['error']}" if r["error"] else ""))
     if click_results:
         log("\n" + click_table(click_results))
     stages = stage_table(results)
@@ -608,6 +751,9 @@ def main(argv=None):
                                           for k in STAGES if any(k in t for t in r.timings)} if r.timings else None)}
                     for s, rows in results.items() for r in rows],
         "goals": goals,
+        "startup": startup,
+        "inprocess": inprocess,
+        "many_runs": many,
         "clicks": click_results,
     }
     if not args.no_save:

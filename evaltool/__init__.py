@@ -18,6 +18,7 @@ from evaltool.version import __version__ as __version__
 _EXPORTS = {
     "EvalResult": "evaltool.results",
     "evaluate": "evaltool.evaluation",
+    "Evaluator": "evaltool.evaluation",
     "compare_runs": "evaltool.compare",
     "Comparison": "evaltool.compare",
     "EvaltoolError": "evaltool.errors",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ import numpy as np
 
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.inputs import Qrels, Run
-from evaltool.io.load import load_judgments, load_results, streamed_format
+from evaltool.io.load import Loaded, load_judgments, load_results, streamed_format
 from evaltool.io.zscores import read_zscores
 from evaltool.measures.base import Agg, Params
 from evaltool.names import parse_measures
@@ -19,7 +20,7 @@ from evaltool.results import (
     Column, EvalResult, check_thresholds, finish, resolve_topics, summarize_columns, threshold_request, to_zscores,
 )
 
-__all__ = ["EvalResult", "evaluate"]
+__all__ = ["EvalResult", "Evaluator", "evaluate"]
 
 
 def _cutoffs(requests) -> list[int]:
@@ -328,3 +329,40 @@ def evaluate(
     result = EvalResult(qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
                         per_query_requested=per_query, strategies={q: strategies.get(q, "qrels") for q in qids})
     return finish(result, fields=fields, topics=table, thresholds=in_force)
+
+
+class Evaluator:
+    """Judgments and measures prepared once, for scoring run after run (training loops,
+    ablations, ir_measures-style providers).
+
+    ``Evaluator(qrels, measures, **options)`` takes what :func:`evaluate` takes except the
+    run; ``ev.evaluate(run, per_query)`` returns what ``evaluate(qrels, run, measures,
+    per_query, **options)`` returns, without reading the judgments or parsing the measure
+    names again. An unknown measure or option fails at construction.
+
+    >>> ev = Evaluator({"q1": {"d1": 1, "d2": 0}}, ["P.1", "map"])
+    >>> ev.evaluate({"q1": {"d1": 2.0, "d2": 1.0}}).summary
+    {'map': 1.0, 'P_1': 1.0}
+    >>> ev.evaluate({"q1": {"d1": 1.0, "d2": 2.0}}).summary
+    {'map': 0.5, 'P_1': 0.0}
+    """
+
+    def __init__(self, qrels, measures=None, **options):
+        unknown = sorted(set(options) - _OPTIONS)
+        if unknown:
+            raise TypeError(f"Evaluator() got unexpected keyword argument(s) {', '.join(unknown)}; "
+                            f"it takes evaluate()'s: {', '.join(sorted(_OPTIONS))}")
+        self.measures = [measures] if isinstance(measures, str) else measures
+        requests = parse_measures(self.measures)
+        self.options = options
+        judgments, kind = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"),
+                                         subtopics=any(r.measure.subtopics for r in requests), jobs=options.get("jobs"))
+        self._judgments = Loaded(judgments, kind)
+
+    def evaluate(self, run, per_query: bool = False) -> EvalResult:
+        """Score one run (a path, dict, DataFrame, ...) against the prepared judgments."""
+        return evaluate(self._judgments, run, self.measures, per_query, **self.options)
+
+
+_OPTIONS = frozenset(name for name, parameter in inspect.signature(evaluate).parameters.items()
+                     if parameter.kind is inspect.Parameter.KEYWORD_ONLY)

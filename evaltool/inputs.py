@@ -73,6 +73,9 @@ class Run:
     duplicates_resolved: int = 0
     extra: dict = field(default_factory=dict)
 
+    # whether doc_codes order equals the byte order of the ids (a reader that sorts its vocabulary)
+    codes_in_byte_order = False
+
     def __len__(self) -> int:
         return len(self.scores)
 
@@ -82,8 +85,8 @@ class Run:
 
     def keys_for(self, docids: list[str]) -> np.ndarray:
         """The ``doc_codes`` value each id has in this run, -1 for ids the run never retrieved."""
-        index = {d: i for i, d in enumerate(self.doc_vocab)}
-        return np.array([index.get(d, -1) for d in docids], dtype=np.int64)
+        index = dict(zip(self.doc_vocab, range(len(self.doc_vocab))))
+        return np.fromiter((index.get(d, -1) for d in docids), dtype=np.int64, count=len(docids))
 
 
 @dataclass

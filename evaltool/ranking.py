@@ -208,6 +208,37 @@ def byte_key(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+def byte_order(texts: list[str]) -> np.ndarray:
+    """Position of each of the distinct ``texts`` when they are sorted in byte order.
+
+    Python compares str by code point, which is UTF-8's byte order; only ids that came from
+    undecodable bytes (surrogate escapes) need their bytes compared.
+
+    >>> byte_order(["b", "a", "\u00e9", "ab"]).tolist()
+    [2, 0, 3, 1]
+    """
+    try:
+        "".join(texts).encode("utf-8")
+        key = texts.__getitem__
+    except UnicodeEncodeError:
+        key = lambda i: byte_key(texts[i])  # noqa: E731
+    position = np.empty(len(texts), dtype=np.int64)
+    position[sorted(range(len(texts)), key=key)] = np.arange(len(texts))
+    return position
+
+
+def id_order(run: Run, *row_sets: np.ndarray) -> list[np.ndarray]:
+    """For each array of run rows, integer keys whose order is the byte order of the rows' document ids."""
+    rows = np.concatenate(row_sets)
+    codes = run.doc_codes[rows]
+    if run.codes_in_byte_order:
+        keys = codes
+    else:
+        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        keys = byte_order(run.doc_text(rows[first]))[inverse.reshape(-1)]
+    return np.split(keys, np.cumsum([len(r) for r in row_sets])[:-1])
+
+
 @dataclass
 class Ranking:
     """A batch plus the bookkeeping of which queries were evaluated or left out."""
@@ -220,22 +251,26 @@ class Ranking:
 
 def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
                 order: np.ndarray | None) -> np.ndarray:
-    """For each row, how many rows of its tie group have a larger document id (byte order)."""
+    """For each row, how many rows of its tie group have a larger document id (byte order).
+
+    Every tie group is ordered once by (group, id): a row's count is the number of keys of
+    its group above its own.
+    """
     out = np.zeros(len(pos_rows), dtype=np.int64)
     tied = np.flatnonzero(lengths > 1)
     if len(tied) == 0:
         return out
-    owner = np.repeat(tied, lengths[tied])
-    group_start = np.repeat(starts[tied], lengths[tied])
-    offset = np.arange(len(owner)) - np.repeat(np.cumsum(lengths[tied]) - lengths[tied], lengths[tied])
-    other = group_start + offset
-    keep = other != pos_rows[owner]
-    owner, other = owner[keep], other[keep]
+    group_start, first, group = np.unique(starts[tied], return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    group_length = lengths[tied][first]
+    members = np.repeat(group_start, group_length) + (
+        np.arange(group_length.sum()) - np.repeat(np.cumsum(group_length) - group_length, group_length))
     as_rows = (lambda p: order[p]) if order is not None else (lambda p: p)
-    mine = np.array([byte_key(t) for t in run.doc_text(as_rows(pos_rows[owner]))], dtype=object)
-    theirs = np.array([byte_key(t) for t in run.doc_text(as_rows(other))], dtype=object)
-    larger = (theirs > mine).astype(bool)
-    np.add.at(out, owner[larger], 1)
+    member_keys, own_keys = id_order(run, as_rows(members), as_rows(pos_rows[tied]))
+    width = int(member_keys.max()) + 1
+    composite = np.sort(np.repeat(np.arange(len(group_start), dtype=np.int64), group_length) * width + member_keys)
+    above = np.searchsorted(composite, (group + 1) * width)
+    out[tied] = above - np.searchsorted(composite, group * width + own_keys, side="right")
     return out
 
 
@@ -249,21 +284,6 @@ def _in_query_order(codes: np.ndarray, scores: np.ndarray) -> tuple[bool, np.nda
     return not rising.any(), starts
 
 
-def _tie_span(scores: np.ndarray, pos: np.ndarray, first: np.ndarray, end: np.ndarray):
-    """[low, high) of the run of equal scores around each position, inside its query."""
-    value = scores[pos]
-    low, high = pos.copy(), pos + 1
-    step = (low > first) & (scores[np.maximum(low - 1, 0)] == value)
-    while step.any():
-        low[step] -= 1
-        step &= (low > first) & (scores[np.maximum(low - 1, 0)] == value)
-    step = (high < end) & (scores[np.minimum(high, len(scores) - 1)] == value)
-    while step.any():
-        high[step] += 1
-        step &= (high < end) & (scores[np.minimum(high, len(scores) - 1)] == value)
-    return low, high
-
-
 PASSES = 8  # judged rows per query up to which an unsorted run is ranked without sorting
 
 
@@ -273,10 +293,11 @@ def _rank_in_sequence(run: Run, codes, scores, pos, order) -> np.ndarray:
     ``order`` maps sequence positions to run rows (None: the run itself is the sequence).
     """
     starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-    which = np.searchsorted(starts, pos, side="right") - 1
-    first = starts[which]
-    end = np.append(starts, len(scores))[which + 1]
-    low, high = _tie_span(scores, pos, first, end)
+    first = starts[np.searchsorted(starts, pos, side="right") - 1]
+    # runs of equal scores inside a query: [low, high) around each position
+    ties = np.concatenate(([0], np.flatnonzero((codes[1:] != codes[:-1]) | (scores[1:] != scores[:-1])) + 1))
+    which = np.searchsorted(ties, pos, side="right") - 1
+    low, high = ties[which], np.append(ties, len(scores))[which + 1]
     return (low - first) + _tie_counts(run, pos, low, high - low, order)
 
 
@@ -323,9 +344,8 @@ def _rank_by_passes(run: Run, rows: np.ndarray) -> np.ndarray:
         others.append(tied[keep])
     owner, other = np.concatenate(owners), np.concatenate(others)
     if len(owner):
-        mine = np.array([byte_key(t) for t in run.doc_text(rows[owner])], dtype=object)
-        theirs = np.array([byte_key(t) for t in run.doc_text(other)], dtype=object)
-        np.add.at(higher, owner[(theirs > mine).astype(bool)], 1)
+        mine, theirs = id_order(run, rows[owner], other)
+        np.add.at(higher, owner[theirs > mine], 1)
     return higher
 
 

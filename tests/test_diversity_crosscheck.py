@@ -242,6 +242,13 @@ def test_cli_error_paths(tmp_path):
         result = CliRunner().invoke(main, ["-m", measure, str(qrels), str(run)])
         assert result.exit_code == 2, result.output
         assert result.output == f"evaltool: {tmp_path}/{message}\n"
+    qrels.write_text("q 1 a 1\nq 2 a 0\n")
+    plain = CliRunner().invoke(main, ["-m", "P@5", str(qrels), str(run)])
+    assert plain.exit_code == 2
+    assert plain.output == (f"evaltool: {qrels}:2: found 'q 2 a 0'; expected each (query, document) pair once; "
+                            "query 'q' document 'a' was already given at line 1 (use --on-duplicate first|max to "
+                            "accept duplicates; the second fields differ, as in subtopic qrels 'query_id subtopic "
+                            "doc_id grade': read those with --qrels-format subtopics)\n")
     bad = CliRunner().invoke(main, ["-m", "NRBP(alpha=1.5)", str(qrels), str(run)])
     assert bad.exit_code == 2
     assert bad.output == "evaltool: measure 'NRBP(alpha=1.5)': alpha of NRBP must be at most 1, not 1.5\n"

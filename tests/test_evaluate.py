@@ -285,3 +285,106 @@ def test_cli_json_reports_duplicates_and_options(tmp_path):
     assert meta["options"]["on_duplicate"] == "max"
     assert meta["counts"]["run_duplicates_resolved"] == 1 and meta["counts"]["run_rows"] == 1
     assert json.loads(result.stdout)["summary"] == {"num_ret": 1}
+
+
+# ---------------------------------------------------------------- Evaluator and the one-pass dict conversion
+
+EVALUATOR_MEASURES = ["map", "ndcg_cut.10", "P.5", "recall.100", "recip_rank", "bpref", "relstring.20"]
+
+
+@pytest.mark.parametrize("options", [{}, {"complete": True}, {"relevance_level": 2, "max_ret": 7},
+                                     {"judged_only": True}])
+def test_evaluator_scores_run_after_run_like_evaluate(options):
+    """Prepared once, several runs: every value equals a fresh evaluate() of the same inputs."""
+    from evaltool import Evaluator
+    from tests.helpers import generate
+
+    import numpy as np
+
+    qrels, base = generate("graded", 1)
+    evaluator = Evaluator(qrels, EVALUATOR_MEASURES, **options)
+    rng = np.random.default_rng(7)
+    for _ in range(3):  # the same documents, scores shuffled within each query
+        run = {q: dict(zip(docs, rng.permutation(list(docs.values())).tolist())) for q, docs in base.items()}
+        fresh = evaluate(qrels, run, EVALUATOR_MEASURES, per_query=True, **options)
+        prepared = evaluator.evaluate(run, per_query=True)
+        assert prepared.per_query == fresh.per_query
+        assert prepared.summary == fresh.summary
+        assert prepared.meta == fresh.meta
+
+
+def test_evaluator_refuses_unknown_options_and_measures_when_built():
+    from evaltool import Evaluator, MeasureError
+
+    with pytest.raises(TypeError, match="relevance_levle"):
+        Evaluator({"q": {"d": 1}}, ["map"], relevance_levle=2)
+    with pytest.raises(MeasureError):
+        Evaluator({"q": {"d": 1}}, ["no_such_measure"])
+
+
+def test_evaluator_values_are_pytrec_evals():
+    """A peer computes the expectation: pytrec_eval on the same dicts (continuous scores, no ties)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from evaltool import Evaluator
+    from tests.helpers import generate
+
+    qrels, run = generate("graded", 2)
+    run = {q: docs for q, docs in run.items() if q in qrels}
+    names = {"map": "map", "ndcg_cut.10": "ndcg_cut_10", "P.5": "P_5", "recip_rank": "recip_rank", "bpref": "bpref"}
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)
+    got = Evaluator(qrels, list(names)).evaluate(run).per_query
+    for qid, values in want.items():
+        for name in names.values():
+            assert got[qid][name] == pytest.approx(values[name], abs=1e-12), (qid, name)
+
+
+@pytest.mark.parametrize("scenario", ["ties", "docids", "extremes"])
+def test_dicts_score_as_the_same_files_do(tmp_path, scenario):
+    """Ties broken by document id in byte order (non-ASCII, '#', prefixes) whichever way the run comes in."""
+    from tests.helpers import generate, write_trec
+
+    qrels, run = generate(scenario, 3)
+    qpath, rpath = write_trec(tmp_path, qrels, run)
+    measures = ["relstring.50", "map", "ndcg_cut.10", "recip_rank", "num_ret"]
+    from_files = evaluate(qpath, rpath, measures, per_query=True)
+    from_dicts = evaluate(qrels, run, measures, per_query=True)
+    assert from_dicts.per_query == from_files.per_query
+
+
+def test_dict_ids_from_undecodable_bytes_tie_break_by_those_bytes(tmp_path):
+    """'\\udcff' stands for the byte 0xFF (surrogate escape): above 'é' (0xC3 0xA9) in byte order,
+    though below it as a code point. Tied, the 0xFF document ranks first."""
+    run = {"q": {"\udcff": 1.0, "é": 1.0, "z": 1.0}}
+    qrels = {"q": {"é": 1}}
+    assert evaluate(qrels, run, ["recip_rank"]).summary["recip_rank"] == 0.5
+    (tmp_path / "r").write_bytes(b"q Q0 \xff 1 1.0 t\nq Q0 \xc3\xa9 2 1.0 t\nq Q0 z 3 1.0 t\n")
+    (tmp_path / "q").write_bytes(b"q 0 \xc3\xa9 1\n")
+    assert evaluate(tmp_path / "q", tmp_path / "r", ["recip_rank"]).summary["recip_rank"] == 0.5
+
+
+@pytest.mark.parametrize("value", [True, float("nan"), "1.5", None])
+def test_dict_values_outside_the_fast_path_are_still_checked(value):
+    """Anything but a plain number goes through the entry-by-entry check: same message as before."""
+    run = {"q": {"a": 1.0, "b": value}}
+    if value == "1.5":
+        assert evaluate({"q": {"b": 1}}, run, ["recip_rank"]).summary["recip_rank"] == 1.0
+        return
+    with pytest.raises(evaltool_errors().ParseError, match="query q document b"):
+        evaluate({"q": {"b": 1}}, run, ["recip_rank"])
+
+
+def test_numpy_scalars_and_repeated_documents_across_queries():
+    import numpy as np
+
+    qrels = {"q1": {"d": np.int64(1)}, "q2": {"d": 1, "e": 2}}
+    run = {"q1": {"x": np.float32(2.0), "d": np.float64(1.0)}, "q2": {"e": 1, "d": 3}}
+    result = evaluate(qrels, run, ["recip_rank", "relstring"], per_query=True)
+    # q1: x (unjudged) then d -> 1/2; q2: d (1) then e (2) -> 1
+    assert result.per_query == {"q1": {"recip_rank": 0.5, "relstring": "-1"},
+                                "q2": {"recip_rank": 1.0, "relstring": "12"}}
+
+
+def evaltool_errors():
+    import evaltool.errors
+
+    return evaltool.errors

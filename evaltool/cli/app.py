@@ -71,7 +71,7 @@ def main():
     """evaltool: evaluate ranked retrieval runs (trec_eval-compatible, fast).
 
     \b
-    evaltool QRELS RUN [OPTIONS]    evaluate (see 'evaltool eval -h')
+    evaltool QRELS RUN... [OPTIONS] evaluate one run or several (see 'evaltool eval -h')
     evaltool COMMAND -h             help of one command
     """
     import warnings

@@ -177,10 +177,11 @@ class Console(Listener):
         head = f"[{self.count}/{self.total}] "
         pad = " " * len(head)
         context = [f"Version: {query.version}"] if query.version is not None else []
-        context += [f"Category: {query.category}", f"Difficulty: {query.difficulty}"]
+        context += [f"{name}: {value}" for name, value in (("Category", query.category),
+                                                             ("Difficulty", query.difficulty)) if value is not None]
         expected = sum(1 for g in query.judgments.values() if g >= self.relevance_level)
         noun = "module" if query.expected_field == "expected_modules" else "id"
-        lines = [f'{head}Query: "{query.text}"', f"{pad}{' | '.join(context)}",
+        lines = [f'{head}Query: "{query.text}"', *([f"{pad}{' | '.join(context)}"] if context else []),
                  f"{pad}Expected: {plural(expected, noun)}"]
         took = milliseconds(outcome.execution_time_ms)
         tries = f" after {outcome.attempts} attempts" if outcome.attempts > 1 else ""

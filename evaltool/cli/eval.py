@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import glob
+import os
 import time
 
 import click
@@ -41,7 +43,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 
 @click.command("eval", help=EVAL_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
-@click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN...]")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]", shell_complete=complete_measure,
               help=f"Measure or nickname ({', '.join(NICKNAMES)}); repeatable. Default: {described('eval')}.")
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print a value for every query.")
@@ -62,12 +64,25 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
 @record_options(with_name=True)
-def eval_command(qrels, run, measures, per_query, no_summary, zscores, fmt, output, save_reference,
+def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold,
                  qrels_format, run_format, record, record_name, db, note, tags, at, **options):
     from evaltool.evaluation import evaluate
     from evaltool.report.layouts import relevance_notes
 
+    try:
+        runs = expand_runs(runs)
+        if len(runs) > 1 and (save_reference or record):
+            raise EvaltoolError("--save-reference and --record take one run; several were given "
+                                f"({len(runs)}: {', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''})")
+    except EvaltoolError as exc:
+        fail(exc)
+    if len(runs) > 1:
+        return _eval_many(qrels, runs, list(measures) or None, per_query, no_summary, fmt, output,
+                          dict(zscores=zscores, stream=stream,
+                               **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                               **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options))
+    run = runs[0]
     history = None
     try:
         check_format(fmt)
@@ -108,6 +123,58 @@ def _check_outputs(output, save_reference) -> None:
     for path, what in ((output, "--output"), (save_reference, "--save-reference")):
         if path:
             check_writable(path, what)
+
+
+def expand_runs(arguments) -> list[str]:
+    """RUN arguments as files: a directory stands for its files, a glob pattern (``*?[``) that is
+    not itself a file for the files it matches, both in sorted order; ``-`` is stdin."""
+    runs = []
+    for argument in arguments:
+        if argument != "-" and os.path.isdir(argument):
+            files = sorted(os.path.join(argument, name) for name in os.listdir(argument)
+                           if not name.startswith(".") and os.path.isfile(os.path.join(argument, name)))
+            if not files:
+                raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
+            runs += files
+        elif argument != "-" and not os.path.exists(argument) and any(c in argument for c in "*?["):
+            files = sorted(f for f in glob.glob(argument) if os.path.isfile(f))
+            if not files:
+                raise EvaltoolError(f"RUN: no file matches {argument}")
+            runs += files
+        else:
+            runs.append(argument)
+    return runs
+
+
+def _eval_many(qrels, runs, measures, per_query, no_summary, fmt, output, options) -> None:
+    """Several runs against QRELS read once: a trec block or a table row per run."""
+    from evaltool.evaluation import Evaluator
+    from evaltool.report import layouts
+
+    results = []
+    try:
+        evaluator = Evaluator(qrels, measures, **options)
+        for run in runs:
+            results.append(evaluator.evaluate(run, per_query))
+    except EvaltoolError as exc:
+        fail(exc)
+    for run, result in zip(runs, results):
+        for line in result.warnings:
+            warn(f"{run}: {line}")
+    try:
+        if fmt == "trec":
+            text = "".join(_format_eval(result, fmt, per_query, no_summary) for result in results)
+        elif fmt == "json":
+            from evaltool.report.json import dump_json
+
+            text = dump_json([result.to_dict(per_query) for result in results])
+        else:
+            from evaltool.report.table import render
+
+            text = render(layouts.runs_report(runs, results), fmt)
+        emit(text, output)
+    except EvaltoolError as exc:
+        fail(exc)
 
 
 def _format_eval(result, fmt, per_query, no_summary) -> str:

@@ -71,6 +71,7 @@ RESERVED = {*QUERY_KEYS, *QUERY_ID_KEYS, *RESULT_KEYS, "clicks", "timestamp", "a
 BATCH_ROWS = 65536                 # impression objects (or JSONL event rows read by Python) per chunk
 TABLE_BATCH_ROWS = 1 << 18         # events table rows per Arrow batch
 CSV_BLOCK_BYTES = 1 << 24
+JSON_BLOCK_BYTES = 1 << 22         # Arrow's JSON reader holds several times its block while parsing
 PARQUET_MAGIC = b"PAR1"
 
 
@@ -175,9 +176,10 @@ class _Vocab:
             start = len(self.arrow)
             codes[fresh] = np.arange(start, start + int(fresh.sum()))
             self.arrow = pa.concat_arrays([self.arrow, distinct.filter(pa.array(fresh))])
-            merged = np.concatenate([self.hashes, hashes[fresh]])
-            order = np.argsort(merged, kind="stable")
-            self.hashes, self.order = merged[order], np.concatenate([self.order, codes[fresh]])[order]
+            added = np.argsort(hashes[fresh], kind="stable")          # merged in, not re-sorted: O(table)
+            new_hashes, new_codes = hashes[fresh][added], codes[fresh][added]
+            where = np.searchsorted(self.hashes, new_hashes)
+            self.hashes, self.order = np.insert(self.hashes, where, new_hashes), np.insert(self.order, where, new_codes)
         for i in np.flatnonzero(collided).tolist():
             text = distinct[i].as_py()
             code = self.index.get(text)
@@ -1018,7 +1020,8 @@ def _read_events_jsonl_arrow(opener, builder: _Builder) -> None:
     import pyarrow.json as pajson
 
     with opener() as raw:
-        reader = pajson.open_json(raw, read_options=pajson.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False))
+        options = pajson.ReadOptions(block_size=JSON_BLOCK_BYTES, use_threads=False)
+        reader = pajson.open_json(raw, read_options=options)
         events = None
         for batch in reader:
             if events is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from itertools import chain, count, repeat
 
 import numpy as np
 
@@ -83,8 +84,63 @@ def _dict_rows(data: dict, source: str):
             yield qid, doc, value
 
 
+# value types the whole-column conversion takes as they are; anything else is checked value by value
+_GRADE_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
+_SCORE_TYPES = _GRADE_TYPES | {float, np.float64, np.float32}
+
+
+def _from_plain_dict(cls, data, source: str, runid: str):
+    """The common case in one pass of C loops: str ids, plain numbers. None when anything
+    else is in ``data``: the row-by-row path then converts or names the bad entry."""
+    if not isinstance(data, dict) or not all(type(q) is str and isinstance(d, dict) for q, d in data.items()):
+        return None
+    per_query = list(data.values())
+    if not all(per_query):  # an empty ranking: the row-by-row path decides what it means
+        return None
+    values = list(chain.from_iterable(d.values() for d in per_query))
+    if not values or not set(map(type, values)) <= (_GRADE_TYPES if cls is Qrels else _SCORE_TYPES):
+        return None
+    try:
+        vals = np.array(values, dtype=np.int64 if cls is Qrels else np.float64)
+    except OverflowError:
+        return None
+    if cls is Run and not np.isfinite(vals).all():
+        return None
+    index: dict = {}
+    # a document's code is the row where it first appears (``setdefault`` with a row counter)
+    doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64,
+                            count=len(values))
+    if set(map(type, index)) != {str}:
+        return None
+    # a dict holds each (query, document) once: nothing to resolve
+    qid_codes = np.repeat(np.arange(len(per_query), dtype=np.int64), [len(d) for d in per_query])
+    lines = np.arange(1, len(vals) + 1, dtype=np.int64)
+    if cls is Qrels:
+        return Qrels(list(data), qid_codes, list(index), _dense(doc_codes), vals, lines, path=source)
+    return MappedRun(list(data), qid_codes, list(chain.from_iterable(per_query)), doc_codes, vals, lines,
+                     runid=runid or "", path=source, extra={"index": index})
+
+
+class MappedRun(Run):
+    """A run converted from a dict in one pass: ``doc_vocab`` lists every row's id and a
+    document's code is the row where it first appears; ``extra["index"]`` maps id to code."""
+
+    def keys_for(self, docids):
+        return np.fromiter(map(self.extra["index"].get, docids, repeat(-1)), dtype=np.int64, count=len(docids))
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """Codes handed out by ``setdefault`` with a running row counter (a document's code is the row
+    where it first appears), renumbered 0, 1, ... in first-seen order."""
+    first = codes == np.arange(len(codes))
+    return (np.cumsum(first) - 1)[codes]
+
+
 def qrels_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<qrels dict>") -> Qrels:
     """``{query_id: {doc_id: grade}}`` (pytrec_eval's layout) to Qrels."""
+    converted = _from_plain_dict(Qrels, data, source, "")
+    if converted is not None:
+        return converted
     return _build(Qrels, source, _dict_rows(data, source), _check_grade, on_duplicate)
 
 
@@ -98,6 +154,9 @@ def run_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<ru
     >>> run.qid_vocab, len(run)
     (['q1', 'q2'], 1)
     """
+    converted = _from_plain_dict(Run, data, source, runid)
+    if converted is not None:
+        return converted
     return _build(Run, source, _dict_rows(data, source), _check_score, on_duplicate, runid, queries=data)
 
 

@@ -5,6 +5,7 @@ to the reader that takes it: TREC qrels and runs, queries files and JSONL result
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError, InputError, ParseError
 from evaltool.inputs import Qrels, Run
@@ -51,6 +52,14 @@ def input_kind(obj, fmt: str | None = None) -> str:
     return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """Judgments read once (by :class:`evaltool.Evaluator`) and the kind of input they came from."""
+
+    judgments: object
+    kind: str
+
+
 def _per_subtopic(qrels) -> bool:
     """A dict ``{qid: {subtopic: {docid: grade}}}`` (subtopic qrels), rather than ``{qid: {docid: grade}}``."""
     first = next(iter(qrels.values()), None)
@@ -70,6 +79,8 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
     from evaltool.io import jsonl
     from evaltool.io.subtopics import read_subtopic_qrels, subtopic_qrels_from_dict
 
+    if isinstance(qrels, Loaded):
+        return qrels.judgments, qrels.kind
     if isinstance(qrels, dict) and _per_subtopic(qrels):
         return subtopic_qrels_from_dict(qrels, diversity=subtopics), "subtopics"
     if isinstance(qrels, Qrels) and qrels.subtopics is not None:

@@ -89,16 +89,23 @@ def parse_score(token: bytes) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.ndarray, qids, docs):
+def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.ndarray, qids, docs,
+                     judgments: bool = False):
+    """``judgments``: the lines are qrels, where two lines differing in their second field are
+    subtopic qrels (:mod:`evaltool.io.subtopics`), and the message says how to read them."""
     def raise_error(first: int, repeated: int) -> None:
         line = int(lines[repeated])
+        given = data_lines[int(lines[first]) - 1].split(), data_lines[line - 1].split()
+        subtopics = judgments and all(len(f) == 4 for f in given) and given[0][1] != given[1][1]
         raise ParseError(
             path,
             line,
             line_text(data_lines[line - 1]),
             f"each ({kind}) pair once; query {quote(qids[first])} document {quote(docs[first])} "
             f"was already given at line {int(lines[first])} "
-            "(use --on-duplicate first|max to accept duplicates)",
+            "(use --on-duplicate first|max to accept duplicates"
+            + ("; the second fields differ, as in subtopic qrels 'query_id subtopic doc_id grade': "
+               "read those with --qrels-format subtopics)" if subtopics else ")"),
         )
 
     return raise_error
@@ -149,14 +156,29 @@ def _numbers(tokens: list, dtype) -> np.ndarray | None:
     return values
 
 
+_LAST_ENCODED: list = [None, None]  # (ids list, their bytes): one qrels' ids, met run after run
+
+
+def _encoded(docids: list[str]) -> np.ndarray:
+    """The ids as a numpy bytes array; the last list encoded is kept, so that scoring several
+    runs against one qrels (an Evaluator, many runs on the command line) encodes its ids once."""
+    if _LAST_ENCODED[0] is docids and len(_LAST_ENCODED[1]) == len(docids):
+        return _LAST_ENCODED[1]
+    wanted = np.array([d.encode("utf-8", "surrogateescape") for d in docids] or [b""])[: len(docids)]
+    _LAST_ENCODED[:] = [docids, wanted]
+    return wanted
+
+
 class BytesDocRun(Run):
     """A run whose document ids stay a sorted array of bytes (numpy ``S`` dtype)."""
+
+    codes_in_byte_order = True
 
     def doc_text(self, rows):
         return [decode(b) for b in self.doc_vocab[self.doc_codes[rows]].tolist()]
 
     def keys_for(self, docids):
-        wanted = np.array([d.encode("utf-8", "surrogateescape") for d in docids] or [b""])[: len(docids)]
+        wanted = _encoded(docids)
         at = np.minimum(np.searchsorted(self.doc_vocab, wanted), len(self.doc_vocab) - 1)
         return np.where(self.doc_vocab[at] == wanted, at, -1).astype(np.int64)
 
@@ -288,6 +310,7 @@ def _apply_duplicates(table, values, policy, data, kind):
         _duplicate_error(
             table.path, data_lines, kind, table.lines,
             _Lazy(table.qid_vocab, table.qid_codes), _Lazy(table.doc_vocab, table.doc_codes),
+            judgments=isinstance(table, Qrels),
         ),
     )
     if dropped:

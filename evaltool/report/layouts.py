@@ -73,6 +73,15 @@ def eval_report(result, *, per_query: bool = False, summary: bool = True) -> Rep
     return Report([Table(header, rows)], relevance_notes(result))
 
 
+def runs_report(runs: list[str], results: list) -> Report:
+    """One row per run: its name as given, its run tag, the number of queries scored and
+    every summary value (several runs scored against one qrels)."""
+    names = results[0].measures
+    rows = [[run, result.meta["runid"], len(result.qids), *[result.summary.get(n) for n in names]]
+            for run, result in zip(runs, results)]
+    return Report([Table(["run", "runid", "queries", *names], rows)])
+
+
 def eval_trec_lines(result, *, per_query: bool = False) -> str:
     """Group summaries, labels and per-query relevance in trec_eval's three columns, after its own lines.
 

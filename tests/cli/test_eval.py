@@ -8,17 +8,21 @@ ndcg_cut_10 = (1 / log2(3)) / 1 = 0.6309.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 import evaltool
 from evaltool.cli import main
 from evaltool.measures import MEASURES, NICKNAMES
-from tests.helpers import invoke, rows
+from tests.helpers import assert_fails, invoke, rows
 
 # trec_eval 10.0's default output (no -m): the 'official' measures with default parameters
 OFFICIAL_NAMES = (
@@ -214,3 +218,65 @@ def test_attached_short_options(files):
     assert invoke(*files, "-M1", "-mP.5").stdout == "P_5                   \tall\t0.0000\n"
     assert invoke(*files, "-l2", "-mP.5").stdout == "P_5                   \tall\t0.0000\n"
     assert invoke(*files, "-qmP.5").stdout == "P_5                   \tq1\t0.2000\nP_5                   \tall\t0.2000\n"
+
+
+# ---------------------------------------------------------------- several runs, qrels read once
+
+RUNS = {
+    "a.txt": "q1 Q0 d2 1 2.0 A\nq1 Q0 d1 2 1.0 A\nq2 Q0 d3 1 1.0 A\n",
+    "b.txt": "q1 Q0 d1 1 2.0 B\nq2 Q0 d9 1 1.0 B\nq2 Q0 d3 2 0.5 B\n",
+    "c.txt": "q1 Q0 d1 1 2.0 C\nq2 Q0 d3 1 1.0 C\n",
+}
+# by hand: q1 relevant d1, q2 relevant d3. recip_rank: A 1/2, 1 -> 0.75; B 1, 1/2 -> 0.75; C 1, 1 -> 1
+
+
+@pytest.fixture
+def many(tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name, text in RUNS.items():
+        (folder / name).write_text(text)
+    return qrels, folder
+
+
+def test_several_runs_print_what_consecutive_single_runs_print(many):
+    qrels, folder = many
+    runs = [folder / name for name in RUNS]
+    single = "".join(invoke("-m", "runid", "-m", "recip_rank", "-q", qrels, run).stdout for run in runs)
+    together = invoke("-m", "runid", "-m", "recip_rank", "-q", qrels, *runs)
+    assert together.exit_code == 0, together.stderr
+    assert together.stdout == single
+    assert [line.split("\t")[2] for line in together.stdout.splitlines() if line.startswith("runid")] == ["A", "B", "C"]
+
+
+@pytest.mark.parametrize("given", ["folder", "glob"])
+def test_a_directory_or_a_glob_gives_one_row_per_run(many, given):
+    qrels, folder = many
+    spec = folder if given == "folder" else f"{folder}/*.txt"
+    result = invoke("-m", "recip_rank", "-m", "P.1", qrels, spec, "-o", "csv")
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0] == ["run", "runid", "queries", "recip_rank", "P_1"]
+    assert [(Path(r[0]).name, r[1], r[2], float(r[3]), float(r[4])) for r in rows[1:]] == [
+        ("a.txt", "A", "2", 0.75, 0.5), ("b.txt", "B", "2", 0.75, 0.5), ("c.txt", "C", "2", 1.0, 1.0)]
+
+
+def test_several_runs_as_json_are_a_list_of_single_run_objects(many):
+    qrels, folder = many
+    runs = [folder / name for name in RUNS]
+    together = json.loads(invoke("-m", "recip_rank", qrels, *runs, "-o", "json").stdout)
+    assert together == [json.loads(invoke("-m", "recip_rank", qrels, run, "-o", "json").stdout) for run in runs]
+
+
+def test_several_runs_refuse_what_takes_one_and_name_empty_sources(many, tmp_path):
+    qrels, folder = many
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_fails(invoke(qrels, folder, "--save-reference", tmp_path / "ref.json"), "take one run", "3:")
+    assert_fails(invoke(qrels, empty), str(empty), "is a directory with no run files")
+    assert_fails(invoke(qrels, f"{folder}/*.nothing"), "no file matches")
+    bad = folder / "d.txt"
+    bad.write_text("q1 Q0 d1 1 x D\n")
+    assert_fails(invoke(qrels, folder), f"{bad}:1:")

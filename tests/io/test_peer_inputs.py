@@ -4,21 +4,11 @@ relevance fields; and one name per relevance source, from option to output."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from evaltool import evaluate
-from evaltool.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in result.stderr
-    return result
+from tests.helpers import ROOT, assert_fails, invoke
 
 
 def test_pyterrier_dataframes():
@@ -45,19 +35,18 @@ def test_beir_qrels_tsv(tmp_path):
     trec = tmp_path / "qrels.txt"
     trec.write_text("q1 0 doc-apple 1\nq1 0 doc-x 0\nq2 0 d9 2\n")
     run = ROOT / "data" / "run.txt"
-    from_beir = cli("-q", "-m", "map", "-m", "P.5", beir, run)
+    from_beir = invoke("-q", "-m", "map", "-m", "P.5", beir, run)
     assert from_beir.exit_code == 0, from_beir.stderr
-    assert from_beir.stdout == cli("-q", "-m", "map", "-m", "P.5", trec, run).stdout
+    assert from_beir.stdout == invoke("-q", "-m", "map", "-m", "P.5", trec, run).stdout
     assert "P_5                   \tq1\t0.2000\n" in from_beir.stdout  # doc-apple is in q1's top 5 of data/run.txt
 
 
 def test_beir_qrels_line_with_wrong_field_count(tmp_path):
     beir = tmp_path / "test.tsv"
     beir.write_text("query-id\tcorpus-id\tscore\nq1\tdoc-apple\t1\nq1\tdoc-x\n")
-    result = cli(beir, ROOT / "data" / "run.txt")
-    assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr == (f"evaltool: {beir}:3: found 'q1\\tdoc-x'; expected 3 fields 'query-id corpus-id score' "
-                             "(a BEIR qrels file, as its header says)\n")
+    assert_fails(invoke(beir, ROOT / "data" / "run.txt"),
+                 f"evaltool: {beir}:3: found 'q1\\tdoc-x'; expected 3 fields 'query-id corpus-id score' "
+                 "(a BEIR qrels file, as its header says)")
 
 
 @pytest.mark.parametrize("fields", [
@@ -82,10 +71,8 @@ def test_memorybench_relevance_fields(tmp_path, fields):
 def test_two_relevance_lists_are_refused(tmp_path):
     queries = tmp_path / "queries.jsonl"
     queries.write_text(json.dumps({"qid": "q1", "relevant_ids": ["a"], "metadata": {"relevantIds": ["b"]}}) + "\n")
-    result = cli(queries, ROOT / "data" / "rag" / "results.jsonl")
-    assert result.exit_code == 2 and result.stdout == ""
-    assert f"{queries}:1: found " in result.stderr
-    assert "expected either 'relevant_ids' or 'metadata.relevantIds', not both" in result.stderr
+    assert_fails(invoke(queries, ROOT / "data" / "rag" / "results.jsonl"), f"{queries}:1: found ",
+                 "expected either 'relevant_ids' or 'metadata.relevantIds', not both")
 
 
 def test_longmemeval_answer_corpus_ids_as_memorybench_spells_them(tmp_path):
@@ -102,7 +89,7 @@ def test_longmemeval_answer_corpus_ids_as_memorybench_spells_them(tmp_path):
 
 def test_token_f1_is_reported_by_the_name_that_selects_it():
     """--relevance token-f1 used to be reported as 'token-fallback'."""
-    result = cli(ROOT / "data/rag/queries.jsonl", ROOT / "data/rag/results.jsonl", "--relevance", "token-f1",
+    result = invoke(ROOT / "data/rag/queries.jsonl", ROOT / "data/rag/results.jsonl", "--relevance", "token-f1",
                  "-m", "P.1", "-q", "-o", "json")
     assert result.exit_code == 0, result.stderr
     relevance = json.loads(result.stdout)["meta"]["relevance"]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from click.testing import CliRunner
-
-from evaltool.cli import main
+from tests.helpers import invoke
 
 # ids that are not UTF-8: trec_eval compares bytes, and so does every reader here
 QRELS = b"q\xe91 0 d\xff1 1\nq\xe91 0 d3 0\nq2 0 d2 1\nq2 0 d\xfe9 1\n"
@@ -29,6 +27,6 @@ def test_non_utf8_ids_score_alike_in_every_reading_mode(tmp_path, reading_mode):
     for name, content in (("grouped.txt", GROUPED), ("ungrouped.txt", UNGROUPED)):
         run = tmp_path / name
         run.write_bytes(content)
-        result = CliRunner().invoke(main, [str(qrels), str(run), "-q", "-m", "map", "-m", "P.1", *reading_mode])
+        result = invoke(qrels, run, "-q", "-m", "map", "-m", "P.1", *reading_mode)
         assert result.exit_code == 0, (name, result.stderr)
         assert result.stdout_bytes == EXPECTED, name

@@ -23,6 +23,9 @@ from evaltool.results import (
 __all__ = ["EvalResult", "Evaluator", "evaluate"]
 
 
+F1_TOTALS = ("retrieved", "top-k")  # token F1's relevant items: found among all items, or in the top K
+
+
 def _cutoffs(requests) -> list[int]:
     """The rank cutoffs asked for (``P.5,10``: 5 and 10; ``nDCG@10``: 10), for ``meta.relevance.k``."""
     found = set()
@@ -179,6 +182,7 @@ def evaluate(
     relevance: str = "auto",
     packs=None,
     f1_threshold: float = 0.3,
+    f1_total: str = "retrieved",
     qrels_format: str | None = None,
     run_format: str | None = None,
     engine: str = "local",
@@ -205,7 +209,10 @@ def evaluate(
     query is then judged by the first source that applies (:mod:`evaltool.relevance`):
     its own qrels, a pack (``packs``: names, ``module:attr`` or objects; default every
     installed pack), token F1 of its expected answer against the item texts
-    (``f1_threshold``). ``relevance`` (``auto``, ``qrels``, ``pack``, ``token-f1``) allows
+    (``f1_threshold``); ``f1_total="top-k"`` judges only each query's top K items by F1,
+    K the largest cutoff of ``measures`` (the relevant items are those found in the top K,
+    the seed's rule; default ``"retrieved"``: those found among all retrieved items).
+    ``relevance`` (``auto``, ``qrels``, ``pack``, ``token-f1``) allows
     one source only; ``meta["relevance"]`` records what judged the queries.
 
     ``engine="dask"`` scores a run file on a Dask cluster (``scheduler``: its address;
@@ -240,6 +247,14 @@ def evaluate(
     from evaltool.relevance.resolve import check_options, relevance_meta, resolve
 
     check_options(relevance, f1_threshold)
+    if f1_total not in F1_TOTALS:
+        raise EvaltoolError(f"f1_total {f1_total!r}: expected one of {', '.join(F1_TOTALS)}")
+    f1_depth = None
+    if f1_total == "top-k":
+        if not _cutoffs(requests):
+            raise EvaltoolError("--f1-total top-k judges the top K items; give a measure with a cutoff "
+                                "(such as ndcg@10 or recall.5) to say K")
+        f1_depth = max(_cutoffs(requests))
     options = RankOptions(relevance_level, max_ret, judged_only, complete)
     ztable = read_zscores(zscores) if zscores else None
     clock = time.perf_counter()
@@ -277,7 +292,7 @@ def evaluate(
     else:
         results, run_kind = load_results(run, on_duplicate, runid, run_format, jobs)
         resolution = resolve(judgments, results, mode=relevance, packs=packs, f1_threshold=f1_threshold,
-                             relevance_level=relevance_level)
+                             relevance_level=relevance_level, f1_depth=f1_depth)
         qrels_t, run_t = resolution.qrels, resolution.run
         if runid is not None:
             run_t.runid = runid
@@ -325,6 +340,7 @@ def evaluate(
     meta["relevance"] = relevance_meta(resolution, qids, qrels_t, mode=relevance, relevance_level=relevance_level,
                                        cutoffs=_cutoffs(requests), f1_threshold=f1_threshold,
                                        inputs={"qrels": qrels_kind, "run": run_kind})
+    meta["relevance"]["f1_total"] = f1_total
     strategies = resolution.strategies if resolution else {}
     result = EvalResult(qids, columns, summary, meta, zscores=ztable is not None, timings=timings,
                         per_query_requested=per_query, strategies={q: strategies.get(q, "qrels") for q in qids})

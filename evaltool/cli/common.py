@@ -90,6 +90,9 @@ relevance_options = option_group(
                       "Default: every installed pack."),
     click.option("--f1-threshold", type=click.FloatRange(0, 1), default=0.3, show_default=True,
                  help="Token F1 (answer vs. item text) at or above which an item is relevant."),
+    click.option("--f1-total", type=click.Choice(["retrieved", "top-k"]), default="retrieved", show_default=True,
+                 help="Token F1's relevant items: those found among all retrieved items, or only in the top K "
+                      "(K the largest cutoff of -m; every item below is not relevant)."),
     click.option("--qrels-format", type=click.Choice(["auto", "trec", "json", "jsonl", "subtopics"]), default="auto",
                  show_default=True, help="Format of QRELS: TREC qrels, a queries file (JSON, JSONL) or subtopic "
                                          "qrels 'qid subtopic docid grade' (read so whenever a diversity measure is "
@@ -136,9 +139,9 @@ def emit(text: str, output: str | None) -> None:
         write(text)
 
 
-def relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format) -> dict:
+def relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format) -> dict:
     """The relevance keywords of ``evaluate`` / ``compare_runs`` from :data:`relevance_options`."""
-    return {"relevance": relevance, "packs": list(packs), "f1_threshold": f1_threshold,
+    return {"relevance": relevance, "packs": list(packs), "f1_threshold": f1_threshold, "f1_total": f1_total,
             "qrels_format": None if qrels_format == "auto" else qrels_format,
             "run_format": None if run_format == "auto" else run_format}
 

@@ -53,7 +53,7 @@ queries compared are those all runs were scored on, which the output states.
 @output_options([*REPORT_FORMATS, "html"], "table")
 @record_options(with_name=False)
 def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
-                    labels, thresholds, relevance, packs, f1_threshold, qrels_format, run_format, fmt, output,
+                    labels, thresholds, relevance, packs, f1_threshold, f1_total, qrels_format, run_format, fmt, output,
                     record, db, note, tags, at, **options):
     from evaltool.compare import compare_runs
     from evaltool.report import layouts
@@ -64,7 +64,7 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
         history = recording(record, db, note, tags, at)
         cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
                            correction=correction, alpha=alpha, trials=trials, seed=seed,
-                           **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                           **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
                            **grouping_arguments(group_by, topics, labels, thresholds), **options)
         if history is not None:
             for name, result in zip(cmp.names, cmp.results):  # one execution per run, named as in the output

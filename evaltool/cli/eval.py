@@ -65,7 +65,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
 @record_options(with_name=True)
 def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, output, save_reference,
-                 group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold,
+                 group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold, f1_total,
                  qrels_format, run_format, record, record_name, db, note, tags, at, **options):
     from evaltool.evaluation import evaluate
     from evaltool.report.layouts import relevance_notes
@@ -80,7 +80,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
     if len(runs) > 1:
         return _eval_many(qrels, runs, list(measures) or None, per_query, no_summary, fmt, output,
                           dict(zscores=zscores, stream=stream,
-                               **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                               **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
                                **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options))
     run = runs[0]
     history = None
@@ -89,7 +89,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
         _check_outputs(output, save_reference)
         history = recording(record, db, note, tags, at, record_name)
         result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
-                          **relevance_arguments(relevance, packs, f1_threshold, qrels_format, run_format),
+                          **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
                           **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options)
         if history is not None:
             history.record(result, record_name)

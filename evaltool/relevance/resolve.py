@@ -12,7 +12,11 @@ B. **pack** — the first pack (:mod:`evaltool.relevance.packs`) that applies gr
 C. **token-f1** — a query with an expected answer: an item whose text reaches the
    F1 threshold against the answer (:mod:`evaltool.relevance.token_f1`) is relevant
    (grade 1), any other item with a text is not (grade 0); an item without text stays
-   unjudged.
+   unjudged. Its relevant items are those found among all retrieved items (the total
+   that recall and the ideal DCG count); with ``f1_depth=K`` (``--f1-total top-k``, the
+   rule of the RAG evaluation seed: "the relevant items found in the top K") only the
+   top K items of each query, ranked by trec_eval's rule, are judged by F1 and every
+   item below them is not relevant, so the total is what the top K holds.
 
 Without qrels, and for a pack without ``total_relevant``, the relevant items are only
 those found in the results: the ideal DCG is built from them alone and nDCG and recall
@@ -73,6 +77,16 @@ def check_options(mode: str, f1_threshold: float) -> None:
         raise EvaltoolError(f"F1 threshold {f1_threshold}: expected a number from 0 to 1")
 
 
+def _in_rank_order(items: list[Item]) -> list[Item]:
+    """A query's items as trec_eval ranks them: score descending, then document id descending
+    (a results file that gives ranks only is ordered by rank, score = -rank)."""
+    from evaltool.ranking import byte_key
+
+    by_rank = any(item.score is None for item in items)
+    return sorted(items, key=lambda item: (-item.rank if by_rank else item.score, byte_key(item.docid)),
+                  reverse=True)
+
+
 def _items_by_query(results) -> dict[str, list[Item]]:
     """The retrieved items of every query; a TREC run's items have ids and scores only."""
     if isinstance(results, Results):
@@ -92,8 +106,10 @@ def _items_by_query(results) -> dict[str, list[Item]]:
 class _Judge:
     """Applies the sources to one query after another, collecting rows and provenance."""
 
-    def __init__(self, queries: Queries, results, packs, f1_threshold: float, relevance_level: int):
+    def __init__(self, queries: Queries, results, packs, f1_threshold: float, relevance_level: int,
+                 f1_depth: int | None = None):
         self.queries, self.packs_given, self.threshold = queries, packs, f1_threshold
+        self.depth = f1_depth
         self.level = max(relevance_level, 1)
         self.results, self.grouped = results, None
         self.results_path = results.run.path if isinstance(results, Results) else results.path
@@ -146,7 +162,15 @@ class _Judge:
         if not query.answers:
             return False
         answers = [tokens(answer) for answer in query.answers]
-        for item in self.items(query.qid):
+        items = self.items(query.qid)
+        below = set()
+        if self.depth is not None:
+            ranked = _in_rank_order(items)
+            below = {id(item) for item in ranked[self.depth:]}
+        for item in items:
+            if id(item) in below:
+                self.builder.add(query.qid, item.docid, 0, item.line)
+                continue
             if item.text is None:
                 self.without_text += 1
                 continue
@@ -165,11 +189,12 @@ class _Judge:
 
 
 def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold: float = DEFAULT_THRESHOLD,
-            relevance_level: int = 1) -> Resolution:
+            relevance_level: int = 1, f1_depth: int | None = None) -> Resolution:
     """Judge every query of ``judgments`` (a Qrels, or the Queries of a queries file)
     against ``results`` (a Run, or the Results of a JSONL file).
 
     ``packs``: pack names or ``module:attr`` specs or pack objects (default: every installed pack).
+    ``f1_depth``: token F1 judges only each query's top ``f1_depth`` items (see the module docstring).
     """
     check_options(mode, f1_threshold)
     run = results.run if isinstance(results, Results) else results
@@ -179,7 +204,7 @@ def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold:
                              f"answer, metadata, ...); {judgments.path} is a qrels file")
         used = np.unique(judgments.qid_codes)
         return Resolution(judgments, run, {judgments.qid_vocab[c]: QRELS for c in used})
-    judge = _Judge(judgments, results, packs, f1_threshold, relevance_level)
+    judge = _Judge(judgments, results, packs, f1_threshold, relevance_level, f1_depth)
     if mode == "pack" and not judge.packs():
         raise InputError("--relevance pack: no pack is installed; name one with --pack module:attr")
     strategies, unjudged = {}, []

@@ -619,3 +619,33 @@ def test_a_shipped_pack_names_malformed_benchmark_data(tmp_path):
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == ("evaltool: pack 'locomo' raised ValueError: 'evidence' should be an id or a list of ids, "
                              f"not {{'D1': 3}} in applies() for query 'q1' ({queries}:1)\n")
+
+
+def test_token_f1_total_relevant_rule_and_the_seeds_top_k_rule(tmp_path):
+    """Five items, the answer matched at ranks 2 and 4 (hand computation).
+
+    retrieved (default): 2 relevant in all: recall@3 = 1/2, nDCG@3 = (1/log2 3) / (1 + 1/log2 3).
+    top-k (K = 3, the largest cutoff): only the top 3 are judged, 1 relevant: recall@3 = 1, nDCG@3 = 1/log2 3.
+    """
+    import math
+
+    from evaltool.errors import EvaltoolError
+
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"qid": "q1", "query": "capital of france", "answer": "paris is the capital of france"}\n')
+    results = tmp_path / "r.jsonl"
+    texts = ["berlin is in germany", "paris is the capital of france", "rome is in italy",
+             "the capital of france is paris", "madrid is in spain"]
+    results.write_text("".join(f'{{"qid": "q1", "docid": "{d}", "score": {5 - i}, "text": "{t}"}}\n'
+                               for i, (d, t) in enumerate(zip("abcde", texts))))
+    g = 1 / math.log2(3)
+    found = evaluate(str(queries), str(results), ["recall.3", "ndcg_cut.3"])
+    assert found.summary["recall_3"] == 0.5 and math.isclose(found.summary["ndcg_cut_3"], g / (1 + g))
+    assert found.meta["relevance"]["f1_total"] == "retrieved"
+    top = evaluate(str(queries), str(results), ["recall.3", "ndcg_cut.3"], f1_total="top-k")
+    assert top.summary["recall_3"] == 1.0 and math.isclose(top.summary["ndcg_cut_3"], g)
+    assert top.meta["relevance"]["f1_total"] == "top-k"
+    with pytest.raises(EvaltoolError, match="give a measure with a cutoff"):
+        evaluate(str(queries), str(results), ["map"], f1_total="top-k")
+    with pytest.raises(EvaltoolError, match="f1_total 'all'"):
+        evaluate(str(queries), str(results), ["map"], f1_total="all")

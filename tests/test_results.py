@@ -250,6 +250,14 @@ def test_no_module_imports_a_private_name_of_another():
         private = [f"{node.module}.{alias.name}" for node in ast.walk(tree)
                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evaltool")
                    for alias in node.names if alias.name.startswith("_") and alias.name != "__version__"]
+        # module._name: an evaltool module imported as a name, and a private attribute read from it
+        modules = {alias.asname or alias.name for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evaltool")
+                   for alias in node.names if (PACKAGE / (node.module.replace("evaltool", "", 1).strip(".").replace(".", "/"))
+                                               / f"{alias.name}.py").exists()}
+        private += [f"{node.value.id}.{node.attr}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and node.attr.startswith("_") and not node.attr.startswith("__")]
         assert private == [], (str(path.relative_to(PACKAGE)), private)
 
 

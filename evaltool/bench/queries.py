@@ -33,7 +33,7 @@ import numbers
 import re
 from dataclasses import dataclass, field, replace
 
-from evaltool.errors import EvaltoolError, ParseError
+from evaltool.errors import EvaltoolError
 
 EXPECTED_FIELDS = ("expected_modules", "relevant_ids", "qrels")
 ID_FIELDS = ("id", "qid", "query_id")

@@ -227,7 +227,7 @@ def _ints(column, fill, dtype) -> np.ndarray:
 
     from evaltool.io import columnar
 
-    return columnar._numpy(pc.cast(pc.fill_null(column, fill), pa.from_numpy_dtype(np.dtype(dtype))), dtype)
+    return columnar.numpy_column(pc.cast(pc.fill_null(column, fill), pa.from_numpy_dtype(np.dtype(dtype))), dtype)
 
 
 def _bools(column) -> np.ndarray:
@@ -236,7 +236,7 @@ def _bools(column) -> np.ndarray:
 
     from evaltool.io import columnar
 
-    return columnar._numpy_bool(pc.fill_null(column, False))
+    return columnar.bool_column(pc.fill_null(column, False))
 
 
 def _floats(column) -> np.ndarray:
@@ -246,7 +246,7 @@ def _floats(column) -> np.ndarray:
 
     from evaltool.io import columnar
 
-    return columnar._numpy(pc.fill_null(pc.cast(column, pa.float64()), math.nan), np.float64)
+    return columnar.numpy_column(pc.fill_null(pc.cast(column, pa.float64()), math.nan), np.float64)
 
 
 class _Growing:

@@ -56,7 +56,7 @@ def wanted(path) -> bool:
         return False
 
 
-def _delimiter(head: bytes, fields: int) -> str | None:
+def delimiter_of(head: bytes, fields: int) -> str | None:
     """The single delimiter the file uses, or None if its shape is irregular."""
     lines = head.split(b"\n")[:-1] or head.split(b"\n")
     for delimiter in (b" ", b"\t"):
@@ -92,7 +92,7 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int 
         return None
 
 
-def _numpy(column, dtype) -> np.ndarray:
+def numpy_column(column, dtype) -> np.ndarray:
     """A null-free primitive Arrow column as one numpy array (without pyarrow's pandas shim)."""
     chunks = column.chunks if hasattr(column, "chunks") else [column]
     parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * np.dtype(dtype).itemsize)
@@ -100,7 +100,7 @@ def _numpy(column, dtype) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
-def _numpy_bool(column) -> np.ndarray:
+def bool_column(column) -> np.ndarray:
     """A null-free boolean Arrow array as a numpy bool array."""
     chunks = column.chunks if hasattr(column, "chunks") else [column]
     parts = [np.unpackbits(np.frombuffer(c.buffers()[1], dtype=np.uint8), bitorder="little")[c.offset:c.offset + len(c)]
@@ -121,7 +121,7 @@ def _qids(column, jobs: int | None = None):
     vocab: dict[str, int] = {}
     for start, encoded in parts:
         local = np.array([vocab.setdefault(q, len(vocab)) for q in encoded.dictionary.to_pylist()], dtype=np.int32)
-        indices = _numpy(encoded.indices, np.int32)
+        indices = numpy_column(encoded.indices, np.int32)
         codes[start:start + len(indices)] = local[indices] if len(local) else 0
     names = list(vocab)
     if any(q.startswith("#") for q in names):
@@ -157,11 +157,11 @@ def _numeric_ids(column, jobs: int | None = None):
         if len(chunk) == 0:
             return True
         try:
-            values = _numpy(pc.cast(chunk, pa.int64()), np.int64)
+            values = numpy_column(pc.cast(chunk, pa.int64()), np.int64)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return False
         out[start:start + len(values)] = values
-        lengths = _numpy(pc.binary_length(chunk), np.int32)
+        lengths = numpy_column(pc.binary_length(chunk), np.int32)
         floor = _POW10[np.clip(lengths - 1, 0, len(_POW10) - 1)]
         return bool(values.min() >= 0 and np.all((values >= floor) | (lengths == 1)))
 
@@ -175,7 +175,7 @@ def _floats(column, jobs: int | None = None) -> np.ndarray:
     out = np.empty(len(column), dtype=np.float64)
 
     def work(chunk, start):
-        out[start:start + len(chunk)] = _numpy(chunk, np.float64)
+        out[start:start + len(chunk)] = numpy_column(chunk, np.float64)
 
     _map_chunks(work, column, jobs)
     return out
@@ -225,7 +225,7 @@ class ArrowDocRun(Run):
         import pyarrow.compute as pc
 
         found = pc.index_in(pa.array(docids, type=pa.string()), value_set=self.extra["dictionary"])
-        return _numpy(found.fill_null(-1), np.int32).astype(np.int64)
+        return numpy_column(found.fill_null(-1), np.int32).astype(np.int64)
 
 
 def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | None = None) -> bool:
@@ -269,7 +269,7 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
     encoded = pc.dictionary_encode(docids)
     if hasattr(encoded, "combine_chunks"):
         encoded = encoded.combine_chunks()
-    codes = _numpy(encoded.indices, np.int32).astype(np.int64)
+    codes = numpy_column(encoded.indices, np.int32).astype(np.int64)
     return ArrowDocRun(vocab, qid_codes, [], codes, scores, None, runid=runid, path=path,
                        extra={"dictionary": encoded.dictionary})
 
@@ -283,7 +283,7 @@ def read_run(path, jobs: int | None = None) -> Run | None:
     import pyarrow as pa
 
     name = os.fspath(path)
-    delimiter = _delimiter(head(name), 6)
+    delimiter = delimiter_of(head(name), 6)
     if delimiter is None:
         return None
     compressed = _compression(name) == "gzip"
@@ -310,7 +310,7 @@ def read_qrels(path, jobs: int | None = None) -> Qrels | None:
     import pyarrow.compute as pc
 
     name = os.fspath(path)
-    delimiter = _delimiter(head(name), 4)
+    delimiter = delimiter_of(head(name), 4)
     if delimiter is None:
         return None
     table = _read(name, ["q", "iter", "d", "g"], {"q": pa.string(), "d": pa.string(), "g": pa.int64()}, delimiter,
@@ -322,10 +322,10 @@ def read_qrels(path, jobs: int | None = None) -> Qrels | None:
         return None
     vocab, qid_codes = qids
     docs = pc.dictionary_encode(table["d"]).combine_chunks()
-    grades = _numpy(table["g"], np.int64)
-    if has_duplicates(qid_codes, _numpy(docs.indices, np.int32).astype(np.int64), jobs):
+    grades = numpy_column(table["g"], np.int64)
+    if has_duplicates(qid_codes, numpy_column(docs.indices, np.int32).astype(np.int64), jobs):
         return None
     if len(grades) and (grades.min() < GRADE_MIN or grades.max() > GRADE_MAX):
         return None
     return Qrels(vocab, qid_codes, docs.dictionary.to_pylist(),
-                 _numpy(docs.indices, np.int32).astype(np.int64), grades, None, path=name)
+                 numpy_column(docs.indices, np.int32).astype(np.int64), grades, None, path=name)

@@ -38,13 +38,12 @@ import json
 import math
 import numbers
 import os
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from evaltool.inputs import Item, Query, Run
-from evaltool.errors import EvaltoolError, ParseError, quote
+from evaltool.errors import ParseError, quote
 from evaltool.io.common import Encoder, check_policy, head, read_bytes, resolve_duplicates
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl")

@@ -131,7 +131,7 @@ def _arrow_blocks(path: str, delimiter: str, jobs: int | None = None):
                 else:
                     if table.num_rows:
                         yield (table.column("q").combine_chunks(), table.column("d").combine_chunks(),
-                               columnar._numpy(table.column("s"), np.float64), table.column("tag")[-1].as_py())
+                               columnar.numpy_column(table.column("s"), np.float64), table.column("tag")[-1].as_py())
                 line0 += block.count(b"\n")
             if final:
                 break
@@ -188,7 +188,7 @@ def _tail_start(qids) -> int:
     import pyarrow.compute as pc
 
     differs = pc.not_equal(qids, qids[-1])
-    positions = np.flatnonzero(columnar._numpy_bool(differs))
+    positions = np.flatnonzero(columnar.bool_column(differs))
     return int(positions[-1]) + 1 if len(positions) else 0
 
 
@@ -203,7 +203,7 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
         raise InputError(f"cannot read {name}: not a readable file")
     start = head(name)
     check_text(name, start)
-    delimiter = columnar._delimiter(start, 6) if columnar.available() else None
+    delimiter = columnar.delimiter_of(start, 6) if columnar.available() else None
     blocks = _arrow_blocks(name, delimiter, jobs) if delimiter else _line_blocks(name)
     grouping = _Grouping(name)
     pending: list[tuple] = []

@@ -400,7 +400,6 @@ def test_bad_options_exit_2(model_log, tmp_path):
 
 
 def test_readme_section_shows_what_the_command_prints(tmp_path, monkeypatch):
-    from tests.helpers import ROOT
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Implicit feedback"):readme.index("## Benchmarking a search backend")]

@@ -64,15 +64,15 @@ class EvaltoolWarning(UserWarning):
     """A result was computed, but the inputs deserve a second look (issued with ``warnings.warn``).
 
     The command line prints each one on stderr; library callers can filter, record or
-    escalate them with the :mod:`warnings` module:
+    escalate them with the :mod:`warnings` module, e.g. make every one an error:
 
     >>> import warnings
     >>> from evaltool import evaluate
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     _ = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["map"])
-    >>> [type(w.message).__name__ for w in caught]
-    ['QueriesSkippedWarning']
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", EvaltoolWarning)
+    ...     evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["map"])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    QueriesSkippedWarning: warning: 1 of the 2 qrels queries have no results ...
     """
 
 

@@ -26,9 +26,11 @@ extra (``pip install 'evaltool[dask]'``), imported only here.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import re
+import tempfile
 import uuid
 import zlib
 
@@ -120,20 +122,23 @@ def _block_ranges(path: str, block_bytes: int) -> tuple[list[tuple[int, int | No
     return [(offset, block_bytes) for offset in range(0, max(size, 1), block_bytes)], size
 
 
+@contextlib.contextmanager
+def _spilled(data: bytes, suffix: str):
+    """``data`` in a temporary file (for readers that take a path); its name."""
+    with tempfile.NamedTemporaryFile(prefix="evaltool-", suffix=suffix) as spill:
+        spill.write(data)
+        spill.flush()
+        yield spill.name
+
+
 def _read_block(path: str, offset: int, length: int | None) -> bytes:
     """Whole lines starting in ``[offset, offset + length)``; a compressed file whole, decompressed."""
     from evaltool.io.common import read_bytes
 
     if length is None:
         if "://" in path:
-            with _open(path) as handle:
-                data = handle.read()
-            import tempfile
-
-            with tempfile.NamedTemporaryFile(suffix=".run") as spill:
-                spill.write(data)
-                spill.flush()
-                return read_bytes(spill.name)[1]
+            with _open(path) as handle, _spilled(handle.read(), ".run") as name:
+                return read_bytes(name)[1]  # decompressed as the local reader does
         return read_bytes(path)[1]
     from dask.bytes.core import read_block
 
@@ -259,13 +264,9 @@ def _parse_partition(path: str, data: bytes, on_duplicate: str):
 
     if len(data) < columnar.COLUMNAR_MIN_BYTES or not columnar.available():
         return parse_run(path, data, on_duplicate=on_duplicate)
-    import tempfile
-
-    with tempfile.NamedTemporaryFile(prefix="evaltool-part-", suffix=".run") as spill:
-        spill.write(data)
-        spill.flush()
+    with _spilled(data, ".run") as name:
         try:
-            run = read_run(spill.name, on_duplicate=on_duplicate)
+            run = read_run(name, on_duplicate=on_duplicate)
         except ParseError as exc:
             raise ParseError(path, exc.line, exc.text, exc.expected) from None
     run.path = path
@@ -387,8 +388,6 @@ def _click_block(path: str, offset: int, length: int | None, measures, fields: l
     A malformed line comes back as ``error`` (its line in the block) instead of raising, so
     that the client can name the line of the whole file.
     """
-    import tempfile
-
     from evaltool.clicks.evaluate import impression_values
     from evaltool.clicks.metrics import DEFAULT_MEASURES, parse_click_measures
     from evaltool.io.clicks import read_click_log
@@ -397,11 +396,9 @@ def _click_block(path: str, offset: int, length: int | None, measures, fields: l
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     if not data.strip():
         return {"lines": lines, "empty": True}
-    with tempfile.NamedTemporaryFile(prefix="evaltool-clicks-", suffix=".jsonl") as spill:
-        spill.write(data)
-        spill.flush()
+    with _spilled(data, ".jsonl") as name:
         try:
-            clicks = read_click_log(spill.name, fields=fields)
+            clicks = read_click_log(name, fields=fields)
         except ParseError as exc:
             return {"lines": lines, "error": (exc.line, exc.text, exc.expected)}
     names = list(measures) if measures is not None else [*DEFAULT_MEASURES, "time_to_first_click"]
@@ -414,7 +411,7 @@ def _click_block(path: str, offset: int, length: int | None, measures, fields: l
 
 def _click_layout(path: str) -> str:
     """What the log is, from its first non-blank line (read through fsspec, so URLs work)."""
-    import json
+    from evaltool.io.clicks import layout_of_first_line
 
     with _open(path) as handle:
         head = handle.read(1 << 16)
@@ -423,20 +420,8 @@ def _click_layout(path: str) -> str:
 
         with _open(path) as handle, gzip.open(handle) as unpacked:
             head = unpacked.read(1 << 16)
-    for raw in head.split(b"\n"):
-        text = raw.decode("utf-8", "replace").strip()
-        if not text:
-            continue
-        if text.startswith("["):
-            return "a JSON array"
-        if text.startswith("{"):
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError:
-                return "jsonl"  # the reader names the line
-            return "an events table" if isinstance(obj, dict) and "action" in obj else "jsonl"
-        return "an events table (CSV or Parquet)"
-    return "jsonl"
+    first = next((line for line in head.split(b"\n") if line.strip()), b"")
+    return layout_of_first_line(first.decode("utf-8", "replace"))
 
 
 def click_values(log, measures, fields: list[str], first_click: str, *, scheduler: str | None = None,
@@ -460,7 +445,7 @@ def click_values(log, measures, fields: list[str], first_click: str, *, schedule
         raise EvaltoolError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if layout != "jsonl":
         raise EvaltoolError(f"--engine dask reads click logs of impression objects in JSONL (one impression per "
-                            f"line); {path} is {layout}: use the local engine")
+                            f"line); {path} is read as {layout}: use the local engine")
     client = get_client(scheduler)
     futures = [client.submit(_click_block, path, offset, length, measures, fields, first_click, pure=False)
                for offset, length in ranges]

@@ -924,22 +924,27 @@ def _lines(path: str, opener):
             raise ParseError(path, None, None, f"a readable file ({exc})") from None
 
 
+def layout_of_first_line(text: str) -> str:
+    """The layout a log's first non-blank line announces (Parquet is told by its magic bytes)."""
+    head = text.lstrip()
+    if head.startswith("["):
+        return "json"
+    if head.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError:
+            return "jsonl"              # the reader names the line
+        return "events-jsonl" if isinstance(obj, dict) and "action" in obj else "jsonl"
+    return "events-csv"
+
+
 def sniff_layout(path: str) -> str:
     """``json``, ``jsonl`` (impression objects), ``events-jsonl``, ``events-csv`` or ``events-parquet``."""
     magic, opener = _opener(path)
     if magic == PARQUET_MAGIC or path.endswith((".parquet", ".pq")):
         return "events-parquet"
     for _, text in _lines(path, opener):
-        head = text.lstrip()
-        if head.startswith("["):
-            return "json"
-        if head.startswith("{"):
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError:
-                return "jsonl"              # the reader names the line
-            return "events-jsonl" if isinstance(obj, dict) and "action" in obj else "jsonl"
-        return "events-csv"
+        return layout_of_first_line(text)
     raise ParseError(path, None, None, "a click log: impression objects (JSON or JSONL) or an events table "
                                        "(CSV, JSONL, Parquet); the file is empty")
 

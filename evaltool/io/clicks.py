@@ -48,7 +48,6 @@ the row), the text found and what was expected; nothing is returned half-read.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import math
@@ -901,15 +900,14 @@ class _JsonlEvents:
 
 
 def _opener(path: str):
-    """A function returning a fresh binary stream of the file, gunzipped when it is gzip."""
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
-    except OSError as exc:
-        raise EvaltoolError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if magic[:2] == b"\x1f\x8b":
-        return magic, lambda: gzip.open(path, "rb")
-    return magic, lambda: open(path, "rb")
+    """The file's magic bytes, and a function returning a fresh binary stream of its content
+    (decompressed as every reader does, :func:`evaltool.io.common.open_binary`; Parquet as stored)."""
+    from evaltool.io.common import open_binary, read_head
+
+    magic = read_head(path, 4)
+    if magic == PARQUET_MAGIC:
+        return magic, lambda: open(path, "rb")
+    return magic, lambda: open_binary(path)
 
 
 def _lines(path: str, opener):

@@ -65,13 +65,18 @@ def check_text(name: str, data: bytes) -> None:
         raise ParseError(name, line, None, f"a text file, not binary data (a NUL byte at byte {nul})")
 
 
-def open_binary(name: str):
-    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd)."""
+def read_head(name: str, size: int) -> bytes:
+    """The first ``size`` bytes of a file (its magic number), as stored."""
     try:
         with open(name, "rb") as handle:
-            start = handle.read(16)
+            return handle.read(size)
     except OSError as exc:
         raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def open_binary(name: str):
+    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd)."""
+    start = read_head(name, 16)
     kind = compression(start)
     _refuse_archive(name, start)
     if kind == "gzip":

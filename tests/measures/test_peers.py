@@ -346,6 +346,23 @@ def test_scikit_learn_tie_averaged_from_dicts_and_the_command_line(collections, 
     assert all(complete.per_query[qid][spec] == 0.0 for qid in ("q3", "qrels_only") for spec in TIED)
 
 
+def test_tie_averaging_by_hand_with_each_discount_and_gain():
+    """One group {a, b, c} of equal scores at ranks 1-3, grades a 3, b 0, c unjudged: each gains
+    3/3 = 1. trec_eval's order is c, b, a (id descending): a alone gains 3, at rank 3."""
+    qrels, run = {"q": {"a": 3, "b": 0, "z": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    got = evaluate(qrels, run, ["DCG(ties='average')", "DCG", "DCG(discount='jarvelin',ties='average')",
+                                "DCG(dcg='exp-log2',ties='average')@2", "nDCG(ties='average')@2"]).summary
+    third = 1 / math.log2(3)
+    assert got["DCG(ties='average')"] == pytest.approx(1 + third + 1 / 2, abs=1e-12)
+    assert got["DCG"] == pytest.approx(3 / 2, abs=1e-12)
+    # Järvelin: ranks 1 and 2 undiscounted, rank 3 divides by log2(3)
+    assert got["DCG(discount='jarvelin',ties='average')"] == pytest.approx(1 + 1 + third, abs=1e-12)
+    # exponential gains average after the mapping: (2^3 - 1) / 3 at ranks 1 and 2 only
+    assert got["DCG(dcg='exp-log2',ties='average')@2"] == pytest.approx(7 / 3 * (1 + third), abs=1e-12)
+    # the ideal (from the qrels: 3, 1) is untouched by ties: 3 + 1/log2(3)
+    assert got["nDCG(ties='average')@2"] == pytest.approx((1 + third) / (3 + third), abs=1e-12)
+
+
 def test_the_tie_rule_is_a_listed_parameter_and_round_trips():
     listing = invoke("measures")
     assert "nDCG(dcg, gains, judged_only, discount, ideal, ties)[@cutoff]" in listing.stdout

@@ -189,8 +189,57 @@ def _encode(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vocab, codes
 
 
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+
+
+def _decimals(column: np.ndarray) -> np.ndarray | None:
+    """The doubles of a bytes column of plain decimals (``[+-]digits[.digits]``, 1 to 15
+    digits), exactly as strtod and ``float`` read them; None when any token has another form.
+
+    Exact by Clinger's fast path: the digits form an integer below 2**53 and the divisor is a
+    power of ten up to 10**15, both exact doubles, and one IEEE division rounds once. Three
+    times faster than numpy's string-to-float cast, which the other forms (``1e-3``, longer
+    numbers) still take.
+
+    >>> _decimals(np.array([b"15.319813", b"-0", b"+.5", b"7.", b"007"])).tolist()
+    [15.319813, -0.0, 0.5, 7.0, 7.0]
+    >>> _decimals(np.array([b"1", b"1e3"])) is None, _decimals(np.array([b"1", b"1.2.3"])) is None
+    (True, True)
+    """
+    width = column.dtype.itemsize
+    if width > 17:
+        return None
+    chars = column.view(np.uint8).reshape(-1, width)
+    digits = chars - np.uint8(48)  # wraps around: every byte but a digit becomes 10 or more
+    is_digit, is_dot = digits < 10, chars == ord(".")
+    allowed = is_digit | is_dot | (chars == 0)
+    allowed[:, 0] |= (chars[:, 0] == ord("-")) | (chars[:, 0] == ord("+"))
+    # sums along rows as matrix-vector products: numpy's reductions of short rows are slower
+    count, dots = is_digit.astype(np.float64) @ np.ones(width), is_dot.astype(np.float64) @ np.ones(width)
+    if not allowed.all() or count.min() < 1 or count.max() > 15 or dots.max() > 1:
+        return None
+    length = (chars != 0).astype(np.int64) @ np.ones(width, dtype=np.int64)
+    places = _POW10[width - 1::-1]
+    masked = digits * is_digit
+    # all digits as one integer, the point and a sign read as zero digits, the padding as trailing zeros
+    # (below 10**15 the sums are exact in doubles, and one BLAS call computes them)
+    spread = ((masked.astype(np.float64) @ places.astype(np.float64)).astype(np.int64) if width <= 15
+              else masked.astype(np.int64) @ places)
+    whole = spread // _POW10[width - length]
+    has_dot = dots > 0
+    after_point = np.where(has_dot, length - 1 - (is_dot.astype(np.float64) @ np.arange(width)).astype(np.int64), 0)
+    fraction = whole % _POW10[after_point]
+    mantissa = (whole - fraction) // np.where(has_dot, 10, 1) + fraction  # the point's zero digit taken out
+    value = mantissa / _POW10[after_point].astype(np.float64)
+    return np.where(chars[:, 0] == ord("-"), -value, value)
+
+
 def _numbers(column: np.ndarray, dtype) -> np.ndarray | None:
     """Numeric column from a bytes column; None if any is malformed (the line reader says which)."""
+    if dtype is np.float64:
+        values = _decimals(column)
+        if values is not None:
+            return values
     if np.any(column.view(np.uint8) == ord("_")):
         return None
     try:

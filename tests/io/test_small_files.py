@@ -9,6 +9,9 @@ keeps no line numbers: ``lines is None``).
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 from evaltool.errors import ParseError
@@ -93,3 +96,23 @@ def test_ids_longer_than_eight_bytes_and_sharing_prefixes_stay_apart(tmp_path):
     run = read_run(path)
     assert run.lines is None
     assert run.doc_text(list(range(len(run)))) == docs
+
+
+@pytest.mark.parametrize("count", range(1, 18))
+def test_plain_decimals_of_every_length_are_the_doubles_float_reads(tmp_path, count):
+    """``count`` digits (up to 15 read by array arithmetic, more by numpy's cast), signs,
+    a point anywhere, leading zeros: every value bit for bit, the sign of zero too."""
+    rng = np.random.default_rng(count)
+    tokens = []
+    for _ in range(400):
+        text = "".join(str(d) for d in rng.integers(0, 10, count))
+        at = int(rng.integers(0, count + 1))
+        text = text[:at] + "." + text[at:] if rng.random() < 0.8 else text
+        tokens.append(str(rng.choice(["", "", "-", "+"])) + text)
+    path = tmp_path / "run"
+    path.write_text("".join(f"q1 Q0 d{i} {i} {token} r\n" for i, token in enumerate(tokens)))
+    run = read_run(path)
+    assert run.lines is None
+    got = dict(zip(run.doc_text(list(range(len(run)))), run.scores.tolist()))
+    assert {d: (v, math.copysign(1, v)) for d, v in got.items()} == {
+        f"d{i}": (float(t), math.copysign(1, float(t))) for i, t in enumerate(tokens)}

@@ -491,7 +491,8 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
 
 
 def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray):
-    """(query, rank, grade) of every retrieved judged document of a dict run (``run.rankings``).
+    """(query, rank, grade, tie group start, tie group end) of every retrieved judged document of
+    a dict run (``run.rankings``); the group is [start, end) of its query's positions.
 
     Each judged document is looked up by id in its query's dict, which gives its score; its
     rank is the number of scores of its query above it, plus, inside its group of equal
@@ -520,12 +521,13 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray)
     high = np.searchsorted(key, probe, side="right")
     query_start = np.concatenate(([0], np.cumsum(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))))
     ranks = low - query_start[judged_code]
+    group_start, group_end = ranks.copy(), high - query_start[judged_code]
     tied = np.flatnonzero(high - low > 1)
     if len(tied):
         judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
         tied_ids = [judged_ids[i] for i in np.flatnonzero(hit)[tied].tolist()]
         ranks[tied] += _larger_tied_ids(run, order, tied_ids, low[tied], high[tied])
-    return code_q[judged_code], ranks, grade
+    return code_q[judged_code], ranks, grade, group_start, group_end
 
 
 def _larger_tied_ids(run: Run, order: np.ndarray | None, docs: list[str], low: np.ndarray,
@@ -592,22 +594,26 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
 
     if run.rankings is not None and qrels.subtopics is None:
-        sq, ranks, grade = _judge_rankings(qrels, run, qids, code_q)
+        sq, ranks, grade, group_start, group_end = _judge_rankings(qrels, run, qids, code_q)
         rows = None
     else:
         sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, qrels_q)
-    sq, ranks, grade, rows = _subset(np.lexsort((ranks, sq)), sq, ranks, grade, rows)
+        group_start = group_end = None
+    sq, ranks, grade, rows, group_start, group_end = _subset(np.lexsort((ranks, sq)), sq, ranks, grade, rows,
+                                                             group_start, group_end)
 
     missing = ~present[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
-    ties = tie_groups(run, rows)
+    ties = tie_groups(run, rows) if rows is not None else TieGroups(lambda: (group_start, group_end))
     if options.max_ret is not None:
-        sq, ranks, grade, rows = _subset(ranks < options.max_ret, sq, ranks, grade, rows)
+        kept = ranks < options.max_ret
+        sq, ranks, grade, rows = _subset(kept, sq, ranks, grade, rows)
         num_ret = np.minimum(num_ret, max(options.max_ret, 0))
         ties = ties.cut(kept, max(options.max_ret, 0))
     rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade)
     if options.judged_only:
-        sq, rel, rows = _subset(rel >= 0, sq, rel, rows)
+        kept = rel >= 0
+        sq, rel, rows = _subset(kept, sq, rel, rows)
         num_ret = np.bincount(sq, minlength=n_q).astype(np.int64)
         starts = np.concatenate(([0], np.cumsum(num_ret)))
         ranks = np.arange(len(sq)) - starts[sq]

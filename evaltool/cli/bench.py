@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import click
@@ -129,6 +130,9 @@ def run_command(history=None, record_name=None, record_kind="bench", **options) 
         click.echo(f"evaltool: interrupted ({stop.signal_name}) after {console.count} of {console.total} queries; "
                    f"the finished ones are in {checkpoint_path(settings.out_dir, settings.queries_path)}: "
                    "run the same command with --resume to finish", err=True)
+        # nothing is left to write (the checkpoint is closed): spare the exit the interpreter's
+        # garbage-collection passes over all that is loaded (numpy, httpx...), ~0.1 s of CPU
+        gc.freeze()
         return 128 + stop.signum
     if shape_error(result.report):
         warn(SHAPE_HINT)

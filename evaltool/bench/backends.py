@@ -48,7 +48,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError
-from evaltool.bench.answers import BackendResultError, read_answer
+from evaltool.bench.answers import AnswerText, BackendResultError, read_answer
 from evaltool.bench.queries import BenchQuery, id_problem
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -383,20 +383,20 @@ class HttpBackend(Backend):
                                              follow_redirects=True)
         return self._client
 
-    async def _body(self, response) -> bytes:
-        """The answer's bytes; ResponseTooLarge as soon as they pass the cap (the rest is never read)."""
+    async def _text(self, response) -> list[str]:
+        """The answer's text, decoded as it arrives; ResponseTooLarge once past the cap (the rest is never read)."""
         cap = self.max_response_bytes
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > cap:
             raise ResponseTooLarge(f"the response is {int(declared)} bytes (Content-Length); "
                                    f"--max-response-bytes is {cap}")
-        pieces, size = [], 0
+        text, size = AnswerText(response.charset_encoding), 0
         async for piece in response.aiter_bytes():
             size += len(piece)
             if size > cap:
                 raise ResponseTooLarge(f"the response exceeds --max-response-bytes ({cap} bytes)")
-            pieces.append(piece)
-        return b"".join(pieces)
+            text.feed(piece)
+        return text.finish()
 
     async def search(self, query: BenchQuery, limit: int, timeout: float):
         method, url, body = self.request(query, limit)
@@ -412,9 +412,8 @@ class HttpBackend(Backend):
                 message = f"HTTP {response.status_code} {response.reason_phrase}" + (f": {shown}" if shown else "")
                 raise HttpStatusError(response.status_code, message,
                                       retry_after_seconds(response.headers.get("Retry-After")))
-            payload = await self._body(response)
-            charset = response.charset_encoding
-        return read_answer(payload, charset, self.response_path)
+            text = await self._text(response)
+        return read_answer(text, self.response_path)
 
     async def close(self) -> None:
         if self._client is not None:

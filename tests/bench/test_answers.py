@@ -1,7 +1,9 @@
 """Reading an HTTP answer only as far as the run needs it (evaltool.bench.answers).
 
 The walk over the text must find what ``json.loads`` followed by the response path finds:
-each case is checked against the json module's own parse of the whole answer, run here.
+each case is checked against the json module's own parse of the whole answer, run here,
+with the text cut into pieces of every size and joined a character at a time, so that
+every value and every key at some point ends where the joined text ends.
 """
 
 from __future__ import annotations
@@ -10,8 +12,19 @@ import json
 
 import pytest
 
-from evaltool.bench.answers import BackendResultError, read_answer, spread
+from evaltool.bench import answers
+from evaltool.bench.answers import AnswerText, BackendResultError, read_answer, spread
 from evaltool.bench.backends import normalize
+
+
+@pytest.fixture(autouse=True)
+def join_a_character_at_a_time(monkeypatch):
+    monkeypatch.setattr(answers, "_FIRST_JOIN", 1)
+
+
+def cut(answer, size: int = 1) -> list[str]:
+    text = answer.decode() if isinstance(answer, bytes) else answer
+    return [text[i:i + size] for i in range(0, len(text), size)]
 
 ANSWERS = [
     '{"hits": [{"id": "a"}, {"id": "b"}, {"id": "c"}]}',
@@ -44,9 +57,9 @@ def whole(answer: str, path: str | None):
     return ("items", found[0]) if isinstance(found[0], list) else ("value", found[0])
 
 
-def walked(answer: str, path: str | None):
+def walked(answer: str, path: str | None, size: int):
     try:
-        found = read_answer(answer.encode(), None, path)
+        found = read_answer(cut(answer, size), path)
         if path and "*" in path.split(".") or not isinstance(found, (str, int, float, dict, type(None))):
             return "items", list(found)
         return "value", found
@@ -56,8 +69,9 @@ def walked(answer: str, path: str | None):
 
 @pytest.mark.parametrize("answer", [a for a in ANSWERS if '"hits": [{"id": "c"}]' not in a])
 @pytest.mark.parametrize("path", PATHS)
-def test_the_walk_finds_what_json_loads_and_the_path_find(answer, path):
-    expected, got = whole(answer, path), walked(answer, path)
+@pytest.mark.parametrize("size", [1, 7, 10_000])
+def test_the_walk_finds_what_json_loads_and_the_path_find(answer, path, size):
+    expected, got = whole(answer, path), walked(answer, path, size)
     if expected[0] == "error":
         # the same failure (what follows "found" is the answer's text there: see the next test)
         assert got[0] == "error" and got[1].split(" (found ")[0] == expected[1].split(" (found ")[0]
@@ -68,27 +82,27 @@ def test_the_walk_finds_what_json_loads_and_the_path_find(answer, path):
 def test_a_missing_key_quotes_the_answer_where_it_was_looked_for():
     answer = b'{"took": 1,\n  "meta": {"x":   [1,\n 2]},\n  "results": []}'
     with pytest.raises(BackendResultError) as caught:
-        list(read_answer(answer, None, "meta.hits.*.id"))
+        list(read_answer(cut(answer), "meta.hits.*.id"))
     assert str(caught.value) == "the response has no 'hits' at meta (found {\"x\": [1, 2]}, \"results\": []})"
 
 
 def test_a_repeated_key_is_searched_up_to_its_first_occurrence():
     # json.loads keeps the last "hits"; the walk stops at the first, which holds what it looks for
     answer = ANSWERS[-1]
-    assert list(read_answer(answer.encode(), None, "hits.*.id")) == ["a", "b"]
+    assert list(read_answer(cut(answer), "hits.*.id")) == ["a", "b"]
     assert whole(answer, "hits.*.id") == ("items", ["c"])
 
 
 def test_only_what_precedes_the_limit_th_id_is_parsed():
     # 5 hits, then something that is not JSON: the run asks for 5 ids and never reaches it
     answer = b'{"took": 2, "hits": [' + b", ".join(b'{"id": "d%d"}' % i for i in range(5)) + b', {"id": ]}'
-    assert normalize(read_answer(answer, None, "hits.*.id"), 5).ids == ["d0", "d1", "d2", "d3", "d4"]
+    assert normalize(read_answer(cut(answer), "hits.*.id"), 5).ids == ["d0", "d1", "d2", "d3", "d4"]
     with pytest.raises(BackendResultError, match="^the response is not JSON: "):
-        normalize(read_answer(answer, None, "hits.*.id"), 6)
+        normalize(read_answer(cut(answer), "hits.*.id"), 6)
     # a repeated id is skipped, so the limit-th distinct id lies one hit further
     repeated = answer.replace(b'"d1"', b'"d0"')
     with pytest.raises(BackendResultError, match="^the response is not JSON: "):
-        normalize(read_answer(repeated, None, "hits.*.id"), 5)
+        normalize(read_answer(cut(repeated), "hits.*.id"), 5)
 
 
 @pytest.mark.parametrize("answer", [
@@ -97,14 +111,30 @@ def test_only_what_precedes_the_limit_th_id_is_parsed():
 ])
 def test_text_that_is_not_json_before_the_ids_fails_as_not_json(answer):
     with pytest.raises(BackendResultError) as caught:
-        list(read_answer(answer, None, "hits.*"))
+        list(read_answer(cut(answer, 2), "hits.*"))
     assert str(caught.value) == f"the response is not JSON: {answer.decode()!r}"
     with pytest.raises(ValueError):
         json.loads(answer)
 
 
-def test_invalid_bytes_anywhere_fail_the_answer_even_after_the_ids():
-    answer = b'["a", "b", "caf\xe9"]'
-    with pytest.raises(BackendResultError, match="not valid utf-8 .*byte 0xe9 at offset 15"):
-        read_answer(answer, None, None)
-    assert list(read_answer(answer, "iso-8859-1", None)) == ["a", "b", "café"]
+def decoded(payload: bytes, charset: str | None, size: int) -> list[str]:
+    text = AnswerText(charset)
+    for start in range(0, len(payload), size):
+        text.feed(payload[start:start + size])
+    return text.finish()
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 100])
+def test_invalid_bytes_anywhere_fail_the_answer_even_after_the_ids(size):
+    answer = '["a", "b", "café ☃"]'
+    assert "".join(decoded(answer.encode(), None, size)) == answer  # characters cut between pieces
+    assert "".join(decoded(answer.encode("utf-16"), None, size)) == answer  # told by its first bytes
+    assert list(read_answer(decoded(answer.encode("iso-8859-1", "replace"), "iso-8859-1", size), None)) == [
+        "a", "b", "café ?"]
+    with pytest.raises(BackendResultError, match=r"^the response is not valid utf-8 \(no charset declared\): "
+                                                 "byte 0xe9 at offset 15$"):
+        decoded(answer.encode("iso-8859-1", "replace"), None, size)
+    with pytest.raises(BackendResultError, match=r"^the response is not valid utf-8: byte 0xe2 at offset 18$"):
+        decoded(answer.encode()[:-4], "utf-8", size)  # the snowman cut off at the end
+    with pytest.raises(BackendResultError, match="^the response declares charset=klingon, which is not a known"):
+        decoded(answer.encode(), "klingon", size)

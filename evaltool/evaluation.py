@@ -11,7 +11,7 @@ import numpy as np
 
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.inputs import Qrels, Run
-from evaltool.io.load import Loaded, load_judgments, load_results, streamed_format
+from evaltool.io.load import Loaded, in_order, load_judgments, load_results, read_run_ahead, streamed_format
 from evaltool.io.zscores import read_zscores
 from evaltool.measures.base import Agg, Params
 from evaltool.names import parse_measures
@@ -378,6 +378,27 @@ class Evaluator:
     def evaluate(self, run, per_query: bool = False) -> EvalResult:
         """Score one run (a path, dict, DataFrame, ...) against the prepared judgments."""
         return evaluate(self._judgments, run, self.measures, per_query, **self.options)
+
+    def evaluate_many(self, runs, per_query: bool = False) -> list[EvalResult]:
+        """Score several runs; each result equals ``self.evaluate(run, per_query)``.
+
+        Runs are read and scored in threads (``jobs``, default every core; pyarrow reads a
+        TREC run file of any size), at most that many at once; an error is that of the first
+        run, in order, that fails. With ``stream`` or another engine, which read their run
+        themselves, runs go one by one.
+
+        >>> ev = Evaluator({"q1": {"d1": 1, "d2": 0}}, ["P.1"])
+        >>> [r.summary for r in ev.evaluate_many([{"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 1.0}}])]
+        [{'P_1': 1.0}, {'P_1': 0.0}]
+        """
+        if self.options.get("stream") or self.options.get("engine", "local") != "local":
+            return [self.evaluate(run, per_query) for run in runs]
+        policy, fmt, jobs = (self.options.get(name) for name in ("on_duplicate", "run_format", "jobs"))
+
+        def work(run):
+            return self.evaluate(read_run_ahead(run, policy or "error", fmt, jobs), per_query)
+
+        return list(in_order(work, runs, jobs))
 
 
 _OPTIONS = frozenset(name for name, parameter in inspect.signature(evaluate).parameters.items()

@@ -151,11 +151,8 @@ def _eval_many(qrels, runs, measures, per_query, no_summary, fmt, output, option
     from evaltool.evaluation import Evaluator
     from evaltool.report import layouts
 
-    results = []
     try:
-        evaluator = Evaluator(qrels, measures, **options)
-        for run in runs:
-            results.append(evaluator.evaluate(run, per_query))
+        results = Evaluator(qrels, measures, **options).evaluate_many(runs, per_query)
     except EvaltoolError as exc:
         fail(exc)
     for run, result in zip(runs, results):

@@ -374,7 +374,8 @@ MANY_RUNS = 30
 
 def many_runs_files(d, cache_dir):
     """MANY_RUNS distinct runs made from DL's, as an ablation set is: the same documents per query,
-    every score moved by seeded noise, a run tag each. Written once (a stamp names the source)."""
+    every score moved by seeded noise, each query's lines in score order, a run tag each.
+    Written once (a stamp names the source)."""
     import random
 
     folder = Path(cache_dir, "DL-many")
@@ -382,14 +383,21 @@ def many_runs_files(d, cache_dir):
     runs = [folder / f"run{i:02d}.txt" for i in range(MANY_RUNS)]
     source = Path(d["run"])
     stamp = folder / "stamp.json"
-    wanted = {"source": str(source.resolve()), "size": source.stat().st_size, "runs": MANY_RUNS, "kind": "noise"}
+    wanted = {"source": str(source.resolve()), "size": source.stat().st_size, "runs": MANY_RUNS, "kind": "noise, sorted"}
     if stamp.exists() and json.loads(stamp.read_text()) == wanted and all(r.is_file() for r in runs):
         return [str(r) for r in runs]
-    lines = [line.split() for line in source.read_text().splitlines() if line.strip()]
+    queries = {}
+    for line in source.read_text().splitlines():
+        if line.strip():
+            q, _, doc, _, score, *_ = line.split()
+            queries.setdefault(q, []).append((doc, float(score)))
     for i, path in enumerate(runs):
         rng = random.Random(i)
-        text = "".join(f"{q} Q0 {doc} {rank} {float(score) + rng.gauss(0, 0.1):.6f} dl{i:02d}\n"
-                       for q, _, doc, rank, score, *_ in lines)
+        out = []
+        for q, docs in queries.items():  # written as systems write them: by score, ranks 1, 2, ...
+            moved = sorted(((round(score + rng.gauss(0, 0.1), 6), doc) for doc, score in docs), reverse=True)
+            out += [f"{q} Q0 {doc} {rank} {score:.6f} dl{i:02d}\n" for rank, (score, doc) in enumerate(moved, 1)]
+        text = "".join(out)
         path.unlink(missing_ok=True)  # earlier harnesses linked every run to DL's
         temp = path.with_suffix(".tmp")
         temp.write_text(text)

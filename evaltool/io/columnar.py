@@ -99,14 +99,16 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int 
     import pyarrow as pa
     import pyarrow.csv as csv
 
-    pa.set_cpu_count(threads(jobs))
+    inner = threads(jobs) > 1  # jobs=1: parse in the calling thread (one of several reading at once)
+    if inner:
+        pa.set_cpu_count(threads(jobs))
 
     compressed = _compression(path) == "gzip"
     source = pa.input_stream(path, compression="gzip") if compressed else path
     try:
         return csv.read_csv(
             source,
-            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
+            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22, use_threads=inner),
             parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                            escape_char=False, newlines_in_values=False),
             # no null spellings: Arrow would read 'nan', 'NA', 'null', 'N/A' as nulls (0 in numpy),

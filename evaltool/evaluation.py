@@ -391,6 +391,9 @@ class Evaluator:
         >>> [r.summary for r in ev.evaluate_many([{"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 1.0}}])]
         [{'P_1': 1.0}, {'P_1': 0.0}]
         """
+        runs = list(runs)
+        if sum(isinstance(run, (str, os.PathLike)) and os.fspath(run) == "-" for run in runs) > 1:
+            raise EvaltoolError("standard input ('-') holds one run; it was given more than once")
         if self.options.get("stream") or self.options.get("engine", "local") != "local":
             return [self.evaluate(run, per_query) for run in runs]
         policy, fmt, jobs = (self.options.get(name) for name in ("on_duplicate", "run_format", "jobs"))

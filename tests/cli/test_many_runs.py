@@ -145,3 +145,12 @@ def test_evaluate_many_equals_evaluate_and_raises_the_first_failure(tmp_path):
     bad = [write(tmp_path / f"bad{i}.txt", f"q1 Q0 d1 1 {score} r\n") for i, score in enumerate(["x", "inf"])]
     with pytest.raises(EvaltoolError, match=f"{bad[0]}:1:"):
         ev.evaluate_many([runs[0], bad[0], runs[1], bad[1]])
+
+
+def test_standard_input_is_one_run_among_files(tmp_path):
+    qrels, runs, _ = _variants(tmp_path, "ties")
+    text = Path(runs[0]).read_text()
+    together = invoke("-m", "map", "-q", qrels, runs[1], "-", runs[2], input=text)
+    assert together.exit_code == 0, together.stderr
+    assert together.stdout == "".join(invoke("-m", "map", "-q", qrels, run).stdout for run in (runs[1], runs[0], runs[2]))
+    assert_fails(invoke("-m", "map", qrels, "-", runs[1], "-", input=text), "standard input ('-') holds one run")

@@ -46,7 +46,8 @@ class RankedBatch:
 
     ``offsets[q]:offsets[q+1]`` slices ``rank`` (0-based, ascending) and ``rel`` (grade,
     or -2 for "in the pool but unjudged") of query ``q``. ``judged_offsets`` slices
-    ``judged_grades``: every non-negative grade in the qrels of ``q``, descending.
+    ``judged_grades``: every non-negative grade in the qrels of ``q``, descending. ``ties``
+    tells, on request, which positions each row shares with documents of equal score.
     """
 
     qids: list[str]
@@ -57,6 +58,7 @@ class RankedBatch:
     judged_offsets: np.ndarray
     judged_grades: np.ndarray
     missing: np.ndarray
+    ties: TieGroups
     relevance_level: int = 1
     num_docs_in_coll: int = 0
     intents: Intents | None = None   # judgments per subtopic, when the qrels have them
@@ -156,6 +158,68 @@ class RankedBatch:
         counts = np.bincount(seg, minlength=self.n_queries)
         offsets = np.concatenate(([0], np.cumsum(counts)))
         return offsets, gains[order]
+
+
+class TieGroups:
+    """The group of equal scores of every stored row: positions [start, end) of its query's
+    ranking (0-based), the positions its group occupies in the tie rule's order.
+
+    Computed on first use of :attr:`bounds` only, so ranking costs nothing more for the
+    measures that never ask (scikit-learn's tie-averaged DCG asks). Every document of the
+    ranking is in a group, stored or not: a group may hold documents outside the qrels.
+
+    >>> from evaltool.io.frames import qrels_from_dict, run_from_dict
+    >>> qrels = qrels_from_dict({"q": {"a": 1, "b": 1, "c": 2}})
+    >>> batch = rank(qrels, run_from_dict({"q": {"a": 2.0, "b": 1.0, "z": 2.0, "c": 1.0}})).batch
+    >>> batch.rank.tolist(), [bound.tolist() for bound in batch.ties.bounds]
+    ([1, 2, 3], [[0, 2, 2], [2, 4, 4]])
+    >>> [bound.tolist() for bound in batch.ties.cut(batch.rank < 3, 3).bounds]
+    [[0, 2], [2, 3]]
+    """
+
+    def __init__(self, compute):
+        self.compute = compute
+
+    @cached_property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) of every stored row's group."""
+        return self.compute()
+
+    def cut(self, kept: np.ndarray, limit: int | None) -> "TieGroups":
+        """The groups of the rows ``kept`` when the ranking stops after ``limit`` documents (None: never)."""
+        def compute():
+            start, end = self.bounds
+            return start[kept], end[kept] if limit is None else np.minimum(end[kept], limit)
+        return TieGroups(compute)
+
+    def judged(self, kept: np.ndarray, seg: np.ndarray, offsets: np.ndarray) -> "TieGroups":
+        """The groups when only the rows ``kept`` remain, ranked anew (``-J``): every remaining
+        document is stored, so a group is the kept rows of one query that shared a group."""
+        def compute():
+            start = self.bounds[0][kept]
+            opens = np.ones(len(start), dtype=bool)
+            opens[1:] = (seg[1:] != seg[:-1]) | (start[1:] != start[:-1])
+            group = np.cumsum(opens) - 1
+            first = np.flatnonzero(opens)
+            after = np.append(first[1:], len(start))
+            return first[group] - offsets[seg], after[group] - offsets[seg]
+        return TieGroups(compute)
+
+
+def tie_groups(run: Run, rows: np.ndarray) -> TieGroups:
+    """The groups of equal scores of the run ``rows`` (computed when first asked for)."""
+    codes, scores = run.qid_codes, run.scores
+
+    def compute():
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if _in_query_order(codes, scores)[0]:
+            first, low, high = _score_groups(codes, scores, rows)
+        else:
+            order, inverse = _query_score_order(codes, scores)
+            first, low, high = _score_groups(codes[order], scores[order], inverse[rows])
+        return low - first, high - first
+    return TieGroups(compute)
 
 
 @dataclass(frozen=True)
@@ -287,29 +351,41 @@ def _in_query_order(codes: np.ndarray, scores: np.ndarray) -> tuple[bool, np.nda
 PASSES = 8  # judged rows per query up to which an unsorted run is ranked without sorting
 
 
+def _score_groups(codes, scores, pos) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For positions ``pos`` of a (query, score)-ordered sequence: where the query starts, and
+    [low, high), the run of equal scores inside the query around each position."""
+    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+    first = starts[np.searchsorted(starts, pos, side="right") - 1]
+    ties = np.concatenate(([0], np.flatnonzero((codes[1:] != codes[:-1]) | (scores[1:] != scores[:-1])) + 1))
+    which = np.searchsorted(ties, pos, side="right") - 1
+    return first, ties[which], np.append(ties, len(scores))[which + 1]
+
+
 def _rank_in_sequence(run: Run, codes, scores, pos, order) -> np.ndarray:
     """Ranks of the rows at sequence positions ``pos`` of a (query, score)-ordered sequence.
 
     ``order`` maps sequence positions to run rows (None: the run itself is the sequence).
     """
-    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-    first = starts[np.searchsorted(starts, pos, side="right") - 1]
-    # runs of equal scores inside a query: [low, high) around each position
-    ties = np.concatenate(([0], np.flatnonzero((codes[1:] != codes[:-1]) | (scores[1:] != scores[:-1])) + 1))
-    which = np.searchsorted(ties, pos, side="right") - 1
-    low, high = ties[which], np.append(ties, len(scores))[which + 1]
+    first, low, high = _score_groups(codes, scores, pos)
     return (low - first) + _tie_counts(run, pos, low, high - low, order)
 
 
-def _rank_sorted(run: Run, rows: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
-    """Sort the rows (or ``subset`` of them, holding whole queries) by (query, score), then rank."""
-    codes, scores = run.qid_codes, run.scores
+def _query_score_order(codes, scores, subset: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The run's rows (or ``subset`` of them, holding whole queries) sorted by (query, score
+    descending), and the sequence position of every row of the run."""
     if subset is not None:
         order = subset[np.lexsort((-scores[subset], codes[subset]))]
     else:
         order = np.lexsort((-scores, codes))
     inverse = np.empty(len(scores), dtype=np.int64)
     inverse[order] = np.arange(len(order))
+    return order, inverse
+
+
+def _rank_sorted(run: Run, rows: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
+    """Sort the rows (or ``subset`` of them, holding whole queries) by (query, score), then rank."""
+    codes, scores = run.qid_codes, run.scores
+    order, inverse = _query_score_order(codes, scores, subset)
     return _rank_in_sequence(run, codes[order], scores[order], inverse[rows], order)
 
 
@@ -448,10 +524,12 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
 
     missing = ~present[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
+    ties = tie_groups(run, rows)
     if options.max_ret is not None:
         kept = ranks < options.max_ret
         sq, ranks, grade, rows = sq[kept], ranks[kept], grade[kept], rows[kept]
         num_ret = np.minimum(num_ret, max(options.max_ret, 0))
+        ties = ties.cut(kept, max(options.max_ret, 0))
     rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade)
     if options.judged_only:
         kept = rel >= 0
@@ -459,6 +537,7 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
         num_ret = np.bincount(sq, minlength=n_q).astype(np.int64)
         starts = np.concatenate(([0], np.cumsum(num_ret)))
         ranks = np.arange(len(sq)) - starts[sq]
+        ties = ties.judged(kept, sq, starts)
     offsets = np.concatenate(([0], np.cumsum(np.bincount(sq, minlength=n_q)))).astype(np.int64)
 
     # non-negative grades per evaluated query, descending
@@ -476,6 +555,7 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
         judged_offsets=judged_offsets,
         judged_grades=jg[jorder].astype(np.int64),
         missing=missing,
+        ties=ties,
         relevance_level=options.relevance_level,
         num_docs_in_coll=num_docs_in_coll,
         intents=None if qrels.subtopics is None else _intents(qrels.subtopics, run, qids, sq, ranks, rows),

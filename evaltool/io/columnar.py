@@ -95,12 +95,13 @@ def _uniform(head: bytes, delimiter: bytes, fields: int) -> bool:
     return bool(np.all(rows[:, :-1] == ord(delimiter)) and np.all(rows[:, -1] == 10))
 
 
-def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int | None = None):
+def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int | None = None,
+          in_caller: bool = False):
+    """``in_caller``: parse in the calling thread, not pyarrow's pool (a small file, one of several read at once)."""
     import pyarrow as pa
     import pyarrow.csv as csv
 
-    inner = threads(jobs) > 1  # jobs=1: parse in the calling thread (one of several reading at once)
-    if inner:
+    if not in_caller:
         pa.set_cpu_count(threads(jobs))
 
     compressed = _compression(path) == "gzip"
@@ -108,7 +109,7 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int 
     try:
         return csv.read_csv(
             source,
-            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22, use_threads=inner),
+            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22, use_threads=not in_caller),
             parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                            escape_char=False, newlines_in_values=False),
             # no null spellings: Arrow would read 'nan', 'NA', 'null', 'N/A' as nulls (0 in numpy),
@@ -307,11 +308,12 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
                        extra={"dictionary": encoded.dictionary})
 
 
-def read_run(path, jobs: int | None = None) -> Run | None:
+def read_run(path, jobs: int | None = None, in_caller: bool = False) -> Run | None:
     """Columnar read of a regular run file; None when the line reader must take over.
 
     Duplicated (query, document) pairs also hand over, so that the line reader reports
-    or resolves them with their line numbers.
+    or resolves them with their line numbers. ``in_caller``: parsed in the calling thread
+    (a small file, one of several read at once).
     """
     import pyarrow as pa
 
@@ -323,7 +325,7 @@ def read_run(path, jobs: int | None = None) -> Run | None:
     columns = {"q": pa.string(), "d": pa.string(), "s": pa.float64()}
     if compressed:
         columns["tag"] = pa.dictionary(pa.int32(), pa.string())
-    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, jobs)
+    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, jobs, in_caller)
     if table is None or table.num_rows == 0:
         return None
     runid = table["tag"][-1].as_py() if compressed else _last_field(name, 6)

@@ -149,9 +149,8 @@ def read_run_ahead(run, on_duplicate: str = "error", fmt: str | None = None, job
 
     if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar.wanted(run, 0):
         fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
-        # a small file is one block of pyarrow's: read in this thread, the other runs in theirs
-        inner = jobs if columnar.wanted(run) else 1
-        table = columnar.read_run(run, inner) if fmt == "trec" else None
+        # a small file is one block of pyarrow's: parsed in this thread, the other runs in theirs
+        table = columnar.read_run(run, jobs, in_caller=not columnar.wanted(run)) if fmt == "trec" else None
         if table is not None:
             return Loaded(table, fmt)
     return Loaded(*load_results(run, on_duplicate, None, fmt, jobs))

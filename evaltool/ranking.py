@@ -18,8 +18,10 @@ accounted for by ``num_ret``. Measures never see a document id.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -272,20 +274,26 @@ def byte_key(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+def str_order_is_byte_order(texts: list[str]) -> bool:
+    """Whether comparing these ids as str orders them as their bytes: Python compares str by code
+    point, which is UTF-8's byte order; only ids that came from undecodable bytes (surrogate
+    escapes) differ."""
+    try:
+        "".join(texts).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def byte_order(texts: list[str]) -> np.ndarray:
     """Position of each of the distinct ``texts`` when they are sorted in byte order.
 
-    Python compares str by code point, which is UTF-8's byte order; only ids that came from
-    undecodable bytes (surrogate escapes) need their bytes compared.
+    Ids are compared as str unless :func:`str_order_is_byte_order` says their bytes must be.
 
     >>> byte_order(["b", "a", "\u00e9", "ab"]).tolist()
     [2, 0, 3, 1]
     """
-    try:
-        "".join(texts).encode("utf-8")
-        key = texts.__getitem__
-    except UnicodeEncodeError:
-        key = lambda i: byte_key(texts[i])  # noqa: E731
+    key = texts.__getitem__ if str_order_is_byte_order(texts) else lambda i: byte_key(texts[i])
     position = np.empty(len(texts), dtype=np.int64)
     position[sorted(range(len(texts)), key=key)] = np.arange(len(texts))
     return position
@@ -459,6 +467,92 @@ def _isin_kind(keys: np.ndarray, values: np.ndarray) -> str:
     return "sort"
 
 
+def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray):
+    """(query, rank, grade, run row) of every retrieved judged document: the run's rows joined with
+    the qrels of the evaluated queries (``code_q``: evaluated query of each run query code, or -1;
+    ``qrels_q``: of each qrels row)."""
+    qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
+    joinable = (qrels_q >= 0) & (qrels_key >= 0)
+    keys = np.unique(qrels_key[joinable])
+    candidates = np.flatnonzero(np.isin(run.doc_codes, keys, kind=_isin_kind(keys, run.doc_codes)))
+    candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
+    candidate_q = code_q[run.qid_codes[candidates]]
+    width = len(keys) + 1
+    qrels_pair = qrels_q[joinable] * width + np.searchsorted(keys, qrels_key[joinable])
+    pair_order = np.argsort(qrels_pair, kind="stable")
+    qrels_pair = qrels_pair[pair_order]
+    qrels_grade = qrels.grades[joinable][pair_order]
+    run_pair = candidate_q * width + np.searchsorted(keys, run.doc_codes[candidates])
+    at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
+    hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)
+    rows = candidates[hit]
+    grade = qrels_grade[at[hit]]
+    return candidate_q[hit], rank_rows(run, rows), grade, rows
+
+
+def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray):
+    """(query, rank, grade, tie group start, tie group end) of every retrieved judged document of
+    a dict run (``run.rankings``); the group is [start, end) of its query's positions.
+
+    Each judged document is looked up by id in its query's dict, which gives its score; its
+    rank is the number of scores of its query above it, plus, inside its group of equal
+    scores, the number of larger ids (the tie rule). No other document id is read unless it
+    ties with a judged one. The run's (query, -score) pairs are sorted as complex numbers,
+    which numpy orders by real part, then imaginary part: one ``searchsorted`` finds every
+    judged document's group of equal scores.
+    """
+    judged = qrels.by_query
+    codes = np.flatnonzero(code_q >= 0)
+    lists = [judged[qids[q]] for q in code_q[codes].tolist()]
+    counts = [len(docs) for docs, _ in lists]
+    lookups = (map(run.rankings[code].get, docs, repeat(np.nan)) for code, (docs, _) in zip(codes.tolist(), lists))
+    found = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=sum(counts))
+    hit = ~np.isnan(found)  # scores are finite: nan marks a judged document the query did not retrieve
+    judged_code = np.repeat(codes, counts)[hit]
+    score = found[hit]
+    grade = np.concatenate([grades for _, grades in lists])[hit] if lists else np.zeros(0, dtype=np.int64)
+
+    key = run.qid_codes + 1j * -run.scores
+    order = None if _in_query_order(run.qid_codes, run.scores)[0] else np.argsort(key, kind="stable")
+    if order is not None:
+        key = key[order]
+    probe = judged_code + 1j * -score
+    low = np.searchsorted(key, probe, side="left")
+    high = np.searchsorted(key, probe, side="right")
+    query_start = np.concatenate(([0], np.cumsum(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))))
+    ranks = low - query_start[judged_code]
+    group_start, group_end = ranks.copy(), high - query_start[judged_code]
+    tied = np.flatnonzero(high - low > 1)
+    if len(tied):
+        judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
+        tied_ids = [judged_ids[i] for i in np.flatnonzero(hit)[tied].tolist()]
+        ranks[tied] += _larger_tied_ids(run, order, tied_ids, low[tied], high[tied])
+    return code_q[judged_code], ranks, grade, group_start, group_end
+
+
+def _larger_tied_ids(run: Run, order: np.ndarray | None, docs: list[str], low: np.ndarray,
+                     high: np.ndarray) -> np.ndarray:
+    """For each of ``docs``, whose group of equal scores is [low, high) of the (query, score)
+    sequence (``order``: its run rows, None: the run itself), how many of the group have a larger id."""
+    ids = run.doc_vocab
+    groups: dict[int, list[str]] = {}
+    for start, end in zip(low.tolist(), high.tolist()):
+        if start not in groups:
+            groups[start] = ids[start:end] if order is None else [ids[r] for r in order[start:end].tolist()]
+    if not str_order_is_byte_order([text for group in groups.values() for text in group] + docs):
+        groups = {start: list(map(byte_key, group)) for start, group in groups.items()}
+        docs = list(map(byte_key, docs))
+    for group in groups.values():
+        group.sort()
+    return np.array([len(groups[start]) - bisect_right(groups[start], doc) for start, doc in zip(low.tolist(), docs)],
+                    dtype=np.int64)
+
+
+def _subset(index: np.ndarray, *columns: np.ndarray | None) -> list[np.ndarray | None]:
+    """The same rows (an index or a mask) of every column; None (no such column) stays None."""
+    return [None if column is None else column[index] for column in columns]
+
+
 def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
     qrels_used = np.flatnonzero(np.bincount(qrels.qid_codes, minlength=len(qrels.qid_vocab)))
@@ -494,46 +588,32 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     unjudged = sorted(run.qid_vocab[c] for c in run_used[found < 0])
 
     code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
+    qrels_q = eval_index[np.array([position[q] for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]]
     evaluated_codes = code_q >= 0
     num_ret = np.zeros(n_q, dtype=np.int64)
     num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
 
-    # grades: join (query, document) of run rows with the qrels of evaluated queries
-    qrels_q = eval_index[np.array([position[q] for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]]
-    qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
-    joinable = (qrels_q >= 0) & (qrels_key >= 0)
-    keys = np.unique(qrels_key[joinable])
-    candidates = np.flatnonzero(np.isin(run.doc_codes, keys, kind=_isin_kind(keys, run.doc_codes)))
-    candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
-    candidate_q = code_q[run.qid_codes[candidates]]
-    width = len(keys) + 1
-    qrels_pair = qrels_q[joinable] * width + np.searchsorted(keys, qrels_key[joinable])
-    pair_order = np.argsort(qrels_pair, kind="stable")
-    qrels_pair = qrels_pair[pair_order]
-    qrels_grade = qrels.grades[joinable][pair_order]
-    run_pair = candidate_q * width + np.searchsorted(keys, run.doc_codes[candidates])
-    at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
-    hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)
-    rows = candidates[hit]
-    grade = qrels_grade[at[hit]]
-
-    ranks = rank_rows(run, rows)
-    sq = candidate_q[hit]
-    order = np.lexsort((ranks, sq))
-    sq, ranks, grade, rows = sq[order], ranks[order], grade[order], rows[order]
+    if run.rankings is not None and qrels.subtopics is None:
+        sq, ranks, grade, group_start, group_end = _judge_rankings(qrels, run, qids, code_q)
+        rows = None
+    else:
+        sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, qrels_q)
+        group_start = group_end = None
+    sq, ranks, grade, rows, group_start, group_end = _subset(np.lexsort((ranks, sq)), sq, ranks, grade, rows,
+                                                             group_start, group_end)
 
     missing = ~present[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
-    ties = tie_groups(run, rows)
+    ties = tie_groups(run, rows) if rows is not None else TieGroups(lambda: (group_start, group_end))
     if options.max_ret is not None:
         kept = ranks < options.max_ret
-        sq, ranks, grade, rows = sq[kept], ranks[kept], grade[kept], rows[kept]
+        sq, ranks, grade, rows = _subset(kept, sq, ranks, grade, rows)
         num_ret = np.minimum(num_ret, max(options.max_ret, 0))
         ties = ties.cut(kept, max(options.max_ret, 0))
     rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade)
     if options.judged_only:
         kept = rel >= 0
-        sq, rel, rows = sq[kept], rel[kept], rows[kept]
+        sq, rel, rows = _subset(kept, sq, rel, rows)
         num_ret = np.bincount(sq, minlength=n_q).astype(np.int64)
         starts = np.concatenate(([0], np.cumsum(num_ret)))
         ranks = np.arange(len(sq)) - starts[sq]

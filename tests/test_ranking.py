@@ -85,6 +85,11 @@ def test_tie_rule_byte_order_holds_for_undecodable_bytes(tmp_path):
     result = score(tmp_path, "q1 0 \xf0\x9f\x98\x80 1\n".encode("latin-1"),
                    b"q1 Q0 \xff 1 1.0 r\nq1 Q0 \xf0\x9f\x98\x80 2 1.0 r\n", ["recip_rank"])
     assert result.summary["recip_rank"] == 0.5
+    # the same ids as dict keys (the surrogate escape of 0xFF, and U+1F600): the dict path compares bytes too,
+    # with the tie in the dict's first position and in its second
+    emoji, undecodable = b"\xf0\x9f\x98\x80".decode(), b"\xff".decode("utf-8", "surrogateescape")
+    for ranking in ({undecodable: 1.0, emoji: 1.0}, {emoji: 1.0, undecodable: 1.0}):
+        assert evaluate({"q1": {emoji: 1}}, {"q1": ranking}, ["recip_rank"]).summary["recip_rank"] == 0.5
 
 
 def test_query_ids_and_per_query_output_sorted_in_byte_order(tmp_path):

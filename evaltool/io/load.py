@@ -168,6 +168,7 @@ def in_order(work, items, jobs: int | None = None):
     """
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
+    from contextvars import copy_context
 
     from evaltool.io.columnar import threads
 
@@ -177,7 +178,8 @@ def in_order(work, items, jobs: int | None = None):
     with ThreadPoolExecutor(workers) as pool:
         try:
             for item in items:
-                pending.append(pool.submit(work, item))
+                # the caller's context goes along (a progress listener of evaltool.io.progress)
+                pending.append(pool.submit(copy_context().run, work, item))
                 if len(pending) > workers:
                     yield pending.popleft().result()
             while pending:

@@ -214,8 +214,12 @@ class LastIds:
         if last_ids is ids and len(values) == len(ids):
             return values
         values = self.compute(ids)
-        self.last = (ids, values)
+        self.remember(ids, values)
         return values
+
+    def remember(self, ids, values: np.ndarray) -> None:
+        """Keep ``values``, already known, as those of ``ids`` (a reader that has them at hand)."""
+        self.last = (ids, values)
 
 
 def decode(token: bytes) -> str:

@@ -305,7 +305,7 @@ def _fast_qrels(name: str, data: bytes, jobs: int | None = None) -> Qrels | None
         return None
     _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
     docids = _decoded(doc_vocab)
-    _LAST_ENCODED[:] = [docids, doc_vocab]  # ranking looks these ids up in the run as bytes: no encoding again
+    _encoded.remember(docids, doc_vocab)  # ranking looks these ids up in the run as bytes: no encoding again
     return Qrels(qid_vocab, qid_codes, docids, doc_codes, grades, None, path=name)
 
 

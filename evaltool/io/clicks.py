@@ -227,22 +227,29 @@ class _Appendable:
 class _Blocks:
     """A column only appended to, then taken whole once (shown rows, clicks): kept in blocks
     of a fixed size, each its own mapping, so nothing is copied while reading and the column
-    is joined into one array a block at a time, each block freed once copied."""
+    is joined into one array a block at a time, each block freed once copied. With ``narrow``
+    (positions), a block is stored in that smaller type until a value does not fit in it."""
 
     BLOCK = 1 << 20
 
-    def __init__(self, dtype) -> None:
+    def __init__(self, dtype, narrow=None) -> None:
         self.dtype = np.dtype(dtype)
+        self.narrow = None if narrow is None else np.iinfo(narrow)
         self.blocks: list[np.ndarray] = []
         self.n = 0
 
     def extend(self, values) -> None:
         values = np.asarray(values)
+        if not len(values):
+            return
+        fits = self.narrow is not None and self.narrow.min <= values.min() and values.max() <= self.narrow.max
         done = 0
         while done < len(values):
             at = self.n % self.BLOCK
             if at == 0:
-                self.blocks.append(np.empty(self.BLOCK, self.dtype))
+                self.blocks.append(np.empty(self.BLOCK, self.narrow.dtype if fits else self.dtype))
+            elif not fits and self.blocks[-1].dtype != self.dtype:
+                self.blocks[-1] = self.blocks[-1].astype(self.dtype)
             take = min(self.BLOCK - at, len(values) - done)
             self.blocks[-1][at:at + take] = values[done:done + take]
             done += take
@@ -438,8 +445,9 @@ class _Builder:
         self.imp_time = _Growing(np.float64, np.nan)
         self.field_vocab = {name: _Vocab() for name in fields}
         self.field_code = {name: _Growing(np.int32, -1) for name in fields}
-        self.shown = (_Blocks(np.int32), _Blocks(np.int32), _Blocks(np.int32))                  # imp, doc, pos
-        self.clicks = (_Blocks(np.int32), _Blocks(np.int32), _Blocks(np.int32), _Blocks(np.float64))  # + time
+        self.shown = (_Blocks(np.int32), _Blocks(np.int32), _Blocks(np.int32, narrow=np.uint8))   # imp, doc, pos
+        self.clicks = (_Blocks(np.int32), _Blocks(np.int32), _Blocks(np.int32, narrow=np.uint8),
+                       _Blocks(np.float64))                                                          # + time
         self.counts = {"events": 0, "clicks_read": 0, "clicks_not_shown": 0,
                        "repeated_clicks": 0, "duplicate_positions": 0}
 

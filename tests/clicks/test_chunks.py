@@ -103,3 +103,12 @@ def test_blocks_join_in_order_across_block_edges():
         column.extend(piece)
     assert column.release().tolist() == list(range(13))
     assert column.release().tolist() == []
+
+
+def test_narrow_blocks_widen_when_a_value_does_not_fit():
+    column = reader._Blocks(np.int32, narrow=np.uint8)
+    column.BLOCK = 4
+    for piece in ([1, 2, 3], [255, 1, 2], [300, 7], [9], [70000, 5, 6, 2, 1]):
+        column.extend(np.array(piece, np.int32))
+    assert [block.dtype for block in column.blocks] == [np.uint8, np.int32, np.int32, np.int32]
+    assert column.release().tolist() == [1, 2, 3, 255, 1, 2, 300, 7, 9, 70000, 5, 6, 2, 1]

@@ -10,6 +10,7 @@ columnar reader keeps its ids in Arrow and answers ``doc_text`` / ``keys_for`` i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -33,6 +34,22 @@ class Qrels:
 
     def __len__(self) -> int:
         return len(self.grades)
+
+    @cached_property
+    def by_query(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        """Each query's judged document ids and their grades (in row order), grouped once.
+
+        >>> Qrels(["q1", "q2"], np.array([1, 0, 1]), ["a", "b"], np.array([0, 1, 1]), np.array([2, 0, 1]),
+        ...       np.array([1, 2, 3])).by_query
+        {'q1': (['b'], array([0])), 'q2': (['a', 'b'], array([2, 1]))}
+        """
+        order = np.argsort(self.qid_codes, kind="stable")
+        codes = self.qid_codes[order]
+        docs = [self.doc_vocab[c] for c in self.doc_codes[order].tolist()]
+        grades = self.grades[order]
+        bounds = np.flatnonzero(np.diff(codes)) + 1
+        starts, ends = np.concatenate(([0], bounds)).tolist(), np.append(bounds, len(codes)).tolist()
+        return {self.qid_vocab[codes[s]]: (docs[s:e], grades[s:e]) for s, e in zip(starts, ends) if e > s}
 
 
 @dataclass
@@ -75,6 +92,9 @@ class Run:
 
     # whether doc_codes order equals the byte order of the ids (a reader that sorts its vocabulary)
     codes_in_byte_order = False
+    # a run converted from a dict (io.frames.DictRun): each query's {docid: score}, in code order,
+    # rows grouped by query in the dicts' order, doc_vocab every row's id; ranking looks judged documents up by id
+    rankings: list[dict] | None = None
 
     def __len__(self) -> int:
         return len(self.scores)

@@ -18,8 +18,10 @@ accounted for by ``num_ret``. Measures never see a document id.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -46,7 +48,8 @@ class RankedBatch:
 
     ``offsets[q]:offsets[q+1]`` slices ``rank`` (0-based, ascending) and ``rel`` (grade,
     or -2 for "in the pool but unjudged") of query ``q``. ``judged_offsets`` slices
-    ``judged_grades``: every non-negative grade in the qrels of ``q``, descending.
+    ``judged_grades``: every non-negative grade in the qrels of ``q``, descending. ``ties``
+    tells, on request, which positions each row shares with documents of equal score.
     """
 
     qids: list[str]
@@ -57,6 +60,7 @@ class RankedBatch:
     judged_offsets: np.ndarray
     judged_grades: np.ndarray
     missing: np.ndarray
+    ties: TieGroups
     relevance_level: int = 1
     num_docs_in_coll: int = 0
     intents: Intents | None = None   # judgments per subtopic, when the qrels have them
@@ -158,6 +162,68 @@ class RankedBatch:
         return offsets, gains[order]
 
 
+class TieGroups:
+    """The group of equal scores of every stored row: positions [start, end) of its query's
+    ranking (0-based), the positions its group occupies in the tie rule's order.
+
+    Computed on first use of :attr:`bounds` only, so ranking costs nothing more for the
+    measures that never ask (scikit-learn's tie-averaged DCG asks). Every document of the
+    ranking is in a group, stored or not: a group may hold documents outside the qrels.
+
+    >>> from evaltool.io.frames import qrels_from_dict, run_from_dict
+    >>> qrels = qrels_from_dict({"q": {"a": 1, "b": 1, "c": 2}})
+    >>> batch = rank(qrels, run_from_dict({"q": {"a": 2.0, "b": 1.0, "z": 2.0, "c": 1.0}})).batch
+    >>> batch.rank.tolist(), [bound.tolist() for bound in batch.ties.bounds]
+    ([1, 2, 3], [[0, 2, 2], [2, 4, 4]])
+    >>> [bound.tolist() for bound in batch.ties.cut(batch.rank < 3, 3).bounds]
+    [[0, 2], [2, 3]]
+    """
+
+    def __init__(self, compute):
+        self.compute = compute
+
+    @cached_property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) of every stored row's group."""
+        return self.compute()
+
+    def cut(self, kept: np.ndarray, limit: int | None) -> "TieGroups":
+        """The groups of the rows ``kept`` when the ranking stops after ``limit`` documents (None: never)."""
+        def compute():
+            start, end = self.bounds
+            return start[kept], end[kept] if limit is None else np.minimum(end[kept], limit)
+        return TieGroups(compute)
+
+    def judged(self, kept: np.ndarray, seg: np.ndarray, offsets: np.ndarray) -> "TieGroups":
+        """The groups when only the rows ``kept`` remain, ranked anew (``-J``): every remaining
+        document is stored, so a group is the kept rows of one query that shared a group."""
+        def compute():
+            start = self.bounds[0][kept]
+            opens = np.ones(len(start), dtype=bool)
+            opens[1:] = (seg[1:] != seg[:-1]) | (start[1:] != start[:-1])
+            group = np.cumsum(opens) - 1
+            first = np.flatnonzero(opens)
+            after = np.append(first[1:], len(start))
+            return first[group] - offsets[seg], after[group] - offsets[seg]
+        return TieGroups(compute)
+
+
+def tie_groups(run: Run, rows: np.ndarray) -> TieGroups:
+    """The groups of equal scores of the run ``rows`` (computed when first asked for)."""
+    codes, scores = run.qid_codes, run.scores
+
+    def compute():
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if _in_query_order(codes, scores)[0]:
+            first, low, high = _score_groups(codes, scores, rows)
+        else:
+            order, inverse = _query_score_order(codes, scores)
+            first, low, high = _score_groups(codes[order], scores[order], inverse[rows])
+        return low - first, high - first
+    return TieGroups(compute)
+
+
 @dataclass(frozen=True)
 class Intents:
     """Judgments per subtopic of the evaluated queries, for the diversity measures.
@@ -208,20 +274,26 @@ def byte_key(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+def str_order_is_byte_order(texts: list[str]) -> bool:
+    """Whether comparing these ids as str orders them as their bytes: Python compares str by code
+    point, which is UTF-8's byte order; only ids that came from undecodable bytes (surrogate
+    escapes) differ."""
+    try:
+        "".join(texts).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def byte_order(texts: list[str]) -> np.ndarray:
     """Position of each of the distinct ``texts`` when they are sorted in byte order.
 
-    Python compares str by code point, which is UTF-8's byte order; only ids that came from
-    undecodable bytes (surrogate escapes) need their bytes compared.
+    Ids are compared as str unless :func:`str_order_is_byte_order` says their bytes must be.
 
     >>> byte_order(["b", "a", "\u00e9", "ab"]).tolist()
     [2, 0, 3, 1]
     """
-    try:
-        "".join(texts).encode("utf-8")
-        key = texts.__getitem__
-    except UnicodeEncodeError:
-        key = lambda i: byte_key(texts[i])  # noqa: E731
+    key = texts.__getitem__ if str_order_is_byte_order(texts) else lambda i: byte_key(texts[i])
     position = np.empty(len(texts), dtype=np.int64)
     position[sorted(range(len(texts)), key=key)] = np.arange(len(texts))
     return position
@@ -287,29 +359,41 @@ def _in_query_order(codes: np.ndarray, scores: np.ndarray) -> tuple[bool, np.nda
 PASSES = 8  # judged rows per query up to which an unsorted run is ranked without sorting
 
 
+def _score_groups(codes, scores, pos) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For positions ``pos`` of a (query, score)-ordered sequence: where the query starts, and
+    [low, high), the run of equal scores inside the query around each position."""
+    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+    first = starts[np.searchsorted(starts, pos, side="right") - 1]
+    ties = np.concatenate(([0], np.flatnonzero((codes[1:] != codes[:-1]) | (scores[1:] != scores[:-1])) + 1))
+    which = np.searchsorted(ties, pos, side="right") - 1
+    return first, ties[which], np.append(ties, len(scores))[which + 1]
+
+
 def _rank_in_sequence(run: Run, codes, scores, pos, order) -> np.ndarray:
     """Ranks of the rows at sequence positions ``pos`` of a (query, score)-ordered sequence.
 
     ``order`` maps sequence positions to run rows (None: the run itself is the sequence).
     """
-    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-    first = starts[np.searchsorted(starts, pos, side="right") - 1]
-    # runs of equal scores inside a query: [low, high) around each position
-    ties = np.concatenate(([0], np.flatnonzero((codes[1:] != codes[:-1]) | (scores[1:] != scores[:-1])) + 1))
-    which = np.searchsorted(ties, pos, side="right") - 1
-    low, high = ties[which], np.append(ties, len(scores))[which + 1]
+    first, low, high = _score_groups(codes, scores, pos)
     return (low - first) + _tie_counts(run, pos, low, high - low, order)
 
 
-def _rank_sorted(run: Run, rows: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
-    """Sort the rows (or ``subset`` of them, holding whole queries) by (query, score), then rank."""
-    codes, scores = run.qid_codes, run.scores
+def _query_score_order(codes, scores, subset: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The run's rows (or ``subset`` of them, holding whole queries) sorted by (query, score
+    descending), and the sequence position of every row of the run."""
     if subset is not None:
         order = subset[np.lexsort((-scores[subset], codes[subset]))]
     else:
         order = np.lexsort((-scores, codes))
     inverse = np.empty(len(scores), dtype=np.int64)
     inverse[order] = np.arange(len(order))
+    return order, inverse
+
+
+def _rank_sorted(run: Run, rows: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
+    """Sort the rows (or ``subset`` of them, holding whole queries) by (query, score), then rank."""
+    codes, scores = run.qid_codes, run.scores
+    order, inverse = _query_score_order(codes, scores, subset)
     return _rank_in_sequence(run, codes[order], scores[order], inverse[rows], order)
 
 
@@ -383,6 +467,92 @@ def _isin_kind(keys: np.ndarray, values: np.ndarray) -> str:
     return "sort"
 
 
+def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray):
+    """(query, rank, grade, run row) of every retrieved judged document: the run's rows joined with
+    the qrels of the evaluated queries (``code_q``: evaluated query of each run query code, or -1;
+    ``qrels_q``: of each qrels row)."""
+    qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
+    joinable = (qrels_q >= 0) & (qrels_key >= 0)
+    keys = np.unique(qrels_key[joinable])
+    candidates = np.flatnonzero(np.isin(run.doc_codes, keys, kind=_isin_kind(keys, run.doc_codes)))
+    candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
+    candidate_q = code_q[run.qid_codes[candidates]]
+    width = len(keys) + 1
+    qrels_pair = qrels_q[joinable] * width + np.searchsorted(keys, qrels_key[joinable])
+    pair_order = np.argsort(qrels_pair, kind="stable")
+    qrels_pair = qrels_pair[pair_order]
+    qrels_grade = qrels.grades[joinable][pair_order]
+    run_pair = candidate_q * width + np.searchsorted(keys, run.doc_codes[candidates])
+    at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
+    hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)
+    rows = candidates[hit]
+    grade = qrels_grade[at[hit]]
+    return candidate_q[hit], rank_rows(run, rows), grade, rows
+
+
+def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray):
+    """(query, rank, grade, tie group start, tie group end) of every retrieved judged document of
+    a dict run (``run.rankings``); the group is [start, end) of its query's positions.
+
+    Each judged document is looked up by id in its query's dict, which gives its score; its
+    rank is the number of scores of its query above it, plus, inside its group of equal
+    scores, the number of larger ids (the tie rule). No other document id is read unless it
+    ties with a judged one. The run's (query, -score) pairs are sorted as complex numbers,
+    which numpy orders by real part, then imaginary part: one ``searchsorted`` finds every
+    judged document's group of equal scores.
+    """
+    judged = qrels.by_query
+    codes = np.flatnonzero(code_q >= 0)
+    lists = [judged[qids[q]] for q in code_q[codes].tolist()]
+    counts = [len(docs) for docs, _ in lists]
+    lookups = (map(run.rankings[code].get, docs, repeat(np.nan)) for code, (docs, _) in zip(codes.tolist(), lists))
+    found = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=sum(counts))
+    hit = ~np.isnan(found)  # scores are finite: nan marks a judged document the query did not retrieve
+    judged_code = np.repeat(codes, counts)[hit]
+    score = found[hit]
+    grade = np.concatenate([grades for _, grades in lists])[hit] if lists else np.zeros(0, dtype=np.int64)
+
+    key = run.qid_codes + 1j * -run.scores
+    order = None if _in_query_order(run.qid_codes, run.scores)[0] else np.argsort(key, kind="stable")
+    if order is not None:
+        key = key[order]
+    probe = judged_code + 1j * -score
+    low = np.searchsorted(key, probe, side="left")
+    high = np.searchsorted(key, probe, side="right")
+    query_start = np.concatenate(([0], np.cumsum(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))))
+    ranks = low - query_start[judged_code]
+    group_start, group_end = ranks.copy(), high - query_start[judged_code]
+    tied = np.flatnonzero(high - low > 1)
+    if len(tied):
+        judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
+        tied_ids = [judged_ids[i] for i in np.flatnonzero(hit)[tied].tolist()]
+        ranks[tied] += _larger_tied_ids(run, order, tied_ids, low[tied], high[tied])
+    return code_q[judged_code], ranks, grade, group_start, group_end
+
+
+def _larger_tied_ids(run: Run, order: np.ndarray | None, docs: list[str], low: np.ndarray,
+                     high: np.ndarray) -> np.ndarray:
+    """For each of ``docs``, whose group of equal scores is [low, high) of the (query, score)
+    sequence (``order``: its run rows, None: the run itself), how many of the group have a larger id."""
+    ids = run.doc_vocab
+    groups: dict[int, list[str]] = {}
+    for start, end in zip(low.tolist(), high.tolist()):
+        if start not in groups:
+            groups[start] = ids[start:end] if order is None else [ids[r] for r in order[start:end].tolist()]
+    if not str_order_is_byte_order([text for group in groups.values() for text in group] + docs):
+        groups = {start: list(map(byte_key, group)) for start, group in groups.items()}
+        docs = list(map(byte_key, docs))
+    for group in groups.values():
+        group.sort()
+    return np.array([len(groups[start]) - bisect_right(groups[start], doc) for start, doc in zip(low.tolist(), docs)],
+                    dtype=np.int64)
+
+
+def _subset(index: np.ndarray, *columns: np.ndarray | None) -> list[np.ndarray | None]:
+    """The same rows (an index or a mask) of every column; None (no such column) stays None."""
+    return [None if column is None else column[index] for column in columns]
+
+
 def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
     qrels_used = np.flatnonzero(np.bincount(qrels.qid_codes, minlength=len(qrels.qid_vocab)))
@@ -418,47 +588,36 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     unjudged = sorted(run.qid_vocab[c] for c in run_used[found < 0])
 
     code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
+    qrels_q = eval_index[np.array([position[q] for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]]
     evaluated_codes = code_q >= 0
     num_ret = np.zeros(n_q, dtype=np.int64)
     num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
 
-    # grades: join (query, document) of run rows with the qrels of evaluated queries
-    qrels_q = eval_index[np.array([position[q] for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]]
-    qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
-    joinable = (qrels_q >= 0) & (qrels_key >= 0)
-    keys = np.unique(qrels_key[joinable])
-    candidates = np.flatnonzero(np.isin(run.doc_codes, keys, kind=_isin_kind(keys, run.doc_codes)))
-    candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
-    candidate_q = code_q[run.qid_codes[candidates]]
-    width = len(keys) + 1
-    qrels_pair = qrels_q[joinable] * width + np.searchsorted(keys, qrels_key[joinable])
-    pair_order = np.argsort(qrels_pair, kind="stable")
-    qrels_pair = qrels_pair[pair_order]
-    qrels_grade = qrels.grades[joinable][pair_order]
-    run_pair = candidate_q * width + np.searchsorted(keys, run.doc_codes[candidates])
-    at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
-    hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)
-    rows = candidates[hit]
-    grade = qrels_grade[at[hit]]
-
-    ranks = rank_rows(run, rows)
-    sq = candidate_q[hit]
-    order = np.lexsort((ranks, sq))
-    sq, ranks, grade, rows = sq[order], ranks[order], grade[order], rows[order]
+    if run.rankings is not None and qrels.subtopics is None:
+        sq, ranks, grade, group_start, group_end = _judge_rankings(qrels, run, qids, code_q)
+        rows = None
+    else:
+        sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, qrels_q)
+        group_start = group_end = None
+    sq, ranks, grade, rows, group_start, group_end = _subset(np.lexsort((ranks, sq)), sq, ranks, grade, rows,
+                                                             group_start, group_end)
 
     missing = ~present[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
+    ties = tie_groups(run, rows) if rows is not None else TieGroups(lambda: (group_start, group_end))
     if options.max_ret is not None:
         kept = ranks < options.max_ret
-        sq, ranks, grade, rows = sq[kept], ranks[kept], grade[kept], rows[kept]
+        sq, ranks, grade, rows = _subset(kept, sq, ranks, grade, rows)
         num_ret = np.minimum(num_ret, max(options.max_ret, 0))
+        ties = ties.cut(kept, max(options.max_ret, 0))
     rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade)
     if options.judged_only:
         kept = rel >= 0
-        sq, rel, rows = sq[kept], rel[kept], rows[kept]
+        sq, rel, rows = _subset(kept, sq, rel, rows)
         num_ret = np.bincount(sq, minlength=n_q).astype(np.int64)
         starts = np.concatenate(([0], np.cumsum(num_ret)))
         ranks = np.arange(len(sq)) - starts[sq]
+        ties = ties.judged(kept, sq, starts)
     offsets = np.concatenate(([0], np.cumsum(np.bincount(sq, minlength=n_q)))).astype(np.int64)
 
     # non-negative grades per evaluated query, descending
@@ -476,6 +635,7 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
         judged_offsets=judged_offsets,
         judged_grades=jg[jorder].astype(np.int64),
         missing=missing,
+        ties=ties,
         relevance_level=options.relevance_level,
         num_docs_in_coll=num_docs_in_coll,
         intents=None if qrels.subtopics is None else _intents(qrels.subtopics, run, qids, sq, ranks, rows),

@@ -73,8 +73,13 @@ class Column:
 
     @property
     def integer(self) -> bool:
-        """Counts (``num_ret``...): printed and written as integers."""
+        """Counts (``num_ret``...) and ranks (``FirstRelPos``): per-query values printed and written as integers."""
         return self.measure.integer
+
+    @property
+    def integer_summary(self) -> bool:
+        """Whether the summary is an integer too (a sum or count of integers; a mean of ranks is not)."""
+        return self.measure.integer_summary
 
     @property
     def per_query(self) -> bool:
@@ -144,7 +149,7 @@ class EvalResult:
         value = column.values[i]
         if isinstance(value, str):
             return value
-        if column.integer and not self.zscores:
+        if column.integer and not self.zscores and value == value:  # nan (no value) stays nan
             return int(value)
         return float(value)
 
@@ -235,7 +240,7 @@ def summarize_columns(columns: Sequence[Column], n_queries: int, runid: str, *, 
             value = summarize(m.agg, column.values, n_queries)
             if qrels_if_complete is not None and m.complete_summary is not None:
                 value = m.complete_summary(qrels_if_complete)
-            summary[column.name] = int(value) if m.integer and not zscores else value
+            summary[column.name] = int(value) if m.integer_summary and not zscores else value
     return summary
 
 
@@ -292,7 +297,7 @@ def group_summaries(series: Sequence[Series], groups: Mapping[str, Sequence[int]
 
 def summary_series(result: EvalResult) -> list[Series]:
     """The columns of ``result`` that have a numeric summary, as :class:`Series`."""
-    return [Series(c.name, np.asarray(c.values), c.measure.agg, c.integer and not result.zscores)
+    return [Series(c.name, np.asarray(c.values), c.measure.agg, c.integer_summary and not result.zscores)
             for c in result.columns
             if c.measure.agg not in (Agg.NONE, Agg.RUNID) and not isinstance(c.values, list)]
 

@@ -24,6 +24,8 @@ from tests.helpers import require_shared  # noqa: E402
 PAIRS = [
     ("qrels.dl19-passage.txt", "BM25.trec_results_dl19.txt", ["-c", "-q"]),
     ("qrels.dl19-passage.txt", "REP_LLAMA.trec_results_dl19.txt", ["-c", "-m", "ndcg_cut.10", "-q"]),   # ties
+    ("qrels.dl19-passage.txt", "REP_LLAMA.trec_results_dl19.txt",
+     ["-m", "nDCG(ideal='ranking',ties='average')@10", "-m", "DCG(ties='average')", "-q"]),   # averaged
     ("qrels.dl21-passage.txt", "BM25.trec_results_dl21.txt", ["-c", "-M", "100", "-l", "2", "-m", "map"]),
     ("qrels.covid-round1.txt", "pyserini-covid-filter.txt", ["-m", "ndcg_cut.10", "-q"]),   # 4 of 30 queries
     ("qrels.covid-round1.txt", "pyserini-covid-filter.txt", ["-c", "-m", "ndcg_cut.10"]),

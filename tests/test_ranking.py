@@ -7,6 +7,7 @@ Every expected value is worked out by hand in the comment next to it.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from evaltool import evaluate
@@ -84,6 +85,11 @@ def test_tie_rule_byte_order_holds_for_undecodable_bytes(tmp_path):
     result = score(tmp_path, "q1 0 \xf0\x9f\x98\x80 1\n".encode("latin-1"),
                    b"q1 Q0 \xff 1 1.0 r\nq1 Q0 \xf0\x9f\x98\x80 2 1.0 r\n", ["recip_rank"])
     assert result.summary["recip_rank"] == 0.5
+    # the same ids as dict keys (the surrogate escape of 0xFF, and U+1F600): the dict path compares bytes too,
+    # with the tie in the dict's first position and in its second
+    emoji, undecodable = b"\xf0\x9f\x98\x80".decode(), b"\xff".decode("utf-8", "surrogateescape")
+    for ranking in ({undecodable: 1.0, emoji: 1.0}, {emoji: 1.0, undecodable: 1.0}):
+        assert evaluate({"q1": {emoji: 1}}, {"q1": ranking}, ["recip_rank"]).summary["recip_rank"] == 0.5
 
 
 def test_query_ids_and_per_query_output_sorted_in_byte_order(tmp_path):
@@ -101,3 +107,69 @@ def test_query_ids_and_per_query_output_sorted_in_byte_order(tmp_path):
     assert [qid for _, qid, _ in printed] == order + ["all"]
     # mean of 1, 0.5, 1, 1, 1, 1 = 5.5 / 6
     assert printed[-1] == ("recip_rank", "all", "0.9167")
+
+
+def _groups_by_hand(scores: dict, judged: dict, max_ret=None, judged_only=False) -> dict:
+    """{rank: (start, end)} of every judged retrieved doc: the positions its group of equal scores
+    holds, walking trec_eval's order (score descending, id descending) after -M and -J."""
+    order = sorted(scores, key=str.encode, reverse=True)
+    order = sorted(order, key=lambda d: -scores[d])[:max_ret]
+    if judged_only:
+        order = [d for d in order if judged.get(d, -1) >= 0]
+    out = {}
+    for at, d in enumerate(order):
+        if d in judged:
+            members = [i for i, e in enumerate(order) if scores[e] == scores[d]]
+            out[at] = (members[0], members[-1] + 1)
+    return out
+
+
+@pytest.mark.parametrize("options", [{}, {"max_ret": 7}, {"judged_only": True}, {"max_ret": 7, "judged_only": True}])
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_tie_groups_of_every_stored_row(options, shuffled):
+    """Each judged retrieved document knows the positions its group of equal scores holds."""
+
+    from evaltool.io.frames import qrels_from_dict
+    from evaltool.inputs import Run
+    from evaltool.ranking import RankOptions, rank
+
+    rng = np.random.default_rng(7)
+    judged, scores = {}, {}
+    for q in range(12):
+        docs = [f"d{i}" for i in rng.choice(60, 30, replace=False)]
+        judged[f"q{q}"] = {d: int(rng.integers(-1, 3)) for d in docs[:18]}
+        scores[f"q{q}"] = {d: float(rng.integers(0, 4)) for d in docs[6:]}
+    lines = [(q, d, s) for q, docs in scores.items() for d, s in docs.items()]
+    if shuffled:
+        lines = [lines[i] for i in rng.permutation(len(lines))]
+    else:  # as systems write runs: by query, scores descending (ranking's no-sort path)
+        lines.sort(key=lambda line: (line[0], -line[2]))
+    qids, docids = sorted(scores), sorted({d for _, d, _ in lines})
+    run = Run(qids, np.array([qids.index(q) for q, _, _ in lines]), docids,
+              np.array([docids.index(d) for _, d, _ in lines]), np.array([s for _, _, s in lines]), None)
+    batch = rank(qrels_from_dict(judged), run, RankOptions(**options)).batch
+    start, end = batch.ties.bounds
+    checked = tied = 0
+    for i, qid in enumerate(batch.qids):
+        expected = _groups_by_hand(scores[qid], judged[qid], options.get("max_ret"), options.get("judged_only", False))
+        stored = range(batch.offsets[i], batch.offsets[i + 1])
+        assert {int(batch.rank[r]): (int(start[r]), int(end[r])) for r in stored} == expected, qid
+        checked += len(expected)
+        tied += sum(e - s > 1 for s, e in expected.values())
+    assert checked > 20 and tied > 10
+
+
+def test_tie_groups_cost_nothing_unless_asked_for():
+    """Ranking and the default measures never compute the groups; tie averaging does, once."""
+    from evaltool import parse_measures
+    from evaltool.io.frames import qrels_from_dict, run_from_dict
+    from evaltool.ranking import rank
+
+    batch = rank(qrels_from_dict({"q": {"a": 1, "b": 2}}), run_from_dict({"q": {"a": 1.0, "b": 1.0, "c": 1.0}})).batch
+    for request in parse_measures(["official", "nDCG@2", "DCG(judged_only=True)@2", "nDCG(ideal='ranking')"]):
+        request.compute(batch)
+    assert "bounds" not in vars(batch.ties)
+    [averaged] = parse_measures(["DCG(ties='average')@2"])
+    # the group {c, b, a} holds positions 1..3; gains 1 and 2 average to 1 each: 1/1 + 1/log2(3)
+    assert averaged.compute(batch)[0, 0] == pytest.approx(1 + 1 / np.log2(3), abs=1e-12)
+    assert "bounds" in vars(batch.ties)

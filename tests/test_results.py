@@ -162,7 +162,8 @@ def test_to_json_writes_null_for_nan_and_equals_the_cli(files):
 
     parsed = json.loads(text, parse_constant=refuse)  # before: NaN in the text
     assert parsed["per_query"]["q2"]["first_relevant_position"] is None
-    assert parsed["per_query"]["q1"]["first_relevant_position"] == 1.0
+    assert parsed["per_query"]["q1"]["first_relevant_position"] == 1  # an integer rank: 1, not 1.0
+    assert type(parsed["per_query"]["q1"]["first_relevant_position"]) is int
     assert invoke(qrels, run, "-m", "first_relevant_position", "-q", "-o", "json").stdout == text
 
 

@@ -49,7 +49,9 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
+from evaltool import evaluate
 from evaltool.cli import main
+from evaltool.report.trec import format_trec
 from tests.helpers import CASES, generate, write_trec
 
 
@@ -182,3 +184,30 @@ def test_invalid_utf8_ids_order_like_trec_eval(trec_eval, tmp_path, seed):
     assert result.exit_code == 0, result.output
     problems = _compare(reference.stdout, result.stdout_bytes)
     assert not problems, "\n".join(problems[:15])
+
+
+
+DICT_OPTIONS = [("-q -c", {"complete": True}), ("-q -c -J -M 40", {"complete": True, "judged_only": True, "max_ret": 40})]
+
+
+@pytest.mark.parametrize("options,keywords", DICT_OPTIONS, ids=[o for o, _ in DICT_OPTIONS])
+@pytest.mark.parametrize("in_score_order", [True, False], ids=["score-order", "shuffled"])
+@pytest.mark.parametrize("scenario,seed", CASES, ids=[f"{n}-{s}" for n, s in CASES])
+def test_dicts_rank_like_trec_eval(trec_eval, oracle_root, scenario, seed, in_score_order, options, keywords):
+    """Dicts take their own ranking path (each judged id looked up in its query's dict, the
+    scores above it counted, ties by id): trec_eval's output on the same data as files, with
+    every ranking in score order (how systems produce them) and in the generator's random order."""
+    qrels, run = generate(scenario, seed)
+    folder = oracle_root / f"{scenario}{seed}dicts"
+    if not folder.exists():
+        folder.mkdir()
+        write_trec(folder, qrels, run)
+    measures = ["all_trec", "relstring.1000"]
+    reference = subprocess.run([trec_eval, *options.split(), *(f"-m{m}" for m in measures), str(folder / "qrels.txt"),
+                                str(folder / "run.txt")], capture_output=True, timeout=120)
+    assert reference.returncode == 0, f"trec_eval failed: {reference.stderr.decode(errors='replace')}"
+    if in_score_order:
+        run = {qid: dict(sorted(docs.items(), key=lambda item: -item[1])) for qid, docs in run.items()}
+    result = evaluate(qrels, run, measures, per_query=True, runid="gen#run", **keywords)
+    problems = _compare(reference.stdout, format_trec(result, per_query=True).encode())
+    assert not problems, f"{len(problems)} lines differ:\n" + "\n".join(problems[:15])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import cached_property
 from itertools import chain, count, repeat
 
 import numpy as np
@@ -89,6 +90,15 @@ _GRADE_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
 _SCORE_TYPES = _GRADE_TYPES | {float, np.float64, np.float32}
 
 
+def _all_str(items) -> bool:
+    """Whether every item is a str (``str.join`` refuses anything else, in one C loop)."""
+    try:
+        "".join(items)
+    except TypeError:
+        return False
+    return True
+
+
 def _from_plain_dict(cls, data, source: str, runid: str):
     """The common case in one pass of C loops: str ids, plain numbers. None when anything
     else is in ``data``: the row-by-row path then converts or names the bad entry."""
@@ -104,29 +114,66 @@ def _from_plain_dict(cls, data, source: str, runid: str):
         vals = np.array(values, dtype=np.int64 if cls is Qrels else np.float64)
     except OverflowError:
         return None
-    if cls is Run and not np.isfinite(vals).all():
-        return None
+    if cls is Run:
+        docids = list(chain.from_iterable(per_query))
+        if not np.isfinite(vals).all() or not _all_str(docids):
+            return None
+        # a dict holds each (query, document) once: nothing to resolve
+        return DictRun(list(data), per_query, vals, docids, runid=runid or "", path=source)
     index: dict = {}
     # a document's code is the row where it first appears (``setdefault`` with a row counter)
     doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64,
                             count=len(values))
-    if set(map(type, index)) != {str}:
+    if not _all_str(index):
         return None
-    # a dict holds each (query, document) once: nothing to resolve
-    qid_codes = np.repeat(np.arange(len(per_query), dtype=np.int64), [len(d) for d in per_query])
+    counts = [len(d) for d in per_query]
+    qid_codes = np.repeat(np.arange(len(per_query), dtype=np.int64), counts)
     lines = np.arange(1, len(vals) + 1, dtype=np.int64)
-    if cls is Qrels:
-        return Qrels(list(data), qid_codes, list(index), _dense(doc_codes), vals, lines, path=source)
-    return MappedRun(list(data), qid_codes, list(chain.from_iterable(per_query)), doc_codes, vals, lines,
-                     runid=runid or "", path=source, extra={"index": index})
+    qrels = Qrels(list(data), qid_codes, list(index), _dense(doc_codes), vals, lines, path=source)
+    qrels.by_query = dict(zip(data, zip(map(list, per_query), np.split(vals, np.cumsum(counts)[:-1]))))
+    return qrels
 
 
-class MappedRun(Run):
-    """A run converted from a dict in one pass: ``doc_vocab`` lists every row's id and a
-    document's code is the row where it first appears; ``extra["index"]`` maps id to code."""
+class DictRun(Run):
+    """A run converted from a dict of non-empty rankings ``{qid: {docid: score}}``.
+
+    Query codes, scores and every row's document id are columns at once; ``rankings`` keeps
+    the dicts (read, not copied), so ranking looks the judged documents up by id and never
+    encodes the others. The document codes are built on first use only: a document's code
+    is the row where it first appears.
+
+    >>> run = DictRun(["q1", "q2"], [{"a": 2.0, "b": 1.0}, {"b": 3.0}], np.array([2.0, 1.0, 3.0]), ["a", "b", "b"])
+    >>> run.qid_codes.tolist(), run.doc_codes.tolist(), run.keys_for(["b", "z"]).tolist()
+    ([0, 0, 1], [0, 1, 1], [1, -1])
+    """
+
+    def __init__(self, qids: list[str], rankings: list[dict], scores: np.ndarray, docids: list[str],
+                 runid: str = "", path: str = "<run dict>"):
+        self.qid_vocab = qids
+        self.rankings = rankings
+        self.qid_codes = np.repeat(np.arange(len(rankings), dtype=np.int64), [len(d) for d in rankings])
+        self.scores = scores
+        self.doc_vocab = docids
+        self.runid, self.path = runid, path
+        self.duplicates_resolved = 0
+        self.extra = {}
+
+    @cached_property
+    def _index(self) -> tuple[dict, np.ndarray]:
+        index: dict = {}
+        codes = np.fromiter(map(index.setdefault, self.doc_vocab, count()), dtype=np.int64, count=len(self.scores))
+        return index, codes
+
+    @property
+    def doc_codes(self) -> np.ndarray:
+        return self._index[1]
+
+    @cached_property
+    def lines(self) -> np.ndarray:
+        return np.arange(1, len(self.scores) + 1, dtype=np.int64)
 
     def keys_for(self, docids):
-        return np.fromiter(map(self.extra["index"].get, docids, repeat(-1)), dtype=np.int64, count=len(docids))
+        return np.fromiter(map(self._index[0].get, docids, repeat(-1)), dtype=np.int64, count=len(docids))
 
 
 def _dense(codes: np.ndarray) -> np.ndarray:

@@ -155,6 +155,12 @@ class Measure:
             return None
         return (self.same_as, {}) if isinstance(self.same_as, str) else (self.same_as[0], dict(self.same_as[1]))
 
+    @property
+    def integer_summary(self) -> bool:
+        """Whether the summary is an integer too: a sum or a count of integers is (``num_ret``), a mean is
+        not (``FirstRelPos``: integer ranks, their mean 1.5)."""
+        return self.integer and self.agg in (Agg.SUM, Agg.COUNT)
+
     def summary_line(self) -> str:
         return (self.doc.strip().splitlines() or [""])[0]
 
@@ -185,6 +191,9 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
     ``check({name: value})`` says what is wrong with named parameters together (None if nothing).
     ``oracle`` names the peer whose numbers the tests compare the measure with (the README's
     "same numbers as"); trec_eval measures are trec_eval 10.0's.
+    ``integer`` marks per-query values that are whole numbers (counts, ranks), printed as
+    integers; a query without a value keeps nan; the summary is an integer too only for a
+    sum or a count (:attr:`Measure.integer_summary`).
     ``subtopics`` marks a kernel that reads judgments per subtopic, so the qrels are read
     as subtopic qrels (:mod:`evaltool.io.subtopics`).
     """

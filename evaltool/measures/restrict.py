@@ -40,7 +40,7 @@ def judged_only(batch):
     counts = np.bincount(seg, minlength=batch.n_queries).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     return replace(batch, num_ret=counts, offsets=offsets, rank=np.arange(len(seg), dtype=np.int64) - offsets[seg],
-                   rel=batch.rel[kept])
+                   rel=batch.rel[kept], ties=batch.ties.judged(kept, seg, offsets))
 
 
 def top(batch, k: int | None):
@@ -51,7 +51,7 @@ def top(batch, k: int | None):
     counts = np.bincount(batch.seg[kept], minlength=batch.n_queries)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     return replace(batch, num_ret=np.minimum(batch.num_ret, k), offsets=offsets, rank=batch.rank[kept],
-                   rel=batch.rel[kept])
+                   rel=batch.rel[kept], ties=batch.ties.cut(kept, k))
 
 
 def view(batch, settings):

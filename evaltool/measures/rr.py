@@ -67,22 +67,30 @@ def reciprocal_rank(batch, params):
     return named_reciprocal_rank(batch, Settings.defaults(RR_OPTIONS))
 
 
-@measure("FirstRelPos", options=(REL, JUDGED_ONLY), agg=Agg.MEAN_DEFINED, aliases=("first_relevant_position",), oracle="none: evaltool's own (1 / RR)")
+@measure("FirstRelPos", options=(REL, JUDGED_ONLY), agg=Agg.MEAN_DEFINED, integer=True,
+         aliases=("first_relevant_position",), oracle="none: evaltool's own (1 / RR)")
 def first_relevant_position(batch, p):
-    """1-based rank of the first relevant retrieved document; nan (JSON null) when none is retrieved.
+    """1-based rank of the first relevant retrieved document, an integer; no value when none is retrieved.
 
-    The summary is the mean over the queries that have one (nan if none does). 1 / this
-    value is the reciprocal rank. Also spelt ``first_relevant_position``, as RAG
-    evaluation notebooks name it.
+    A query without one has no value: nan in Python, printed ``-nan`` as trec_eval prints
+    a value that does not exist (its 0/0 cases), ``null`` in JSON. The summary is the mean
+    rank over the queries that have one, a float (nan if none does): a query with nothing
+    relevant retrieved has no rank to average, and counting it as any number would invent
+    one (RR, which scores it 0, is the measure that penalises it). Neither trec_eval nor
+    ir_measures defines the measure. 1 / this value is the reciprocal rank. Also spelt
+    ``first_relevant_position``, as RAG evaluation notebooks name it.
 
     Edge cases: nan when no relevant document is retrieved; the summary leaves such queries out, nan
     if all are. (Kantor & Voorhees 2000, the reciprocal of RR.)
 
     >>> from evaltool import evaluate
-    >>> result = evaluate({"q": {"b": 1}, "r": {"c": 1}}, {"q": {"a": 2.0, "b": 1.0}, "r": {"d": 1.0}},
+    >>> result = evaluate({"q": {"b": 1}, "r": {"c": 1}, "s": {"e": 1}},
+    ...                   {"q": {"a": 2.0, "b": 1.0}, "r": {"d": 1.0}, "s": {"e": 1.0}},
     ...                   ["first_relevant_position"], per_query=True)
-    >>> result.per_query, result.summary
-    ({'q': {'first_relevant_position': 2.0}, 'r': {'first_relevant_position': nan}}, {'first_relevant_position': 2.0})
+    >>> result.per_query
+    {'q': {'first_relevant_position': 2}, 'r': {'first_relevant_position': nan}, 's': {'first_relevant_position': 1}}
+    >>> result.summary
+    {'first_relevant_position': 1.5}
     """
     rank = first_relevant_rank(view(batch, p))
     return np.where(rank >= 0, rank + 1.0, np.nan)

@@ -89,7 +89,7 @@ def eval_trec_lines(result, *, per_query: bool = False) -> str:
     is the group's size. Labels are rows of the pseudo-measure ``label``; with ``-q``,
     when judgments were resolved, rows of ``relevance`` name each query's source.
     """
-    integer = {c.name: c.integer for c in result.columns}
+    integer = {c.name: c.integer_summary for c in result.columns}
     lines = []
     for field, entries in result.groups.items():
         for value, entry in entries.items():

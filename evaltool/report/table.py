@@ -3,7 +3,8 @@
 A :class:`Report` is a few :class:`Table` s and notes (the query-set policy, a legend).
 Cells are text, integers, floats or None (empty). Floats print with the table's
 ``digits`` in text, Markdown and LaTeX, and in full (``repr``) in CSV, which is for
-programs. Every format escapes what it must, so that run names and query ids with
+programs; nan (no value) prints ``-nan`` everywhere, as trec_eval prints it (pandas'
+``read_csv`` and Python's ``float`` read it back as nan). Every format escapes what it must, so that run names and query ids with
 ``& % _ # | , "`` and the like come back unchanged when the output is parsed:
 
 * CSV: the ``csv`` module's quoting (RFC 4180); notes are left out.
@@ -18,6 +19,8 @@ import csv
 import io
 import math
 from dataclasses import dataclass, field
+
+from evaltool.report.trec import MISSING
 
 FORMATS = ("table", "csv", "markdown", "latex")
 
@@ -55,12 +58,16 @@ def _is_number(value) -> bool:
 
 
 def cell_text(value, digits: int = 4, exact: bool = False) -> str:
-    """One cell as text: '' for None, integers as they are, floats rounded unless ``exact``."""
+    """One cell as text: '' for None, integers as they are, floats rounded unless ``exact``, nan as trec_eval.
+
+    >>> cell_text(2), cell_text(0.5), cell_text(float("nan")), cell_text(None)
+    ('2', '0.5000', '-nan', '')
+    """
     if value is None:
         return ""
     if isinstance(value, float):
         if math.isnan(value):
-            return "nan"
+            return MISSING
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value) if exact else f"{value:.{digits}f}"

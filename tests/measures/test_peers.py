@@ -237,3 +237,164 @@ def test_cwl_measures_give_the_published_numbers(reading_mode):
     for spec, values in CWL_PUBLISHED.items():
         for qid, want in zip(("T1", "T2", "T3"), values):
             assert abs(got[spec, qid] - want) < 0.00005 + 1e-12, (spec, qid, got[spec, qid], want)
+
+
+# ---------------------------------------------------------------- scikit-learn's tie-averaged DCG and nDCG
+
+TIED = ["nDCG(ideal='ranking',ties='average')@5", "nDCG(ideal='ranking',ties='average')", "DCG(ties='average')@3",
+        "DCG(log_base=10.0,ties='average')@10", "DCG(ties='average')",
+        "nDCG(dcg='exp-log2',ideal='ranking',ties='average')@10",
+        "nDCG(judged_only=True,ideal='ranking',ties='average')@5", "nDCG(ties='average')@10"]
+CUTS = {"whole ranking": {}, "-M 9": {"max_ret": 9}, "-J": {"judged_only": True}}
+
+
+def tie_averaged_by_scikit_learn(qrels, run, max_ret=None, judged_only=False) -> dict:
+    """{spec: {qid: value}} for ``TIED`` from scikit-learn, given each query's retrieved documents
+    with their own scores, ties included (``ignore_ties=False``, its default).
+
+    The documents given are those ``-M`` keeps (trec_eval's first ``max_ret``) and, under ``-J``
+    or ``judged_only``, those with a grade of 0 or more; ``y_true`` is the grade, 0 outside the
+    qrels and below 0. A query left with fewer than two documents has no value (scikit-learn
+    needs two)."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    out = {spec: {} for spec in TIED}
+    for qid, docs in run.items():
+        if qid not in qrels:
+            continue
+        judged = qrels[qid]
+        kept = list(evaltool_order(docs))[:max_ret]
+        if judged_only:
+            kept = [d for d in kept if judged.get(d, -1) >= 0]
+        with_grade = [d for d in kept if judged.get(d, -1) >= 0]
+
+        def vectors(given):
+            return (np.array([[max(judged.get(d, 0), 0) for d in given]], dtype=float),
+                    np.array([[docs[d] for d in given]]))
+
+        if len(with_grade) >= 2:
+            truth, scores = vectors(with_grade)
+            out[TIED[6]][qid] = metrics.ndcg_score(truth, scores, k=5)
+        if len(kept) < 2:
+            continue
+        truth, scores = vectors(kept)
+        ideal = np.array([sorted((max(g, 0) for g in judged.values()), reverse=True) + [0]], dtype=float)
+        ideal_dcg = metrics.dcg_score(ideal, ideal, k=10)
+        out[TIED[0]][qid] = metrics.ndcg_score(truth, scores, k=5)
+        out[TIED[1]][qid] = metrics.ndcg_score(truth, scores)
+        out[TIED[2]][qid] = metrics.dcg_score(truth, scores, k=3)
+        out[TIED[3]][qid] = metrics.dcg_score(truth, scores, k=10, log_base=10)
+        out[TIED[4]][qid] = metrics.dcg_score(truth, scores)
+        out[TIED[5]][qid] = metrics.ndcg_score(2 ** truth - 1, scores, k=10)
+        out[TIED[7]][qid] = metrics.dcg_score(truth, scores, k=10) / ideal_dcg if ideal_dcg else 0.0
+    return out
+
+
+def assert_same_per_query(per_query: dict, expected: dict) -> int:
+    """Every expected value equals evaltool's for the same query; how many were compared."""
+    checked = 0
+    for spec, values in expected.items():
+        assert values, f"no query to compare for {spec}"
+        for qid, want in values.items():
+            have = per_query[qid][spec]
+            assert same(have, want), (spec, qid, have, want)
+            checked += 1
+    return checked
+
+
+def sorted_run_file(run: dict, path) -> str:
+    """The run written as systems write it: by query, scores descending (ranking's no-sort path)."""
+    lines = [f"{q} Q0 {d} 0 {docs[d]} run\n" for q, docs in run.items() for d in evaltool_order(docs)]
+    path.write_text("".join(lines))
+    return str(path)
+
+
+@pytest.mark.parametrize("cut", CUTS, ids=list(CUTS))
+@pytest.mark.parametrize("layout", ["as generated", "sorted"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_scikit_learn_tie_averaged_dcg_and_ndcg(collections, seed, layout, cut, reading_mode, tmp_path):
+    """Tied scores stay tied: scikit-learn gets each query's own scores, evaltool the same file."""
+    qpath, rpath, _ = collections[seed]
+    qrels, run = collection(seed)
+    if layout == "sorted":
+        rpath = sorted_run_file(run, tmp_path / "sorted.run")
+    expected = tie_averaged_by_scikit_learn(qrels, run, **CUTS[cut])
+    result = evaluate(qpath, rpath, TIED, per_query=True, stream="--stream" in reading_mode, **CUTS[cut])
+    assert assert_same_per_query(result.per_query, expected) >= 10 * len(TIED)
+    # the collection has ties that change the value: trec_eval's order gives other numbers
+    untied = evaluate(qpath, rpath, [spec.replace(",ties='average'", "") for spec in TIED[:1]], per_query=True,
+                      **CUTS[cut])
+    assert any(not same(untied.per_query[q][TIED[0].replace(",ties='average'", "")], v)
+               for q, v in expected[TIED[0]].items())
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_scikit_learn_tie_averaged_from_dicts_and_the_command_line(collections, seed, reading_mode):
+    """The same numbers from Python dicts, and from ``evaltool -o json`` with ``-M`` in every reading mode."""
+    import json
+
+    qpath, rpath, _ = collections[seed]
+    qrels, run = collection(seed)
+    from_dicts = evaluate(qrels, run, TIED, per_query=True)
+    assert assert_same_per_query(from_dicts.per_query, tie_averaged_by_scikit_learn(qrels, run)) >= 7 * 20
+    cli = invoke(*reading_mode, "-q", "-o", "json", "-M", "9", *(a for spec in TIED for a in ("-m", spec)),
+                 qpath, rpath)
+    assert cli.exit_code == 0, cli.stderr
+    per_query = json.loads(cli.stdout)["per_query"]
+    assert assert_same_per_query(per_query, tie_averaged_by_scikit_learn(qrels, run, max_ret=9)) >= 7 * 20
+    # -c: a judged query without results is an empty ranking, 0 however ties are treated
+    complete = evaluate(qpath, rpath, TIED, per_query=True, complete=True, stream="--stream" in reading_mode)
+    assert all(complete.per_query[qid][spec] == 0.0 for qid in ("q3", "qrels_only") for spec in TIED)
+
+
+def test_tie_averaging_by_hand_with_each_discount_and_gain():
+    """One group {a, b, c} of equal scores at ranks 1-3, grades a 3, b 0, c unjudged: each gains
+    3/3 = 1. trec_eval's order is c, b, a (id descending): a alone gains 3, at rank 3."""
+    qrels, run = {"q": {"a": 3, "b": 0, "z": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    got = evaluate(qrels, run, ["DCG(ties='average')", "DCG", "DCG(discount='jarvelin',ties='average')",
+                                "DCG(dcg='exp-log2',ties='average')@2", "nDCG(ties='average')@2"]).summary
+    third = 1 / math.log2(3)
+    assert got["DCG(ties='average')"] == pytest.approx(1 + third + 1 / 2, abs=1e-12)
+    assert got["DCG"] == pytest.approx(3 / 2, abs=1e-12)
+    # Järvelin: ranks 1 and 2 undiscounted, rank 3 divides by log2(3)
+    assert got["DCG(discount='jarvelin',ties='average')"] == pytest.approx(1 + 1 + third, abs=1e-12)
+    # exponential gains average after the mapping: (2^3 - 1) / 3 at ranks 1 and 2 only
+    assert got["DCG(dcg='exp-log2',ties='average')@2"] == pytest.approx(7 / 3 * (1 + third), abs=1e-12)
+    # the ideal (from the qrels: 3, 1) is untouched by ties: 3 + 1/log2(3)
+    assert got["nDCG(ties='average')@2"] == pytest.approx((1 + third) / (3 + third), abs=1e-12)
+
+
+def test_the_tie_rule_is_a_listed_parameter_and_round_trips():
+    listing = invoke("measures")
+    assert "nDCG(dcg, gains, judged_only, discount, ideal, ties)[@cutoff]" in listing.stdout
+    assert "DCG(dcg, gains, judged_only, discount, log_base, ties)[@cutoff]" in listing.stdout
+    page = invoke("measures", "-m", "nDCG").stdout
+    assert "ties='trec_eval' (one of 'trec_eval', 'average')" in page and "McSherry & Najork 2008" in page
+    for spec in TIED:
+        [request] = parse_measures([spec])
+        assert request.canonical == spec and request.names == [spec]
+        assert parse_measures([request.canonical])[0].values == request.values
+
+
+def test_scikit_learn_tie_averaged_on_real_data():
+    """A dense-retrieval run of TREC DL 2019 with tied scores, every query against scikit-learn."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    qpath = require_shared("realdata", "qrels", "qrels.dl19-passage.txt")
+    rpath = require_shared("realdata", "runs", "REP_LLAMA.trec_results_dl19.txt")
+    qrels, run = {}, {}
+    for line in open(qpath):
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+    for line in open(rpath):
+        q, _, d, _, s, _ = line.split()
+        run.setdefault(q, {})[d] = float(s)
+    specs = ["nDCG(ideal='ranking',ties='average')@10", "DCG(ties='average')@100"]
+    result = evaluate(str(qpath), str(rpath), specs, per_query=True)
+    tied = 0
+    for qid in result.per_query:
+        docs = run[qid]
+        truth = np.array([[max(qrels[qid].get(d, 0), 0) for d in docs]], dtype=float)
+        scores = np.array([list(docs.values())])
+        tied += len(set(docs.values())) < len(docs)
+        assert same(result.per_query[qid][specs[0]], metrics.ndcg_score(truth, scores, k=10)), qid
+        assert abs(result.per_query[qid][specs[1]] - metrics.dcg_score(truth, scores, k=100)) <= 1e-9, qid
+    assert len(result.per_query) == 43 and tied > 0

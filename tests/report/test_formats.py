@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 
@@ -135,6 +136,88 @@ def test_eval_table_is_aligned(files):
     lines = _eval(files, "table").splitlines()
     assert len({len(line) for line in lines}) == 1  # numbers right-aligned to one width
     assert lines[0].split() == ["query", "recip_rank"] and lines[-1].split() == ["all", "0.7500"]
+
+
+# ---------------------------------------------------------------- integer ranks and missing values
+
+# By hand: q1's first relevant document is at rank 2, q3's at rank 1, q2 retrieves none (no value);
+# the summary is the mean rank over the queries that have one, (2 + 1) / 2 = 1.5.
+RANK_QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 1\nq3 0 e 1\n"
+RANK_RUN = "q1 Q0 x 1 3.0 t\nq1 Q0 a 2 2.0 t\nq2 Q0 d 1 1.0 t\nq3 Q0 e 1 1.0 t\n"
+RANKS = {"q1": "2", "q2": "-nan", "q3": "1", "all": "1.5000"}
+
+
+@pytest.fixture
+def rank_files(tmp_path):
+    (tmp_path / "qrels").write_text(RANK_QRELS)
+    (tmp_path / "run").write_text(RANK_RUN)
+    return str(tmp_path / "qrels"), str(tmp_path / "run")
+
+
+def _ranks(rank_files, fmt, *options):
+    result = invoke(*rank_files, "-q", "-m", "FirstRelPos", "-o", fmt, *options)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def test_first_relevant_position_in_trec_format_is_an_integer_and_missing_is_trec_evals_nan(rank_files):
+    # trec_eval prints a value that does not exist (its 0/0 cases) as glibc's '  -nan', counts as %ld
+    assert _ranks(rank_files, "trec") == (
+        "FirstRelPos           \tq1\t2\nFirstRelPos           \tq2\t  -nan\n"
+        "FirstRelPos           \tq3\t1\nFirstRelPos           \tall\t1.5000\n")
+
+
+def test_first_relevant_position_in_json_is_an_integer_and_missing_is_null(rank_files):
+    parsed = json.loads(_ranks(rank_files, "json"))
+    per_query = {qid: values["FirstRelPos"] for qid, values in parsed["per_query"].items()}
+    assert per_query == {"q1": 2, "q2": None, "q3": 1}
+    assert all(type(v) is int for v in (per_query["q1"], per_query["q3"]))
+    assert parsed["summary"]["FirstRelPos"] == 1.5
+
+
+@pytest.mark.parametrize("fmt", ["csv", "markdown", "latex", "table"])
+def test_first_relevant_position_in_tables_is_an_integer_and_missing_is_trec_evals_nan(rank_files, fmt):
+    text = _ranks(rank_files, fmt)
+    if fmt == "csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        summary = {**RANKS, "all": "1.5"}  # CSV writes floats in full
+    elif fmt == "markdown":
+        rows, summary = parse_markdown_table(text), RANKS
+    elif fmt == "latex":
+        (rows,), summary = parse_latex_tabulars(text), RANKS
+    else:
+        rows, summary = [line.split() for line in text.splitlines()], RANKS
+    assert rows[0] == ["query", "FirstRelPos"]
+    assert dict(rows[1:]) == summary
+
+
+def test_first_relevant_position_in_html_is_an_integer_and_missing_is_trec_evals_nan(rank_files):
+    text = _ranks(rank_files, "html")
+    cells = re.findall(r'<tr(?: class="summary")?><td>(\w+)</td><td class="num" data-value="([^"]*)">([^<]*)</td></tr>',
+                       text)
+    assert cells == [("q1", "2", "2"), ("q2", "", "-nan"), ("q3", "1", "1"), ("all", "1.5", "1.5000")]
+
+
+def test_missing_values_read_back_as_nan_by_pandas(rank_files):
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.read_csv(io.StringIO(_ranks(rank_files, "csv")), index_col="query")
+    assert frame["FirstRelPos"].isna().tolist() == [False, True, False, False]
+
+
+def test_a_summary_without_any_rank_is_missing_and_groups_average_ranks(rank_files, tmp_path):
+    qrels, _ = rank_files
+    nothing = tmp_path / "nothing.run"
+    nothing.write_text("q2 Q0 d 1 1.0 t\n")
+    result = invoke(qrels, str(nothing), "-c", "-m", "FirstRelPos")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "FirstRelPos           \tall\t  -nan\n"
+    assert json.loads(invoke(qrels, str(nothing), "-c", "-m", "FirstRelPos", "-o", "json").stdout)[
+        "summary"] == {"FirstRelPos": None}
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("qid\tkind\nq1\ta\nq2\tb\nq3\ta\n")
+    grouped = _ranks(rank_files, "trec", "--group-by", "kind", "--topics", str(topics)).splitlines()
+    # group a: ranks 2 and 1 (mean 1.5); group b: q2 alone, no rank
+    assert "FirstRelPos           \tkind=a\t1.5000" in grouped and "FirstRelPos           \tkind=b\t  -nan" in grouped
 
 
 # ---------------------------------------------------------------- compare

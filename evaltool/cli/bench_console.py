@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 import re
 import sys
-import time
 
 from evaltool.bench.checkpoint import Outcome
 from evaltool.bench.execute import TIMEOUT
 from evaltool.bench.queries import BenchQuery
 from evaltool.bench.scoring import MeasurePlan, score_one
 from evaltool.bench.session import BenchResult, Listener
+from evaltool.cli.progress import Progress
 
 RULE = "=" * 80
 BAR_WIDTH = 24
@@ -70,36 +70,6 @@ def milliseconds(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.0f}ms" if value >= 10 else f"{value:.1f}ms"
-
-
-class Progress:
-    """One line on a terminal's standard error, redrawn as queries finish; silent elsewhere."""
-
-    def __init__(self, stream, total: int, done: int):
-        self.stream = stream
-        self.enabled = hasattr(stream, "isatty") and stream.isatty()
-        self.total, self.done, self.failed = total, done, 0
-        self.start = time.perf_counter()
-
-    def advance(self, failed: bool) -> None:
-        self.done += 1
-        self.failed += failed
-        self.draw()
-
-    def draw(self) -> None:
-        if not self.enabled:
-            return
-        share = self.done / self.total if self.total else 1.0
-        filled = round(share * 30)
-        failed = f"  {self.failed} failed" if self.failed else ""
-        self.stream.write(f"\r[{'█' * filled}{'░' * (30 - filled)}] {self.done}/{self.total} {share:4.0%}"
-                          f"{failed}  {time.perf_counter() - self.start:.1f}s\x1b[K")
-        self.stream.flush()
-
-    def clear(self) -> None:
-        if self.enabled:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
 
 
 class Console(Listener):

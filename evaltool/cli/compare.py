@@ -9,6 +9,7 @@ from evaltool.cli.common import (
     REPORT_FORMATS, check_format, emit, engine_options, evaluation_options, fail, grouping_arguments,
     grouping_options, output_options, relevance_arguments, relevance_options, warn,
 )
+from evaltool.cli.progress import shows_reading_progress
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 from evaltool.measures.sets import described
@@ -52,6 +53,7 @@ queries compared are those all runs were scored on, which the output states.
 @relevance_options
 @output_options([*REPORT_FORMATS, "html"], "table")
 @record_options(with_name=False)
+@shows_reading_progress
 def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
                     labels, thresholds, relevance, packs, f1_threshold, f1_total, qrels_format, run_format, fmt, output,
                     record, db, note, tags, at, **options):

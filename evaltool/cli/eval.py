@@ -13,6 +13,7 @@ from evaltool.cli.common import (
     check_format, emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options,
     output_options, relevance_arguments, relevance_options, warn,
 )
+from evaltool.cli.progress import shows_reading_progress
 from evaltool.cli.recording import record_options, recording
 from evaltool.errors import EvaltoolError
 from evaltool.measures.sets import NICKNAMES, described
@@ -64,6 +65,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
 @record_options(with_name=True)
+@shows_reading_progress
 def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold, f1_total,
                  qrels_format, run_format, record, record_name, db, note, tags, at, **options):

@@ -17,6 +17,7 @@ import numpy as np
 
 from evaltool.inputs import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, compression, head
+from evaltool.io.progress import open_counted
 
 COLUMNAR_MIN_BYTES = 2 << 20
 
@@ -75,7 +76,9 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int 
     pa.set_cpu_count(threads(jobs))
 
     compressed = _compression(path) == "gzip"
-    source = pa.input_stream(path, compression="gzip") if compressed else path
+    counted = open_counted(path, compressed)  # None unless a caller follows the progress of big reads
+    source = path if counted is None and not compressed else pa.input_stream(
+        path if counted is None else counted, compression="gzip" if compressed else None)
     try:
         return csv.read_csv(
             source,
@@ -90,6 +93,9 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int 
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
+    finally:
+        if counted is not None:
+            counted.close()
 
 
 def numpy_column(column, dtype) -> np.ndarray:

@@ -7,11 +7,12 @@ import io
 import os
 import sys
 import zlib
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
 from evaltool.errors import EvaltoolError, ParseError
+from evaltool.io.progress import open_counted
 
 DUPLICATE_POLICIES = ("error", "first", "max")
 # grades are stored as int64 (trec_eval reads them into a C long)
@@ -74,35 +75,53 @@ def read_head(name: str, size: int) -> bytes:
         raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
 
 
-def open_binary(name: str):
-    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd)."""
+def open_binary(name: str, source=None):
+    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd).
+
+    ``source``: the stored bytes of ``name`` already opened (a counted file,
+    :mod:`evaltool.io.progress`); the caller closes it after the file returned.
+    """
     start = read_head(name, 16)
     kind = compression(start)
     _refuse_archive(name, start)
     if kind == "gzip":
-        return gzip.open(name, "rb")
+        return gzip.open(source or name, "rb")
     if kind == "bz2":
         import bz2
 
-        return bz2.open(name, "rb")
+        return bz2.open(source or name, "rb")
     if kind == "xz":
         import lzma
 
-        return lzma.open(name, "rb")
+        return lzma.open(source or name, "rb")
     if kind == "zstd":
-        return io.BufferedReader(_zstandard(name).ZstdDecompressor().stream_reader(open(name, "rb"), closefd=True))
-    return open(name, "rb")
+        return io.BufferedReader(_zstandard(name).ZstdDecompressor().stream_reader(source or open(name, "rb"),
+                                                                                   closefd=True))
+    return source or open(name, "rb")
 
 
 @contextmanager
-def reading(name: str):
-    """:func:`open_binary` as a context in which a broken compressed stream is a ParseError."""
-    handle = open_binary(name)
+def reading(name: str, counted: bool = False):
+    """:func:`open_binary` as a context in which a broken compressed stream is a ParseError.
+
+    ``counted``: a pass over the whole file, whose progress goes to a caller that follows
+    big reads (:func:`evaltool.io.progress.open_counted`).
+    """
+    with ExitStack() as stack:
+        source = open_counted(name, compression(read_head(name, 16)) is not None) if counted else None
+        if source is not None:
+            stack.enter_context(source)
+        yield stack.enter_context(_reading(name, source))
+
+
+@contextmanager
+def _reading(name: str, source):
+    handle = open_binary(name, source)
     try:
         with handle:
             yield handle
     except (OSError, EOFError, zlib.error) as exc:
-        if isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO:
+        if handle is source or isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO:
             raise  # a plain file: an OSError is not about its content
         raise ParseError(name, None, None, f"a readable compressed stream ({exc})") from None
     except Exception as exc:

@@ -111,7 +111,7 @@ def _arrow_blocks(path: str, delimiter: str, jobs: int | None = None):
     pa.set_cpu_count(columnar.threads(jobs))
     carry = b""
     line0 = 0  # lines before the block
-    with reading(path) as handle:
+    with reading(path, counted=True) as handle:
         while True:
             data = handle.read(BLOCK_BYTES)
             final = not data
@@ -139,7 +139,7 @@ def _arrow_blocks(path: str, delimiter: str, jobs: int | None = None):
 
 def _line_blocks(path: str):
     """The same blocks from the line reader (irregular files): exact errors, slower."""
-    with reading(path) as handle:
+    with reading(path, counted=True) as handle:
         yield from _parse_lines(path, enumerate(handle, 1))
 
 
@@ -292,7 +292,7 @@ def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | No
     with tempfile.TemporaryDirectory(prefix="evaltool-") as folder:
         files = [open(os.path.join(folder, f"part{i}.txt"), "wb") for i in range(buckets)]
         try:
-            with reading(name) as handle:
+            with reading(name, counted=True) as handle:
                 for raw in handle:
                     fields = raw.split(None, 1)
                     if not fields or fields[0][:1] == b"#":

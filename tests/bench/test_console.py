@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from evaltool.bench import BenchSettings, Listener, run_benchmark
-from evaltool.cli.bench_console import Progress
+from evaltool.cli.progress import Progress
 from tests.helpers import query, write_queries
 
 

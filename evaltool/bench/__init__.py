@@ -13,6 +13,7 @@ Stages, one module each:
 
 * :mod:`~evaltool.bench.queries`: read and validate the queries file (all problems at once).
 * :mod:`~evaltool.bench.backends`: a Python callable, an HTTP endpoint, a TREC run replay.
+* :mod:`~evaltool.bench.answers`: an HTTP answer, parsed only as far as the ids a run keeps.
 * :mod:`~evaltool.bench.checkpoint`: a JSONL file of finished queries, for ``--resume``.
 * :mod:`~evaltool.bench.execute`: bounded concurrency, per-query timeout, retries.
 * :mod:`~evaltool.bench.scoring`: qrels and run dicts → ``evaluate()`` → the report's numbers.

@@ -11,7 +11,8 @@
   the ids are in the JSON answer: dotted keys, list indexes and ``*`` for every element
   (``hits.*.id``); by default the whole answer is the list. The body is decoded in the
   charset its ``Content-Type`` declares (else UTF-8/16/32, as JSON allows) and may hold
-  at most ``max_response_bytes``.
+  at most ``max_response_bytes``; it is parsed only as far as the ids that are read
+  (:mod:`evaltool.bench.answers`).
 * an existing file: a TREC run, replayed (every query gets its ranking from the file,
   ordered by trec_eval's rule; a query the run lacks gets no results).
 * ``module:function``: a Python callable, sync or async. It gets the query text as its
@@ -47,6 +48,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError
+from evaltool.bench.answers import AnswerText, BackendResultError, read_answer
 from evaltool.bench.queries import BenchQuery, id_problem
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -60,10 +62,6 @@ _CALLABLE_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 class TransientError(Exception):
     """Raise from a backend for a failure worth retrying (overload, a dropped connection)."""
-
-
-class BackendResultError(Exception):
-    """A backend answered with something that is not a ranking (never retried)."""
 
 
 @dataclass
@@ -96,7 +94,7 @@ def normalize(raw, limit: int) -> Retrieved:
     >>> normalize(["ok", "bad-\\ud800-id"], 5)
     Traceback (most recent call last):
     ...
-    evaltool.bench.backends.BackendResultError: result 2: id 'bad-\\ud800-id' is not valid Unicode (a lone surrogate); it cannot be written as UTF-8
+    evaltool.bench.answers.BackendResultError: result 2: id 'bad-\\ud800-id' is not valid Unicode (a lone surrogate); it cannot be written as UTF-8
     """
     if isinstance(raw, (str, bytes, dict)) or not hasattr(raw, "__iter__"):
         shown = repr(raw)[:60]
@@ -107,7 +105,7 @@ def normalize(raw, limit: int) -> Retrieved:
     with_scores = None
     duplicates = 0
     for position, item in enumerate(raw, 1):
-        if len(ids) == limit:
+        if len(ids) >= limit:
             break
         scored = isinstance(item, (tuple, list))
         if scored:
@@ -135,6 +133,8 @@ def normalize(raw, limit: int) -> Retrieved:
         seen.add(doc)
         ids.append(doc)
         scores.append(float(score) if scored else 0.0)
+        if len(ids) == limit:  # not one item more: a lazily read answer is parsed no further
+            break
     return Retrieved(ids, scores if with_scores else None, duplicates)
 
 
@@ -273,47 +273,6 @@ def _placeholders(node) -> set[str]:
     return set()
 
 
-def _step(value, part: str, trail: list[str]):
-    """``value[part]`` for a dict key or a list index; a BackendResultError naming where it is missing."""
-    if isinstance(value, list) and re.fullmatch(r"-?\d+", part) and -len(value) <= int(part) < len(value):
-        return value[int(part)]
-    if isinstance(value, dict) and part in value:
-        return value[part]
-    where = ".".join(trail) or "the top level"
-    shown = json.dumps(value, ensure_ascii=False)[:80]
-    raise BackendResultError(f"the response has no {part!r} at {where} (found {shown})")
-
-
-def _spread(value, parts: list[str], trail: list[str]):
-    """The items at ``parts`` below ``value``, one at a time (a ``*`` walks a list lazily)."""
-    for index, part in enumerate(parts):
-        if part == "*" and isinstance(value, list):
-            rest, below = parts[index + 1:], [*trail, part]
-            for element in value:
-                yield from _spread(element, rest, below)
-            return
-        value = _step(value, part, trail)
-        trail = [*trail, part]
-    yield value
-
-
-def extract(body, path: str | None):
-    """The items at ``path`` (dotted keys, list indexes, ``*`` for every element) of a JSON answer.
-
-    With a ``*`` the items come one at a time, so that reading stops at ``--limit``
-    (:func:`normalize` asks for no more) however many hits the answer holds.
-
-    >>> extract({"hits": [{"id": "a"}, {"id": "b"}]}, "hits.1.id")
-    'b'
-    >>> list(extract({"hits": [{"id": "a"}, {"id": "b"}]}, "hits.*.id"))
-    ['a', 'b']
-    """
-    parts = path.split(".") if path else []
-    if "*" in parts:
-        return _spread(body, parts, [])
-    return next(_spread(body, parts, []))
-
-
 class HttpStatusError(Exception):
     """An HTTP answer with an error status; ``retry_after`` is its Retry-After in seconds, if any."""
 
@@ -348,31 +307,6 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
     return max(seconds, 0.0) if math.isfinite(seconds) else None
-
-
-def decode_json(payload: bytes, charset: str | None):
-    """The JSON value of an answer's bytes in its declared ``charset`` (else UTF-8/16/32 as JSON allows).
-
-    >>> decode_json('["caf\u00e9"]'.encode("iso-8859-1"), "iso-8859-1")
-    ['café']
-    >>> decode_json(b'["caf\\xe9"]', None)
-    Traceback (most recent call last):
-    ...
-    evaltool.bench.backends.BackendResultError: the response is not valid utf-8 (no charset declared): byte 0xe9 at offset 5
-    """
-    encoding = charset or json.detect_encoding(payload)
-    declared = "" if charset else " (no charset declared)"
-    try:
-        text = payload.decode(encoding)
-    except LookupError:
-        raise BackendResultError(f"the response declares charset={charset}, which is not a known encoding") from None
-    except UnicodeDecodeError as exc:
-        raise BackendResultError(f"the response is not valid {encoding}{declared}: byte 0x{payload[exc.start]:02x} "
-                                 f"at offset {exc.start}") from None
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise BackendResultError(f"the response is not JSON: {text[:80]!r}") from None
 
 
 def _httpx():
@@ -449,20 +383,20 @@ class HttpBackend(Backend):
                                              follow_redirects=True)
         return self._client
 
-    async def _body(self, response) -> bytes:
-        """The answer's bytes; ResponseTooLarge as soon as they pass the cap (the rest is never read)."""
+    async def _text(self, response) -> list[str]:
+        """The answer's text, decoded as it arrives; ResponseTooLarge once past the cap (the rest is never read)."""
         cap = self.max_response_bytes
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > cap:
             raise ResponseTooLarge(f"the response is {int(declared)} bytes (Content-Length); "
                                    f"--max-response-bytes is {cap}")
-        pieces, size = [], 0
+        text, size = AnswerText(response.charset_encoding), 0
         async for piece in response.aiter_bytes():
             size += len(piece)
             if size > cap:
                 raise ResponseTooLarge(f"the response exceeds --max-response-bytes ({cap} bytes)")
-            pieces.append(piece)
-        return b"".join(pieces)
+            text.feed(piece)
+        return text.finish()
 
     async def search(self, query: BenchQuery, limit: int, timeout: float):
         method, url, body = self.request(query, limit)
@@ -478,9 +412,8 @@ class HttpBackend(Backend):
                 message = f"HTTP {response.status_code} {response.reason_phrase}" + (f": {shown}" if shown else "")
                 raise HttpStatusError(response.status_code, message,
                                       retry_after_seconds(response.headers.get("Retry-After")))
-            payload = await self._body(response)
-            charset = response.charset_encoding
-        return extract(decode_json(payload, charset), self.response_path)
+            text = await self._text(response)
+        return read_answer(text, self.response_path)
 
     async def close(self) -> None:
         if self._client is not None:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from tests.fault_server import FaultServer
-from tests.helpers import bench, only_report, query, write_queries
+from tests.helpers import ROOT, bench, only_report, query, write_queries
 
 SLACK_MS = 1500  # how far past a bound a loaded machine may be, in milliseconds
 
@@ -54,12 +57,62 @@ def test_timeout_covers_a_slow_body_and_the_query_fails_as_timeout(server, tmp_p
 
 
 def test_work_on_a_big_answer_stops_at_the_limit(server, tmp_path):
-    # ~10 MB, 300 000 hits: read and parsed whole, but only the first --limit ids are looked at
+    # ~10 MB, 300 000 hits: read whole, parsed only up to the --limit-th id (evaltool.bench.answers)
     result, report, by_text, _ = run(server, tmp_path, ["big-300000", "ok"], "--limit", "5", "--timeout", "20",
                                      "--concurrency", "2")
     assert result.exit_code == 0, result.stderr
     assert by_text["big-300000"]["returned_ids"] == ["d0", "d1", "d2", "d3", "d4"]
     assert by_text["ok"]["execution_time_ms"] <= SLACK_MS  # not held up by the big answer's clean-up
+
+
+# `evaltool bench` in a child whose answer reader sends the child a signal as it starts on an answer
+SIGNAL_WHILE_PARSING = """
+import os, sys
+import evaltool.bench.backends as backends
+from evaltool.cli.app import run
+
+real = backends.read_answer
+
+def read_answer(text, *args):
+    if sum(map(len, text)) > 1_000_000:
+        os.kill(os.getpid(), int(os.environ["BENCH_SIGNAL"]))
+    return real(text, *args)
+
+backends.read_answer = read_answer
+run(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_a_big_answer_is_parsed_stops_the_run_and_resume_is_exact(server, tmp_path, signum):
+    """The signal lands while the 10 MB answer is parsed: that query ends (its parse stops at --limit),
+    then the run stops with 128 + the signal, the checkpoint holding exactly the finished queries;
+    --resume sends only the rest. (How fast the process exits is measured by benchmarks/bench_faults.py.)"""
+    from tests.fault_server import big_body
+
+    queries = write_queries(tmp_path / "q.json", [query(1, "ok"), query(2, "big-300000", ["d3"]), query(3, "after")])
+    out = tmp_path / "out"
+    options = ["--response-path", "hits.*.id", "--concurrency", "1",
+               "--max-response-bytes", str(len(big_body(300000)) + 1), "--timeout", "60"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCH_SIGNAL": str(int(signum))}
+    stopped = subprocess.run([sys.executable, "-c", SIGNAL_WHILE_PARSING, "bench", queries, "--backend", server.url,
+                              "--out", str(out), *options], env=env, capture_output=True, text=True, timeout=120)
+    assert stopped.returncode == 128 + signum, stopped.stderr
+    assert f"interrupted ({signum.name}) after 2 of 3 queries" in stopped.stderr
+    assert "Traceback" not in stopped.stderr and not list(out.glob("baseline_*"))
+    lines = (out / "q.checkpoint.jsonl").read_text().splitlines()[1:]
+    done = {record["qid"]: record for record in map(json.loads, lines)}
+    assert sorted(done) == ["1", "2"] and done["2"]["ids"] == [f"d{i}" for i in range(10)]
+    assert dict(server.counts) == {"ok": 1, "big-300000": 1}
+
+    resumed = bench(queries, server.url, out, *options, "--resume")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert dict(server.counts) == {"ok": 1, "big-300000": 1, "after": 1}  # each query sent once in all
+    report, _ = only_report(out)
+    assert [e["query"] for e in report["detailed_results"]] == ["ok", "big-300000", "after"]
+    assert report["metadata"]["resumed_queries"] == 2 and report["metadata"]["failed_queries"] == 0
+    # by hand: rel1 is second of x1, rel1, rel2 (RR 1/2); d3 is fourth of d0..d9 (RR 1/4)
+    assert [e["metrics"]["mrr"] for e in report["detailed_results"]] == [0.5, 0.25, 0.5]
 
 
 def test_timeouts_close_their_connections_so_concurrency_holds_toward_the_service(server, tmp_path):

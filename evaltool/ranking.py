@@ -25,6 +25,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
+from evaltool.arrays import distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError
 
@@ -349,7 +350,7 @@ def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.
 def _in_query_order(codes: np.ndarray, scores: np.ndarray) -> tuple[bool, np.ndarray]:
     """Whether rows come grouped by query with non-increasing scores; the query starts."""
     starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-    if len(np.unique(codes[starts])) != len(starts):
+    if len(distinct(codes[starts])) != len(starts):
         return False, starts
     rising = scores[1:] > scores[:-1]
     rising[starts[1:] - 1] = False
@@ -473,7 +474,7 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     ``qrels_q``: of each qrels row)."""
     qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
     joinable = (qrels_q >= 0) & (qrels_key >= 0)
-    keys = np.unique(qrels_key[joinable])
+    keys = distinct(qrels_key[joinable])
     candidates = np.flatnonzero(np.isin(run.doc_codes, keys, kind=_isin_kind(keys, run.doc_codes)))
     candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
     candidate_q = code_q[run.qid_codes[candidates]]

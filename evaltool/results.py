@@ -319,13 +319,13 @@ def resolve_topics(group_by, topics, judgments=None):
     ``topics`` is a path, a :class:`~evaltool.io.topics.Topics` or ``{qid: {field: value}}``;
     None with a queries file as judgments uses the file's fields (``category``, ...).
     """
-    from evaltool.io import topics as topics_io
-
     fields = [group_by] if isinstance(group_by, str) else list(group_by or ())
     if not fields:
         if topics is not None:
             raise EvaltoolError("--topics needs --group-by FIELD (group_by=) to say which field groups the queries")
         return [], None
+    from evaltool.io import topics as topics_io
+
     if topics is None:
         topics = topics_io.topics_of_queries(judgments)
         if topics is None:

@@ -127,7 +127,6 @@ class _Prefix:
         self.pieces = pieces
         self.used = 0
         self.s = ""
-        self.whole = not pieces
         self.grow()
 
     def grow(self) -> None:

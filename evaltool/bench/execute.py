@@ -15,7 +15,9 @@ queries are in flight (a semaphore). Nothing a query does can stop the run: its 
 is recorded in its :class:`Outcome`.
 
 Ctrl-C (SIGINT) or SIGTERM cancels the queries in flight and raises :class:`Interrupted`;
-every finished query has already been handed to ``on_outcome`` (the checkpoint).
+every finished query has already been handed to ``on_outcome`` (the checkpoint). Nothing
+the run leaves behind holds the exit up: a sync Python backend and asyncio's blocking
+helpers (a DNS lookup) run in daemon threads that nobody waits for.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from evaltool.bench.backends import Backend, normalize
 from evaltool.bench.checkpoint import Outcome
@@ -113,6 +117,36 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
     return Outcome(query.qid, retrieved.ids, retrieved.scores, None, elapsed, attempts, retrieved.duplicates)
 
 
+class DaemonThreads(ThreadPoolExecutor):
+    """The run's default executor (asyncio's ``getaddrinfo`` runs there): every call in a
+    daemon thread of its own, and ``shutdown`` waits for none of them.
+
+    A pool's threads are joined when the loop closes and again at exit, so a DNS lookup
+    that hangs would hold an interrupted run up until the resolver gives up; abandoned
+    here, it ends with the process.
+
+    >>> DaemonThreads().submit(sum, [1, 2]).result(timeout=5)
+    3
+    """
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+
+        def target() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # handed to whoever waits for the future
+                future.set_exception(exc)
+
+        threading.Thread(target=target, name="evaltool-bench-executor", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Nothing to wait for (see the class docstring)."""
+
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -139,6 +173,7 @@ async def _run_all(backend, queries, limit, timeout, retries, concurrency, on_ou
     gate = asyncio.Semaphore(concurrency)
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
+    loop.set_default_executor(DaemonThreads())
     stopped_by = []
 
     def stop(number: int) -> None:

@@ -120,10 +120,10 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
 
 def _check_outputs(output, save_reference) -> None:
     """Fail before any work when an output file could not be written."""
-    from evaltool.report.output import check_writable
-
     for path, what in ((output, "--output"), (save_reference, "--save-reference")):
         if path:
+            from evaltool.report.output import check_writable
+
             check_writable(path, what)
 
 

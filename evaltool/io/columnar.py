@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from evaltool.arrays import distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, compression, head
 from evaltool.io.progress import open_counted
@@ -248,7 +249,7 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | Non
     packed <<= 40
     packed |= doc_codes
     changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
-    grouped = len(np.unique(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
+    grouped = len(distinct(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
     if not grouped or n < 1_000_000 or len(changes) == 0 or threads(jobs) < 2:
         packed.sort()
         return bool(np.any(packed[1:] == packed[:-1]))

@@ -112,43 +112,141 @@ def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.nd
 
 
 _WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # C's isspace
+_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # C's isspace, and bytes.split's whitespace
+_NOT_ID_CONTROL = bytes([0, 9, 10, 11, 12, 13, *range(32, 256)])  # every byte but controls that are not whitespace
 
 
-def _regular_columns(data: bytes, fields: int) -> list | None:  # noqa: C901
-    """Every field of a file whose lines all have exactly ``fields`` fields, or None.
+def _token_bounds(data: bytes, fields: int):
+    """(text, starts, ends): the bytes of a file as a numpy array and the byte offsets where
+    each token starts and ends, when every content line has exactly ``fields`` fields; else None.
 
-    One ``bytes.split`` and a vectorised check of the number of fields per line: the
-    common case parses without a Python loop over lines. Files with comment lines (any
-    ``#``) or uneven lines return None and go through the line reader instead.
+    Whitespace and token boundaries are found with array operations over the bytes, without
+    a Python object per token: the common case parses without a loop over lines. Files with
+    comment lines (any ``#``), a NUL byte or uneven lines return None and go to the line reader, which
+    names the line that is wrong.
+
+    >>> text, starts, ends = _token_bounds(b"q1 0 d1 1\\r\\n\\n q1\\t0 d2  0", 4)
+    >>> starts.tolist(), ends.tolist()
+    ([0, 3, 5, 8, 13, 16, 18, 22], [2, 4, 7, 9, 15, 17, 20, 23])
+    >>> _token_bounds(b"q1 0 d1 1\\nq1 0 d2\\n", 4) is None
+    True
     """
     if b"#" in data or b"\x00" in data:
         return None
-    tokens = data.split()
-    if not tokens or len(tokens) % fields:
-        return None
     text = np.frombuffer(data, dtype=np.uint8)
-    space = _WHITESPACE[text]
-    starts = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
-    line = np.cumsum(text == 10)[starts]
-    per_line = np.diff(np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1], [True]))))
-    if len(starts) != len(tokens) or np.any(per_line != fields):
+    # whitespace, with a blank before and after the text; arrays the size of the file are
+    # allocated sparingly (each costs page faults in a process that reads one file)
+    edges = np.empty(len(text) + 2, dtype=bool)
+    edges[0] = edges[-1] = True
+    np.less_equal(text, 32, out=edges[1:-1])
+    if data.translate(None, _NOT_ID_CONTROL):  # control bytes other than whitespace belong to ids
+        edges[1:-1] = _WHITESPACE[text]
+    changes = np.flatnonzero(edges[1:] != edges[:-1])  # token start, token end, start, end, ...
+    starts, ends = changes[0::2], changes[1::2]
+    if not len(starts) or len(starts) % fields:
         return None
-    return [tokens[i::fields] for i in range(fields)]
+    before_newline = np.searchsorted(starts, np.flatnonzero(text == 10))
+    per_line = np.diff(before_newline, prepend=0, append=len(starts))
+    if np.any(per_line[per_line != 0] != fields):
+        return None
+    return text, starts, ends
 
 
-def _encode(tokens: list) -> tuple[np.ndarray, np.ndarray]:
-    """Dictionary-encode a column of byte strings: (sorted unique bytes, codes)."""
-    unique, codes = np.unique(np.array(tokens), return_inverse=True)
-    return unique, codes.reshape(-1).astype(np.int64)
+def _column(text: np.ndarray, starts: np.ndarray, ends: np.ndarray, field: int, fields: int) -> np.ndarray:
+    """Field ``field`` (0-based) of every line, as a numpy bytes (``S``) array.
+
+    >>> data = b"q1 0 d1 1\\nq22 0 d2 0\\n"
+    >>> _column(*_token_bounds(data, 4), 0, 4).tolist()
+    [b'q1', b'q22']
+    """
+    begin, length = starts[field::fields], ends[field::fields] - starts[field::fields]
+    width = int(length.max())
+    padded = np.concatenate((text, np.zeros(width, dtype=np.uint8)))
+    matrix = np.lib.stride_tricks.sliding_window_view(padded, width)[begin]
+    matrix[np.arange(width) >= length[:, None]] = 0  # no NUL in the file: numpy strips the padding
+    return matrix.view(f"S{width}").reshape(-1)
 
 
-def _numbers(tokens: list, dtype) -> np.ndarray | None:
-    """Numeric column from byte strings; None if any is malformed (the line reader says which)."""
-    if b"_" in b" ".join(tokens):
+def _encode(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary-encode a bytes column: (sorted unique values, codes).
+
+    Repeats in a row (a file grouped by query) are encoded once; ids of at most 8 bytes are
+    sorted as big-endian integers, which orders them as bytes and sorts faster than strings.
+
+    >>> vocab, codes = _encode(np.array([b"q2", b"q2", b"q10", b"q2"]))
+    >>> vocab.tolist(), codes.tolist()
+    ([b'q10', b'q2'], [1, 1, 0, 1])
+    """
+    firsts = np.flatnonzero(np.concatenate(([True], column[1:] != column[:-1])))
+    heads = column[firsts]
+    width = column.dtype.itemsize
+    if width <= 8:
+        padded = np.zeros((len(heads), 8), dtype=np.uint8)
+        padded[:, :width] = heads.view(np.uint8).reshape(-1, width)
+        keys, head_codes = np.unique(padded.view(">u8").reshape(-1), return_inverse=True)
+        vocab = keys.astype(">u8").view("S8").astype(column.dtype)
+    else:
+        vocab, head_codes = np.unique(heads, return_inverse=True)
+    codes = np.repeat(head_codes.reshape(-1).astype(np.int64), np.diff(np.append(firsts, len(column))))
+    return vocab, codes
+
+
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+
+
+def _decimals(column: np.ndarray) -> np.ndarray | None:
+    """The doubles of a bytes column of plain decimals (``[+-]digits[.digits]``, 1 to 15
+    digits), exactly as strtod and ``float`` read them; None when any token has another form.
+
+    Exact by Clinger's fast path: the digits form an integer below 2**53 and the divisor is a
+    power of ten up to 10**15, both exact doubles, and one IEEE division rounds once. Three
+    times faster than numpy's string-to-float cast, which the other forms (``1e-3``, longer
+    numbers) still take.
+
+    >>> _decimals(np.array([b"15.319813", b"-0", b"+.5", b"7.", b"007"])).tolist()
+    [15.319813, -0.0, 0.5, 7.0, 7.0]
+    >>> _decimals(np.array([b"1", b"1e3"])) is None, _decimals(np.array([b"1", b"1.2.3"])) is None
+    (True, True)
+    """
+    width = column.dtype.itemsize
+    if width > 17:
+        return None
+    chars = column.view(np.uint8).reshape(-1, width)
+    digits = chars - np.uint8(48)  # wraps around: every byte but a digit becomes 10 or more
+    is_digit, is_dot = digits < 10, chars == ord(".")
+    allowed = is_digit | is_dot | (chars == 0)
+    allowed[:, 0] |= (chars[:, 0] == ord("-")) | (chars[:, 0] == ord("+"))
+    # sums along rows as byte matrix-vector products: numpy's reductions of short rows are
+    # slower, and nothing as large as the matrix in doubles is allocated (page faults)
+    ones, columns = np.ones(width, dtype=np.uint8), np.arange(width, dtype=np.uint8)
+    count, dots = is_digit.view(np.uint8) @ ones, is_dot.view(np.uint8) @ ones
+    if not allowed.all() or count.min() < 1 or count.max() > 15 or dots.max() > 1:
+        return None
+    length = (chars != 0).view(np.uint8) @ ones
+    # all digits as one integer, the point and a sign read as zero digits, the padding as trailing zeros
+    masked = digits * is_digit
+    spread = np.zeros(len(chars), dtype=np.int64)
+    for place in range(width):
+        spread += masked[:, place] * _POW10[width - 1 - place]
+    whole = spread // _POW10[width - length]
+    has_dot = dots > 0
+    after_point = np.where(has_dot, length.astype(np.int64) - 1 - is_dot.view(np.uint8) @ columns, 0)
+    fraction = whole % _POW10[after_point]
+    mantissa = (whole - fraction) // np.where(has_dot, 10, 1) + fraction  # the point's zero digit taken out
+    value = mantissa / _POW10[after_point].astype(np.float64)
+    return np.where(chars[:, 0] == ord("-"), -value, value)
+
+
+def _numbers(column: np.ndarray, dtype) -> np.ndarray | None:
+    """Numeric column from a bytes column; None if any is malformed (the line reader says which)."""
+    if dtype is np.float64:
+        values = _decimals(column)
+        if values is not None:
+            return values
+    if np.any(column.view(np.uint8) == ord("_")):
         return None
     try:
-        values = np.array(tokens).astype(dtype)
+        values = column.astype(dtype)
     except (ValueError, OverflowError):
         return None
     if dtype is np.float64 and not np.all(np.isfinite(values)):
@@ -184,19 +282,30 @@ class BytesDocRun(Run):
 
 
 def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int | None = None):
-    """(columns, values, query vocab, query codes, doc vocab, doc codes) of a regular file
+    """(last token, values, query vocab, query codes, doc vocab, doc codes) of a regular file
     without duplicates, or None (the line reader then names what is wrong)."""
-    columns = _regular_columns(data, fields)
-    if columns is None:
+    bounds = _token_bounds(data, fields)
+    if bounds is None:
         return None
-    values = _numbers(columns[value_field], dtype)
+    values = _numbers(_column(*bounds, value_field, fields), dtype)
     if values is None:
         return None
-    qid_vocab, qid_codes = _encode(columns[0])
-    doc_vocab, doc_codes = _encode(columns[2])
+    qid_vocab, qid_codes = _encode(_column(*bounds, 0, fields))
+    doc_vocab, doc_codes = _encode(_column(*bounds, 2, fields))
     if columnar.has_duplicates(qid_codes, doc_codes, jobs):
         return None
-    return columns, values, [decode(q) for q in qid_vocab.tolist()], qid_codes, doc_vocab, doc_codes
+    _, starts, ends = bounds
+    last = data[int(starts[-1]):int(ends[-1])]
+    return last, values, _decoded(qid_vocab), qid_codes, doc_vocab, doc_codes
+
+
+def _decoded(vocab: np.ndarray) -> list[str]:
+    """Every id of a bytes array as text, decoded in one call (ids hold no newline).
+
+    >>> _decoded(np.array([b"d1", b"caf\\xc3\\xa9", b"\\xff"]))
+    ['d1', 'café', '\\udcff']
+    """
+    return b"\n".join(vocab.tolist()).decode("utf-8", "surrogateescape").split("\n") if len(vocab) else []
 
 
 def _fast_qrels(name: str, data: bytes, jobs: int | None = None) -> Qrels | None:
@@ -204,16 +313,17 @@ def _fast_qrels(name: str, data: bytes, jobs: int | None = None) -> Qrels | None
     if parsed is None:
         return None
     _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
-    return Qrels(qid_vocab, qid_codes, [decode(d) for d in doc_vocab.tolist()], doc_codes, grades, None, path=name)
+    docids = _decoded(doc_vocab)
+    _LAST_ENCODED[:] = [docids, doc_vocab]  # ranking looks these ids up in the run as bytes: no encoding again
+    return Qrels(qid_vocab, qid_codes, docids, doc_codes, grades, None, path=name)
 
 
 def _fast_run(name: str, data: bytes, jobs: int | None = None) -> Run | None:
     parsed = _fast_columns(data, 6, 4, np.float64, jobs)
     if parsed is None:
         return None
-    columns, scores, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
-    return BytesDocRun(qid_vocab, qid_codes, doc_vocab, doc_codes, scores, None,
-                       runid=decode(columns[5][-1]), path=name)
+    runid, scores, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
+    return BytesDocRun(qid_vocab, qid_codes, doc_vocab, doc_codes, scores, None, runid=decode(runid), path=name)
 
 
 def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:

@@ -36,7 +36,6 @@ import numpy as np
 
 from evaltool.inputs import Item, Qrels, Run
 from evaltool.errors import EvaltoolError, InputError
-from evaltool.io.jsonl import Queries, Results
 from evaltool.relevance.qrels import QrelsBuilder
 from evaltool.relevance.token_f1 import DEFAULT_THRESHOLD, best_f1, tokens
 
@@ -89,7 +88,7 @@ def _in_rank_order(items: list[Item]) -> list[Item]:
 
 def _items_by_query(results) -> dict[str, list[Item]]:
     """The retrieved items of every query; a TREC run's items have ids and scores only."""
-    if isinstance(results, Results):
+    if not isinstance(results, Run):  # the Results of a JSONL file
         items = results.items
     else:
         run = results
@@ -106,13 +105,13 @@ def _items_by_query(results) -> dict[str, list[Item]]:
 class _Judge:
     """Applies the sources to one query after another, collecting rows and provenance."""
 
-    def __init__(self, queries: Queries, results, packs, f1_threshold: float, relevance_level: int,
+    def __init__(self, queries, results, packs, f1_threshold: float, relevance_level: int,
                  f1_depth: int | None = None):
         self.queries, self.packs_given, self.threshold = queries, packs, f1_threshold
         self.depth = f1_depth
         self.level = max(relevance_level, 1)
         self.results, self.grouped = results, None
-        self.results_path = results.run.path if isinstance(results, Results) else results.path
+        self.results_path = results.path if isinstance(results, Run) else results.run.path
         self.builder = QrelsBuilder(queries.path)
         self.loaded = None
         self.pack_of: dict[str, str] = {}
@@ -197,13 +196,12 @@ def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold:
     ``f1_depth``: token F1 judges only each query's top ``f1_depth`` items (see the module docstring).
     """
     check_options(mode, f1_threshold)
-    run = results.run if isinstance(results, Results) else results
+    run = results if isinstance(results, Run) else results.run
     if isinstance(judgments, Qrels):
         if mode not in ("auto", "qrels"):
             raise InputError(f"--relevance {mode} judges the queries of a queries file (JSON or JSONL with qid, "
                              f"answer, metadata, ...); {judgments.path} is a qrels file")
-        used = np.unique(judgments.qid_codes)
-        return Resolution(judgments, run, {judgments.qid_vocab[c]: QRELS for c in used})
+        return Resolution(judgments, run, dict.fromkeys(judgments.queries_with(), QRELS))
     judge = _Judge(judgments, results, packs, f1_threshold, relevance_level, f1_depth)
     if mode == "pack" and not judge.packs():
         raise InputError("--relevance pack: no pack is installed; name one with --pack module:attr")
@@ -233,8 +231,7 @@ def relevance_meta(resolution: Resolution | None, qids: list[str], qrels: Qrels,
     counts = {s: 0 for s in STRATEGIES}
     for qid in qids:
         counts[strategies.get(qid, QRELS)] += 1
-    with_relevant = qrels.qid_codes[qrels.grades >= relevance_level]
-    relevant_qids = {qrels.qid_vocab[c] for c in np.unique(with_relevant)}
+    relevant_qids = set(qrels.queries_with(qrels.grades >= relevance_level))
     packs: dict[str, int] = {}
     for qid in qids:
         name = resolution.packs.get(qid) if resolution else None

@@ -115,6 +115,42 @@ def test_a_signal_while_a_big_answer_is_parsed_stops_the_run_and_resume_is_exact
     assert [e["metrics"]["mrr"] for e in report["detailed_results"]] == [0.5, 0.25, 0.5]
 
 
+# `evaltool bench` in a child whose DNS lookups never return (a resolver that does not answer)
+LOOKUP_HANGS = """
+import socket, sys, threading
+def getaddrinfo(*args, **kwargs):
+    print("resolving", file=sys.stderr, flush=True)
+    threading.Event().wait()
+socket.getaddrinfo = getaddrinfo
+from evaltool.cli.app import run
+run(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_a_dns_lookup_that_hangs_stops_the_run(server, tmp_path, signum):
+    """The lookup runs in a thread asyncio hands it to; the interrupted run exits without waiting
+    for that thread (before, it waited until the lookup returned: here, never)."""
+    queries = write_queries(tmp_path / "q.json", [query(1, "ok"), query(2, "ok")])
+    url = server.url.replace("127.0.0.1", "localhost")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", LOOKUP_HANGS, "bench", queries, "--backend", url,
+                              "--out", str(tmp_path / "out"), "--response-path", "hits.*.id"],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stderr.readline() == "resolving\n"
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 128 + signum, err
+    assert f"interrupted ({signum.name}) after 0 of 2 queries" in err and "Traceback" not in err
+    assert (tmp_path / "out" / "q.checkpoint.jsonl").read_text().count("\n") == 1  # the header alone
+    assert server.requests == 0
+
+
 def test_timeouts_close_their_connections_so_concurrency_holds_toward_the_service(server, tmp_path):
     result, report, by_text, _ = run(server, tmp_path, ["hang"] * 12, "--timeout", "0.3", "--concurrency", "4")
     assert result.exit_code == 2  # every query failed

@@ -1,0 +1,69 @@
+"""What the command line loads: ``--help`` without numpy, a small evaluation without the
+machinery built for big files or other inputs, and numpy with one BLAS thread.
+
+Each case runs the command line in a fresh interpreter and reports the modules it
+imported (no timing here: performance is measured by ``make bench``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+QRELS = str(ROOT / "data" / "qrels.txt")
+RUN = str(ROOT / "data" / "run.txt")
+CHILD = """
+import json, os, runpy, sys
+args, report = json.loads(sys.argv[1]), sys.argv[2]
+sys.argv = ["evaltool", *args]
+try:
+    runpy.run_module("evaltool", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+with open(report, "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules), "blas": os.environ.get("OPENBLAS_NUM_THREADS")}, out)
+"""
+BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS")
+
+
+def loaded(tmp_path, *args, **env) -> dict:
+    report = tmp_path / "report.json"
+    environ = {k: v for k, v in os.environ.items() if k not in BLAS_VARIABLES}
+    environ.update(PYTHONPATH=str(ROOT), **env)
+    subprocess.run([sys.executable, "-c", CHILD, json.dumps(list(args)), str(report)], env=environ, cwd=tmp_path,
+                   stdout=subprocess.DEVNULL, check=True)
+    return json.loads(report.read_text())
+
+
+def under(modules, *packages) -> list[str]:
+    return [m for m in modules if m.split(".")[0] in packages or m.startswith(tuple(p + "." for p in packages))]
+
+
+def test_help_imports_no_numerical_library(tmp_path):
+    child = loaded(tmp_path, "--help")
+    assert child["code"] == 0
+    assert under(child["modules"], "numpy", "pyarrow", "scipy", "pandas") == []
+
+
+@pytest.mark.parametrize("measures", [["-m", "map", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recip_rank"], []])
+def test_a_small_evaluation_imports_only_what_it_uses(tmp_path, measures):
+    child = loaded(tmp_path, QRELS, RUN, *measures)
+    assert child["code"] == 0
+    modules = child["modules"]
+    assert "numpy" in modules
+    # pyarrow is for big files, scipy for compare, numpy.ma for nothing (np.unique imports it on numpy >= 2.3)
+    assert under(modules, "pyarrow", "scipy", "pandas", "numpy.ma", "sqlalchemy", "plotly") == []
+    assert [m for m in modules if m in ("evaltool.io.topics", "evaltool.report.output", "evaltool.report.html",
+                                        "evaltool.compare", "evaltool.history", "evaltool.io.stream")] == []
+
+
+def test_numpy_runs_one_blas_thread_unless_the_user_chose(tmp_path):
+    assert loaded(tmp_path, "--help")["blas"] == "1"
+    assert loaded(tmp_path, "--help", OPENBLAS_NUM_THREADS="3")["blas"] == "3"
+    assert loaded(tmp_path, "--help", OMP_NUM_THREADS="2")["blas"] is None

@@ -1,0 +1,118 @@
+"""The reader of small regular files (no Python object per token) against the truth.
+
+A file without comment lines whose every line has the expected number of fields is read
+by array operations over its bytes; anything else goes to the line reader. These tests
+hold both to the values the files were written from, in every whitespace layout the
+line reader accepts, and check that the fast reader was the one used (a run it reads
+keeps no line numbers: ``lines is None``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evaltool.errors import ParseError
+from evaltool.io.trec import read_qrels, read_run
+from tests.helpers import SCENARIOS, generate
+
+LAYOUTS = {
+    "spaces": lambda fields: " ".join(fields) + "\n",
+    "tabs": lambda fields: "\t".join(fields) + "\n",
+    "crlf": lambda fields: " ".join(fields) + "\r\n",
+    "ragged": lambda fields: "  " + "  \t ".join(fields) + " \n\n",   # leading, mixed and trailing blanks
+    "vt-ff": lambda fields: "\x0b".join(fields) + "\x0c\n",           # C's isspace counts these too
+}
+
+
+def _lines(data: dict, layout, tag: str | None) -> str:
+    rows = []
+    for qid, docs in data.items():
+        for rank, (doc, value) in enumerate(docs.items(), 1):
+            doc = doc.replace("#", "%")  # '#' anywhere sends a file to the line reader
+            fields = [qid, "Q0", doc, str(rank), repr(value), tag] if tag else [qid, "0", doc, str(value)]
+            rows.append(layout(fields))
+    return "".join(rows)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_values_are_those_the_files_were_written_from(tmp_path, scenario, layout):
+    qrels, run = generate(scenario, 1)
+    run_path, qrels_path = tmp_path / "run", tmp_path / "qrels"
+    text = _lines(run, LAYOUTS[layout], "tag")
+    run_path.write_bytes(text.rstrip("\n").encode() if layout == "spaces" else text.encode())  # no final newline
+    qrels_path.write_text(_lines(qrels, LAYOUTS[layout], None), encoding="utf-8", newline="")
+
+    got = read_run(run_path)
+    assert got.lines is None  # the fast reader took it
+    doc_text = got.doc_text(list(range(len(got))))
+    assert {(got.qid_vocab[q], d): s for q, d, s in zip(got.qid_codes.tolist(), doc_text, got.scores.tolist())} == {
+        (q, d.replace("#", "%")): s for q, docs in run.items() for d, s in docs.items()}
+    assert got.runid == "tag"
+
+    judged = read_qrels(qrels_path)
+    assert judged.lines is None
+    assert {(judged.qid_vocab[q], judged.doc_vocab[d]): g for q, d, g in
+            zip(judged.qid_codes.tolist(), judged.doc_codes.tolist(), judged.grades.tolist())} == {
+        (q, d.replace("#", "%")): g for q, docs in qrels.items() for d, g in docs.items()}
+
+
+@pytest.mark.parametrize("token", ["1e3", "-0", "+1.5", ".5", "5.", "1E-3", "007", "-2.5e-310",
+                                   "1.7976931348623157e308", "0.1000000000000000055511151231257827"])
+def test_scores_are_the_numbers_strtod_reads(tmp_path, token):
+    path = tmp_path / "run"
+    path.write_text(f"q1 Q0 d1 1 {token} r\nq1 Q0 d2 2 0 r\n")
+    run = read_run(path)
+    assert run.lines is None
+    assert dict(zip(run.doc_text(list(range(len(run)))), run.scores.tolist())) == {"d1": float(token), "d2": 0.0}
+
+
+@pytest.mark.parametrize("token", ["1_0", "nan", "inf", "-Infinity", "0x10", "1.5x", "--1"])
+def test_a_score_that_is_no_finite_number_is_named_with_its_line(tmp_path, token):
+    path = tmp_path / "run"
+    path.write_text(f"q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 {token} r\n")
+    with pytest.raises(ParseError) as caught:
+        read_run(path)
+    assert (caught.value.path, caught.value.line) == (str(path), 2)
+    assert f"a finite number as the score in field 5, not '{token}'" in str(caught.value)
+
+
+def test_control_bytes_other_than_whitespace_belong_to_the_ids(tmp_path):
+    path = tmp_path / "run"
+    path.write_bytes(b"q1 Q0 d\x01 1 2.0 r\nq1 Q0 d\x1f 2 1.0 r\nq\x7f Q0 d 1 1.0 r\n")
+    run = read_run(path)
+    assert run.lines is None
+    assert sorted(run.doc_vocab.tolist()) == [b"d", b"d\x01", b"d\x1f"]
+    assert sorted(run.qid_vocab) == ["q1", "q\x7f"]
+
+
+def test_ids_longer_than_eight_bytes_and_sharing_prefixes_stay_apart(tmp_path):
+    docs = ["doc", "doc1", "document-0001", "document-00010", "document-0002", "é", "e"]
+    path = tmp_path / "run"
+    path.write_text("".join(f"q1 Q0 {d} {i} {10 - i} r\n" for i, d in enumerate(docs)), encoding="utf-8")
+    run = read_run(path)
+    assert run.lines is None
+    assert run.doc_text(list(range(len(run)))) == docs
+
+
+@pytest.mark.parametrize("count", range(1, 18))
+def test_plain_decimals_of_every_length_are_the_doubles_float_reads(tmp_path, count):
+    """``count`` digits (up to 15 read by array arithmetic, more by numpy's cast), signs,
+    a point anywhere, leading zeros: every value bit for bit, the sign of zero too."""
+    rng = np.random.default_rng(count)
+    tokens = []
+    for _ in range(400):
+        text = "".join(str(d) for d in rng.integers(0, 10, count))
+        at = int(rng.integers(0, count + 1))
+        text = text[:at] + "." + text[at:] if rng.random() < 0.8 else text
+        tokens.append(str(rng.choice(["", "", "-", "+"])) + text)
+    path = tmp_path / "run"
+    path.write_text("".join(f"q1 Q0 d{i} {i} {token} r\n" for i, token in enumerate(tokens)))
+    run = read_run(path)
+    assert run.lines is None
+    got = dict(zip(run.doc_text(list(range(len(run)))), run.scores.tolist()))
+    assert {d: (v, math.copysign(1, v)) for d, v in got.items()} == {
+        f"d{i}": (float(t), math.copysign(1, float(t))) for i, t in enumerate(tokens)}

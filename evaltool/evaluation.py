@@ -119,7 +119,7 @@ class ChunkedScores:
 
     def finish(self, qrels_t, requests, options: RankOptions, num_docs_in_coll: int, ztable, path: str, runid):
         """``-c``'s absent queries added, the pieces' columns and the run's counts (as ``evaluate`` uses them)."""
-        qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
+        qrels_qids = set(qrels_t.queries_with())
         absent = sorted(qrels_qids - self.seen, key=byte_key)
         parts = list(self.parts)
         if options.complete and absent:

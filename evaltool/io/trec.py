@@ -115,6 +115,7 @@ def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.nd
 
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # C's isspace, and bytes.split's whitespace
+_NOT_ID_CONTROL = bytes([0, 9, 10, 11, 12, 13, *range(32, 256)])  # every byte but controls that are not whitespace
 
 
 def _token_bounds(data: bytes, fields: int):
@@ -135,12 +136,13 @@ def _token_bounds(data: bytes, fields: int):
     if b"#" in data or b"\x00" in data:
         return None
     text = np.frombuffer(data, dtype=np.uint8)
-    space = text <= 32
-    if np.any((text < 9) | ((text > 13) & (text < 32))):  # control bytes other than whitespace are id bytes
-        space = _WHITESPACE[text]
+    # whitespace, with a blank before and after the text; arrays the size of the file are
+    # allocated sparingly (each costs page faults in a process that reads one file)
     edges = np.empty(len(text) + 2, dtype=bool)
     edges[0] = edges[-1] = True
-    edges[1:-1] = space
+    np.less_equal(text, 32, out=edges[1:-1])
+    if data.translate(None, _NOT_ID_CONTROL):  # control bytes other than whitespace belong to ids
+        edges[1:-1] = _WHITESPACE[text]
     changes = np.flatnonzero(edges[1:] != edges[:-1])  # token start, token end, start, end, ...
     starts, ends = changes[0::2], changes[1::2]
     if not len(starts) or len(starts) % fields:
@@ -216,20 +218,21 @@ def _decimals(column: np.ndarray) -> np.ndarray | None:
     is_digit, is_dot = digits < 10, chars == ord(".")
     allowed = is_digit | is_dot | (chars == 0)
     allowed[:, 0] |= (chars[:, 0] == ord("-")) | (chars[:, 0] == ord("+"))
-    # sums along rows as matrix-vector products: numpy's reductions of short rows are slower
-    count, dots = is_digit.astype(np.float64) @ np.ones(width), is_dot.astype(np.float64) @ np.ones(width)
+    # sums along rows as byte matrix-vector products: numpy's reductions of short rows are
+    # slower, and nothing as large as the matrix in doubles is allocated (page faults)
+    ones, columns = np.ones(width, dtype=np.uint8), np.arange(width, dtype=np.uint8)
+    count, dots = is_digit.view(np.uint8) @ ones, is_dot.view(np.uint8) @ ones
     if not allowed.all() or count.min() < 1 or count.max() > 15 or dots.max() > 1:
         return None
-    length = (chars != 0).astype(np.int64) @ np.ones(width, dtype=np.int64)
-    places = _POW10[width - 1::-1]
-    masked = digits * is_digit
+    length = (chars != 0).view(np.uint8) @ ones
     # all digits as one integer, the point and a sign read as zero digits, the padding as trailing zeros
-    # (below 10**15 the sums are exact in doubles, and one BLAS call computes them)
-    spread = ((masked.astype(np.float64) @ places.astype(np.float64)).astype(np.int64) if width <= 15
-              else masked.astype(np.int64) @ places)
+    masked = digits * is_digit
+    spread = np.zeros(len(chars), dtype=np.int64)
+    for place in range(width):
+        spread += masked[:, place] * _POW10[width - 1 - place]
     whole = spread // _POW10[width - length]
     has_dot = dots > 0
-    after_point = np.where(has_dot, length - 1 - (is_dot.astype(np.float64) @ np.arange(width)).astype(np.int64), 0)
+    after_point = np.where(has_dot, length.astype(np.int64) - 1 - is_dot.view(np.uint8) @ columns, 0)
     fraction = whole % _POW10[after_point]
     mantissa = (whole - fraction) // np.where(has_dot, 10, 1) + fraction  # the point's zero digit taken out
     value = mantissa / _POW10[after_point].astype(np.float64)

@@ -11,7 +11,9 @@ import numpy as np
 
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.inputs import Qrels, Run
-from evaltool.io.load import Loaded, in_order, load_judgments, load_results, read_run_ahead, streamed_format
+from evaltool.io.load import (
+    Loaded, columnar_for_many, in_order, load_judgments, load_results, read_run_ahead, streamed_format,
+)
 from evaltool.io.zscores import read_zscores
 from evaltool.measures.base import Agg, Params
 from evaltool.names import parse_measures
@@ -382,8 +384,8 @@ class Evaluator:
     def evaluate_many(self, runs, per_query: bool = False) -> list[EvalResult]:
         """Score several runs; each result equals ``self.evaluate(run, per_query)``.
 
-        Runs are read and scored in threads (``jobs``, default every core; pyarrow reads a
-        TREC run file of any size), at most that many at once; an error is that of the first
+        Runs are read and scored in threads (``jobs``, default every core; pyarrow reads
+        every TREC run file when they are big together), at most that many at once; an error is that of the first
         run, in order, that fails. With ``stream`` or another engine, which read their run
         themselves, runs go one by one.
 
@@ -397,9 +399,10 @@ class Evaluator:
         if self.options.get("stream") or self.options.get("engine", "local") != "local":
             return [self.evaluate(run, per_query) for run in runs]
         policy, fmt, jobs = (self.options.get(name) for name in ("on_duplicate", "run_format", "jobs"))
+        min_bytes = columnar_for_many(runs)
 
         def work(run):
-            return self.evaluate(read_run_ahead(run, policy or "error", fmt, jobs), per_query)
+            return self.evaluate(read_run_ahead(run, policy or "error", fmt, jobs, min_bytes), per_query)
 
         return list(in_order(work, runs, jobs))
 

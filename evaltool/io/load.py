@@ -136,24 +136,46 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
     return load_run(run, on_duplicate, runid, jobs), fmt
 
 
-def read_run_ahead(run, on_duplicate: str = "error", fmt: str | None = None, jobs: int | None = None) -> Loaded:
+def read_run_ahead(run, on_duplicate: str = "error", fmt: str | None = None, jobs: int | None = None,
+                   min_bytes: int | None = None) -> Loaded:
     """One of several runs, read as :func:`load_results` reads it (by :meth:`evaltool.Evaluator.evaluate_many`).
 
-    A TREC run file (plain or gzip) of any size goes to the columnar reader: small files do
-    not repay importing pyarrow one at a time, but many of them do, and pyarrow parses
-    without holding the GIL. Whatever that reader hands back (an irregular line, a
-    duplicate, a bad score) is read again by :func:`load_results`, whose messages name the
-    file and the line.
+    A TREC run file (plain or gzip) of at least ``min_bytes`` (0: any size) goes to the
+    columnar reader: small files do not repay importing pyarrow one at a time, but many of
+    them do (:func:`columnar_for_many`), and pyarrow parses without holding the GIL.
+    Whatever that reader hands back (an irregular line, a duplicate, a bad score) is read
+    again by :func:`load_results`, whose messages name the file and the line.
     """
     from evaltool.io import columnar, jsonl
 
-    if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar.wanted(run, 0):
+    if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar.wanted(run, min_bytes):
         fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
         # a small file is one block of pyarrow's: parsed in this thread, the other runs in theirs
         table = columnar.read_run(run, jobs, in_caller=not columnar.wanted(run)) if fmt == "trec" else None
         if table is not None:
             return Loaded(table, fmt)
     return Loaded(*load_results(run, on_duplicate, None, fmt, jobs))
+
+
+MANY_COLUMNAR_BYTES = 8 << 20  # run files together this large repay importing pyarrow (~70 ms) whatever their sizes
+
+
+def columnar_for_many(runs) -> int | None:
+    """``min_bytes`` for :func:`read_run_ahead` of these runs: 0 (every TREC file to the columnar
+    reader) when their files together reach :data:`MANY_COLUMNAR_BYTES`, else None (the
+    size rule of a single run).
+
+    >>> columnar_for_many([{"q1": {"d1": 1.0}}]) is None
+    True
+    """
+    total = 0
+    for run in runs:
+        if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
+            try:
+                total += os.path.getsize(run)
+            except OSError:
+                pass  # its reader says what is wrong with it
+    return 0 if total >= MANY_COLUMNAR_BYTES else None
 
 
 def in_order(work, items, jobs: int | None = None):

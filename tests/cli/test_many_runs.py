@@ -21,9 +21,19 @@ import pytest
 
 from evaltool import Evaluator, evaluate
 from evaltool.errors import EvaltoolError
+from evaltool.io import columnar, load
 from tests.helpers import assert_fails, generate, invoke, write, write_trec
 
 SCENARIOS = ["ties", "graded", "docids", "sparse"]
+
+
+@pytest.fixture(params=["columnar", "by size"])
+def route(request, monkeypatch):
+    """Runs read by pyarrow whatever their size (as when they are big together), or by the size
+    rule of a single run (these small files: the small-file reader)."""
+    if request.param == "columnar":
+        monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", 0)
+    return request.param
 
 
 def _variants(folder: Path, scenario: str, seed: int = 1, all_queries: bool = False):
@@ -59,7 +69,7 @@ def _negate(line: str) -> str:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("options", ["-m all_trec -q", "-q -c -M 7 -m official -m ndcg_cut.5,10"])
-def test_many_runs_print_what_trec_eval_prints_run_after_run(trec_eval, tmp_path, scenario, options):
+def test_many_runs_print_what_trec_eval_prints_run_after_run(trec_eval, tmp_path, scenario, options, route):
     qrels, runs, twins = _variants(tmp_path, scenario, all_queries="-c" in options)
     args = options.split()
     together = invoke(*args, qrels, *runs)
@@ -71,7 +81,7 @@ def test_many_runs_print_what_trec_eval_prints_run_after_run(trec_eval, tmp_path
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("fmt", ["trec", "json"])
-def test_many_runs_equal_one_invocation_per_run(tmp_path, scenario, fmt):
+def test_many_runs_equal_one_invocation_per_run(tmp_path, scenario, fmt, route):
     qrels, runs, _ = _variants(tmp_path, scenario)
     args = ["-m", "map", "-m", "ndcg_cut.10", "-m", "P.5", "-m", "recip_rank", "-m", "num_ret", "-q", "-o", fmt]
     together = invoke(*args, qrels, *runs)
@@ -83,7 +93,7 @@ def test_many_runs_equal_one_invocation_per_run(tmp_path, scenario, fmt):
         assert json.loads(together.stdout) == [json.loads(text) for text in single]
 
 
-def test_numeric_ids_order_ties_as_strings_like_the_line_reader(trec_eval, tmp_path):
+def test_numeric_ids_order_ties_as_strings_like_the_line_reader(trec_eval, tmp_path, route):
     # numeric document ids take the int64 path of the columnar reader: ties still break by
     # the id as text, descending ("9" before "10"), as trec_eval does
     qrels = write(tmp_path / "qrels", "1 0 9 1\n1 0 10 0\n1 0 100 1\n2 0 7 1\n")
@@ -97,7 +107,7 @@ def test_numeric_ids_order_ties_as_strings_like_the_line_reader(trec_eval, tmp_p
     assert invoke(*args, qrels, *runs).stdout_bytes == expected
 
 
-def test_duplicates_follow_the_policy_in_every_run(tmp_path):
+def test_duplicates_follow_the_policy_in_every_run(tmp_path, route):
     qrels, runs, _ = _variants(tmp_path, "ties")
     first = Path(runs[0]).read_text().splitlines(keepends=True)[0]
     doubled = write(tmp_path / "doubled.txt", first + Path(runs[0]).read_text())
@@ -111,7 +121,7 @@ def test_duplicates_follow_the_policy_in_every_run(tmp_path):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2", "3"])
-def test_a_bad_line_names_its_run_and_line_and_nothing_is_written(tmp_path, jobs):
+def test_a_bad_line_names_its_run_and_line_and_nothing_is_written(tmp_path, jobs, route):
     qrels, runs, _ = _variants(tmp_path, "graded")
     lines = Path(runs[0]).read_text().splitlines(keepends=True)
     middle = len(lines) // 2
@@ -133,7 +143,7 @@ def test_warnings_name_their_run(tmp_path):
     assert [line.split(": warning: ")[0] for line in warned] == [f"evaltool: {runs[0]}", f"evaltool: {runs[2]}"]
 
 
-def test_evaluate_many_equals_evaluate_and_raises_the_first_failure(tmp_path):
+def test_evaluate_many_equals_evaluate_and_raises_the_first_failure(tmp_path, route):
     qrels, runs, _ = _variants(tmp_path, "docids")
     measures = ["map", "ndcg_cut.10", "bpref", "recall.5"]
     ev = Evaluator(qrels, measures, jobs=2)
@@ -154,3 +164,16 @@ def test_standard_input_is_one_run_among_files(tmp_path):
     assert together.exit_code == 0, together.stderr
     assert together.stdout == "".join(invoke("-m", "map", "-q", qrels, run).stdout for run in (runs[1], runs[0], runs[2]))
     assert_fails(invoke("-m", "map", qrels, "-", runs[1], "-", input=text), "standard input ('-') holds one run")
+
+
+def test_pyarrow_reads_the_runs_only_when_they_are_big_together(tmp_path, monkeypatch):
+    qrels, runs, _ = _variants(tmp_path, "graded")
+    read = []
+    real = columnar.read_run
+    monkeypatch.setattr(columnar, "read_run", lambda path, *a, **k: read.append(path) or real(path, *a, **k))
+    plain = runs[:3]
+    assert invoke("-m", "map", qrels, *plain).exit_code == 0
+    assert read == []  # small together: each read as a single small run is
+    monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", sum(Path(r).stat().st_size for r in plain))
+    assert invoke("-m", "map", qrels, *plain).exit_code == 0
+    assert sorted(map(str, read)) == sorted(plain)

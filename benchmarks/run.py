@@ -348,16 +348,19 @@ INPROCESS_GOALS = [
 ]
 
 
-def timed_rows(launcher, commands, times, timeout):
-    """Each command run ``times`` times, interleaved: median wall and the last error, per label."""
+def timed_rows(launcher, commands, times, timeout, outputs=None):
+    """Each command run ``times`` times, interleaved: median wall and the last error, per label
+    (``outputs``, a dict, receives each label's last stdout)."""
     walls = {label: [] for label in commands}
     failed = {}
     for _ in range(times):
         for label, cmd in commands.items():
-            wall, _, code, timed_out, _, err = launcher.run(cmd, timeout)
+            wall, _, code, timed_out, out, err = launcher.run(cmd, timeout)
             if code != 0 or timed_out:
                 failed[label] = err.strip()[-300:] or f"exit {code}"
             walls[label].append(wall)
+            if outputs is not None:
+                outputs[label] = out
     return [{"row": label, "median_wall_s": statistics.median(w), "error": failed.get(label)}
             for label, w in walls.items()]
 
@@ -382,17 +385,63 @@ def startup_rows(launcher, have, cache_dir, repeat, timeout):
 MANY_RUNS = 30
 
 
-def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
-    """30 runs of DL against its qrels: evaltool in one process, a shell loop of trec_eval,
-    and a one-process pytrec_eval script (evaluator built once). The runs are links to DL's run."""
+def many_runs_files(d, cache_dir):
+    """MANY_RUNS distinct runs made from DL's, as an ablation set is: the same documents per query,
+    every score moved by seeded noise, each query's lines in score order, a run tag each.
+    Written once (a stamp names the source)."""
+    import random
+
     folder = Path(cache_dir, "DL-many")
     folder.mkdir(exist_ok=True)
-    runs = []
-    for i in range(MANY_RUNS):
-        link = folder / f"run{i:02d}.txt"
-        if not link.exists():
-            link.symlink_to(os.path.abspath(d["run"]))
-        runs.append(str(link))
+    runs = [folder / f"run{i:02d}.txt" for i in range(MANY_RUNS)]
+    source = Path(d["run"])
+    stamp = folder / "stamp.json"
+    wanted = {"source": str(source.resolve()), "size": source.stat().st_size, "runs": MANY_RUNS, "kind": "noise, sorted"}
+    if stamp.exists() and json.loads(stamp.read_text()) == wanted and all(r.is_file() for r in runs):
+        return [str(r) for r in runs]
+    queries = {}
+    for line in source.read_text().splitlines():
+        if line.strip():
+            q, _, doc, _, score, *_ = line.split()
+            queries.setdefault(q, []).append((doc, float(score)))
+    for i, path in enumerate(runs):
+        rng = random.Random(i)
+        out = []
+        for q, docs in queries.items():  # written as systems write them: by score, ranks 1, 2, ...
+            moved = sorted(((round(score + rng.gauss(0, 0.1), 6), doc) for doc, score in docs), reverse=True)
+            out += [f"{q} Q0 {doc} {rank} {score:.6f} dl{i:02d}\n" for rank, (score, doc) in enumerate(moved, 1)]
+        text = "".join(out)
+        path.unlink(missing_ok=True)  # earlier harnesses linked every run to DL's
+        temp = path.with_suffix(".tmp")
+        temp.write_text(text)
+        temp.replace(path)
+    stamp.write_text(json.dumps(wanted))
+    return [str(r) for r in runs]
+
+
+def many_values(stdout, runs):
+    """Per-run {measure: value}: trec_eval-format blocks in run order ('measure all value', a block
+    ends when a measure repeats) or pytrec_eval_many.py's 'measure RUN value' lines."""
+    blocks, by_run = [], {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) != 3:
+            continue
+        name, where, value = parts
+        if where == "all":
+            if not blocks or name in blocks[-1]:
+                blocks.append({})
+            blocks[-1][name] = value
+        else:
+            by_run.setdefault(where, {})[name] = value
+    return blocks or [by_run.get(run, {}) for run in runs]
+
+
+def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
+    """30 distinct runs of DL's shape against its qrels: evaltool in one process, a shell loop of
+    trec_eval, and a one-process pytrec_eval script (evaluator built once). Every tool's values,
+    run by run, are checked against the trec_eval loop's."""
+    runs = many_runs_files(d, cache_dir)
     commands = {}
     if "evaltool" in have:
         commands["evaltool QRELS RUN x30"] = [have["evaltool"], *MEASURE_OPTS, d["qrels"], *runs]
@@ -402,7 +451,22 @@ def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
     if "pytrec_eval" in have:
         commands["pytrec_eval, one process x30"] = [sys.executable, str(HERE / "drivers" / "pytrec_eval_many.py"),
                                                     d["qrels"], *runs]
-    return timed_rows(launcher, commands, repeat, timeout)
+    outputs = {}
+    rows = timed_rows(launcher, commands, repeat, timeout, outputs)
+    reference = many_values(outputs.get("trec_eval, shell loop x30", ""), runs)
+    for row in rows:
+        if row["row"].startswith("trec_eval"):
+            row["check"] = "reference"
+            continue
+        if len(reference) != len(runs) or row["error"]:
+            row["check"] = "-"
+            continue
+        got = many_values(outputs.get(row["row"], ""), runs)
+        bad = [f"{Path(run).name} {k}: {(g or {}).get(k)} vs {ref.get(k)}"
+               for run, g, ref in zip(runs, got + [None] * (len(runs) - len(got)), reference)
+               for k in KEYS if not same_value((g or {}).get(k, "absent"), ref.get(k, "absent"))]
+        row["check"] = "ok" if not bad else f"{len(bad)} values differ: " + "; ".join(bad[:3])
+    return rows
 
 
 def many_runs_goals(rows):
@@ -415,6 +479,10 @@ def many_runs_goals(rows):
         if "evaltool QRELS RUN x30" in medians and base in medians:
             a, b = medians["evaltool QRELS RUN x30"], medians[base]
             g.update(ratio=a / b, status="PASS" if a <= limit * b else "FAIL", note=f"{a:.3f}s vs {b:.3f}s")
+            wrong = [r["check"] for r in rows if r["row"] in ("evaltool QRELS RUN x30", base)
+                     and r.get("check", "ok") not in ("ok", "reference", "-")]
+            if wrong:
+                g.update(status="FAIL", note=g["note"] + "; " + "; ".join(wrong))
         goals.append(g)
     return goals
 
@@ -732,7 +800,8 @@ def main(argv=None):
         base = next((r["median_wall_s"] for r in many if r["row"].startswith("trec_eval")), None)
         for r in many:
             ratio = f"  {r['median_wall_s'] / base:.2f}x trec_eval loop" if base else ""
-            log(f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}{ratio}" + (f"  ERROR: {r['error']}" if r["error"] else ""))
+            log(f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}{ratio}  values: {r.get('check', '-')}"
+                + (f"  ERROR: {r['error']}" if r["error"] else ""))
     if click_results:
         log("\n" + click_table(click_results))
     stages = stage_table(results)

@@ -11,7 +11,9 @@ import numpy as np
 
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.inputs import Qrels, Run
-from evaltool.io.load import Loaded, load_judgments, load_results, streamed_format
+from evaltool.io.load import (
+    Loaded, columnar_for_many, in_order, load_judgments, load_results, read_run_ahead, streamed_format,
+)
 from evaltool.io.zscores import read_zscores
 from evaltool.measures.base import Agg, Params
 from evaltool.names import parse_measures
@@ -119,7 +121,7 @@ class ChunkedScores:
 
     def finish(self, qrels_t, requests, options: RankOptions, num_docs_in_coll: int, ztable, path: str, runid):
         """``-c``'s absent queries added, the pieces' columns and the run's counts (as ``evaluate`` uses them)."""
-        qrels_qids = {qrels_t.qid_vocab[c] for c in np.unique(qrels_t.qid_codes)}
+        qrels_qids = set(qrels_t.queries_with())
         absent = sorted(qrels_qids - self.seen, key=byte_key)
         parts = list(self.parts)
         if options.complete and absent:
@@ -378,6 +380,31 @@ class Evaluator:
     def evaluate(self, run, per_query: bool = False) -> EvalResult:
         """Score one run (a path, dict, DataFrame, ...) against the prepared judgments."""
         return evaluate(self._judgments, run, self.measures, per_query, **self.options)
+
+    def evaluate_many(self, runs, per_query: bool = False) -> list[EvalResult]:
+        """Score several runs; each result equals ``self.evaluate(run, per_query)``.
+
+        Runs are read and scored in threads (``jobs``, default every core; pyarrow reads
+        every TREC run file when they are big together), at most that many at once; an error is that of the first
+        run, in order, that fails. With ``stream`` or another engine, which read their run
+        themselves, runs go one by one.
+
+        >>> ev = Evaluator({"q1": {"d1": 1, "d2": 0}}, ["P.1"])
+        >>> [r.summary for r in ev.evaluate_many([{"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 1.0}}])]
+        [{'P_1': 1.0}, {'P_1': 0.0}]
+        """
+        runs = list(runs)
+        if sum(isinstance(run, (str, os.PathLike)) and os.fspath(run) == "-" for run in runs) > 1:
+            raise EvaltoolError("standard input ('-') holds one run; it was given more than once")
+        if self.options.get("stream") or self.options.get("engine", "local") != "local":
+            return [self.evaluate(run, per_query) for run in runs]
+        policy, fmt, jobs = (self.options.get(name) for name in ("on_duplicate", "run_format", "jobs"))
+        min_bytes = columnar_for_many(runs)
+
+        def work(run):
+            return self.evaluate(read_run_ahead(run, policy or "error", fmt, jobs, min_bytes), per_query)
+
+        return list(in_order(work, runs, jobs))
 
 
 _OPTIONS = frozenset(name for name, parameter in inspect.signature(evaluate).parameters.items()

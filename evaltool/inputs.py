@@ -35,6 +35,16 @@ class Qrels:
     def __len__(self) -> int:
         return len(self.grades)
 
+    def queries_with(self, rows: np.ndarray | None = None) -> list[str]:
+        """The query ids that have a judgment (among ``rows``, a mask, when given), in vocabulary order.
+
+        >>> Qrels(["q1", "q2", "q3"], np.array([2, 0, 2]), ["a"], np.array([0, 0, 0]), np.array([1, 0, 1]),
+        ...       np.array([1, 2, 3])).queries_with(np.array([True, False, True]))
+        ['q3']
+        """
+        codes = self.qid_codes if rows is None else self.qid_codes[rows]
+        return [self.qid_vocab[c] for c in np.flatnonzero(np.bincount(codes, minlength=len(self.qid_vocab))).tolist()]
+
     @cached_property
     def by_query(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Each query's judged document ids and their grades (in row order), grouped once.

@@ -499,8 +499,8 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray)
     rank is the number of scores of its query above it, plus, inside its group of equal
     scores, the number of larger ids (the tie rule). No other document id is read unless it
     ties with a judged one. The run's (query, -score) pairs are sorted as complex numbers,
-    which numpy orders by real part, then imaginary part: one ``searchsorted`` finds every
-    judged document's group of equal scores.
+    which numpy orders by real part, then imaginary part: one ``searchsorted`` finds where
+    every judged document's group of equal scores starts.
     """
     judged = qrels.by_query
     codes = np.flatnonzero(code_q >= 0)
@@ -517,9 +517,12 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray)
     order = None if _in_query_order(run.qid_codes, run.scores)[0] else np.argsort(key, kind="stable")
     if order is not None:
         key = key[order]
-    probe = judged_code + 1j * -score
-    low = np.searchsorted(key, probe, side="left")
-    high = np.searchsorted(key, probe, side="right")
+    low = np.searchsorted(key, judged_code + 1j * -score, side="left")
+    # the end of each group of equal (query, score) pairs, for every position of the sequence
+    group_starts = np.flatnonzero(key[1:] != key[:-1]) + 1
+    group_of = np.zeros(len(key), dtype=np.int64)
+    group_of[group_starts] = 1
+    high = np.append(group_starts, len(key))[np.cumsum(group_of)[low]]
     query_start = np.concatenate(([0], np.cumsum(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))))
     ranks = low - query_start[judged_code]
     group_start, group_end = ranks.copy(), high - query_start[judged_code]
@@ -556,8 +559,7 @@ def _subset(index: np.ndarray, *columns: np.ndarray | None) -> list[np.ndarray |
 
 def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
-    qrels_used = np.flatnonzero(np.bincount(qrels.qid_codes, minlength=len(qrels.qid_vocab)))
-    qrels_qids = sorted((qrels.qid_vocab[c] for c in qrels_used), key=byte_key)
+    qrels_qids = sorted(qrels.queries_with(), key=byte_key)
     position = {qid: i for i, qid in enumerate(qrels_qids)}
     rows_per_code = np.bincount(run.qid_codes, minlength=len(run.qid_vocab))
     run_used = np.flatnonzero(rows_per_code)
@@ -600,8 +602,9 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     else:
         sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, qrels_q)
         group_start = group_end = None
-    sq, ranks, grade, rows, group_start, group_end = _subset(np.lexsort((ranks, sq)), sq, ranks, grade, rows,
-                                                             group_start, group_end)
+    # (query, rank) pairs are distinct: one key sorts them
+    by_rank = np.argsort(sq * (int(ranks.max(initial=0)) + 1) + ranks)
+    sq, ranks, grade, rows, group_start, group_end = _subset(by_rank, sq, ranks, grade, rows, group_start, group_end)
 
     missing = ~present[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document

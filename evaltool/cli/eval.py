@@ -61,7 +61,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 @click.option("--stream", is_flag=True,
               help="Read the run chunk by chunk (memory bounded by a chunk of queries); same output.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Threads for parsing large files (default: all cores).")
+              help="Threads for parsing large files, and for reading and scoring several runs (default: all cores).")
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
 @record_options(with_name=True)
@@ -153,11 +153,8 @@ def _eval_many(qrels, runs, measures, per_query, no_summary, fmt, output, option
     from evaltool.evaluation import Evaluator
     from evaltool.report import layouts
 
-    results = []
     try:
-        evaluator = Evaluator(qrels, measures, **options)
-        for run in runs:
-            results.append(evaluator.evaluate(run, per_query))
+        results = Evaluator(qrels, measures, **options).evaluate_many(runs, per_query)
     except EvaltoolError as exc:
         fail(exc)
     for run, result in zip(runs, results):

@@ -28,8 +28,9 @@ Decided edge cases (see also :mod:`evaltool.clicks`):
 * in an events table, a second document given for a position already filled is ignored
   and counted (``duplicate_positions``).
 
-Memory grows with the number of shown documents (12 bytes each) and distinct ids, never
-with the bytes of the file: text is read line by line or in Arrow record batches.
+Memory grows with the number of shown documents (12 bytes each), clicks (20 bytes) and
+distinct ids (their bytes and ~40 more), never with the bytes of the file: text is read line
+by line or in Arrow record batches of bounded size, and rows are kept in fixed-size blocks.
 Bad input raises :class:`~evaltool.errors.ParseError` with the file and line (Parquet:
 the row), the text found and what was expected; nothing is returned half-read.
 
@@ -68,10 +69,11 @@ EVENT_ID_COLUMNS = ("impression_id", "session_id")
 RESERVED = {*QUERY_KEYS, *QUERY_ID_KEYS, *RESULT_KEYS, "clicks", "timestamp", "action", "doc_id", "position",
             "impression_id"}
 BATCH_ROWS = 65536                 # impression objects (or JSONL event rows read by Python) per chunk
-TABLE_BATCH_ROWS = 1 << 18         # events table rows per Arrow batch
+TABLE_BATCH_ROWS = 1 << 17         # events table rows per Arrow batch
 CSV_BLOCK_BYTES = 1 << 24
-JSON_BLOCK_BYTES = 1 << 22         # Arrow's JSON reader holds several times its block while parsing
+JSON_BLOCK_BYTES = 1 << 20         # Arrow's JSON reader holds dozens of its blocks while parsing
 PARQUET_MAGIC = b"PAR1"
+ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
 
 
 @dataclass
@@ -129,10 +131,10 @@ class _Vocab:
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
         self.list: list[str] = []
-        self.arrow = None                       # the ids as an Arrow array, when added by columns
+        self.table: _IdTable | None = None      # the ids, when added by columns
 
     def __len__(self) -> int:
-        return len(self.list) if self.arrow is None else len(self.arrow)
+        return len(self.list) if self.table is None else len(self.table)
 
     def code(self, key: str) -> int:
         found = self.index.get(key)
@@ -145,26 +147,24 @@ class _Vocab:
         """int32 codes of an Arrow string column (-1 for null), without a Python object per id.
 
         Each batch's distinct ids are hashed (64-bit FNV-1a, vectorised) and looked up in a
-        sorted table of the hashes seen so far; a hash match is confirmed by comparing the
-        texts, and the rare id whose hash collides with another id's gets its code from a
-        small dictionary instead, so codes are exact.
+        hash table of the ids seen so far; a hash match is confirmed by comparing the texts,
+        and the rare id whose hash collides with another id's gets its code from a small
+        dictionary instead, so codes are exact.
         """
         import pyarrow as pa
         import pyarrow.compute as pc
 
         encoded = pc.dictionary_encode(column)
         distinct = encoded.dictionary
-        if self.arrow is None:
-            self.arrow, self.hashes, self.order = pa.array([], pa.string()), np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        if self.table is None:
+            self.table = _IdTable()
+        table = self.table
         hashes = _fnv1a(distinct)
-        at = np.searchsorted(self.hashes, hashes)
-        found = at < len(self.hashes)
-        found[found] = self.hashes[at[found]] == hashes[found]
-        codes = np.full(len(distinct), -1, np.int64)
-        codes[found] = self.order[at[found]]
+        codes = table.find(hashes)
+        found = codes >= 0
         collided = np.zeros(len(distinct), bool)
         if found.any():
-            same = _bools(pc.equal(distinct.filter(pa.array(found)), self.arrow.take(pa.array(codes[found]))))
+            same = _bools(pc.equal(distinct.filter(pa.array(found)), table.texts(codes[found])))
             collided[np.flatnonzero(found)[~same]] = True
         new = ~found
         if new.any():
@@ -172,41 +172,212 @@ class _Vocab:
             fresh = np.zeros(len(distinct), bool)
             fresh[np.flatnonzero(new)[first]] = True
             collided |= new & ~fresh                  # two new ids of this batch with one hash
-            start = len(self.arrow)
-            codes[fresh] = np.arange(start, start + int(fresh.sum()))
-            self.arrow = pa.concat_arrays([self.arrow, distinct.filter(pa.array(fresh))])
-            added = np.argsort(hashes[fresh], kind="stable")          # merged in, not re-sorted: O(table)
-            new_hashes, new_codes = hashes[fresh][added], codes[fresh][added]
-            where = np.searchsorted(self.hashes, new_hashes)
-            self.hashes, self.order = np.insert(self.hashes, where, new_hashes), np.insert(self.order, where, new_codes)
+            codes[fresh] = table.add(distinct.filter(pa.array(fresh)), hashes[fresh])
         for i in np.flatnonzero(collided).tolist():
             text = distinct[i].as_py()
             code = self.index.get(text)
             if code is None:
-                code = self.index[text] = len(self.arrow)
-                self.arrow = pa.concat_arrays([self.arrow, pa.array([text], pa.string())])
+                code = self.index[text] = int(table.add(pa.array([text], pa.string()))[0])
             codes[i] = code
-        table = np.append(codes, -1).astype(np.int32)
-        return table[_ints(encoded.indices, len(distinct), np.int64)]
+        lookup = np.append(codes, -1).astype(np.int32)
+        return lookup[_ints(encoded.indices, len(distinct), np.int64)]
 
     @property
     def ids(self) -> list[str]:
-        return self.list if self.arrow is None else self.arrow.to_pylist()
+        return self.list if self.table is None else self.table.as_arrow().to_pylist()
 
     def as_arrow(self):
         import pyarrow as pa
 
-        return pa.array(self.list, pa.string()) if self.arrow is None else self.arrow
+        return pa.array(self.list, pa.string()) if self.table is None else self.table.as_arrow()
+
+
+class _Appendable:
+    """A 1-d numpy array appended to in place, for arrays read while they grow (the ids' texts
+    and hashes). It grows by a quarter with ``realloc``, which moves a large block's pages
+    (``mremap``) rather than copying them, so growing never holds two copies (numpy zeroes the
+    new room). Views (``values``) are valid until the next ``extend``: keep none across one."""
+
+    def __init__(self, dtype, capacity: int = 1024) -> None:
+        self.data = np.empty(capacity, dtype)
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def extend(self, values) -> None:
+        m = len(values)
+        if self.n + m > len(self.data):
+            self.data.resize(max(self.n + m, len(self.data) + len(self.data) // 4), refcheck=False)
+        self.data[self.n:self.n + m] = values
+        self.n += m
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.data[:self.n]
+
+    def release(self) -> np.ndarray:
+        """The filled part as an array of its own, spare room given back; the buffer starts again empty."""
+        out, self.data = self.data, np.empty(0, self.data.dtype)
+        out.resize(self.n, refcheck=False)
+        self.n = 0
+        return out
+
+
+class _Blocks:
+    """A column only appended to, then taken whole once (shown rows, clicks): kept in blocks
+    of a fixed size, each its own mapping, so nothing is copied while reading and the column
+    is joined into one array a block at a time, each block freed once copied. With ``narrow``
+    (positions), a block is stored in that smaller type until a value does not fit in it."""
+
+    BLOCK = 1 << 20
+
+    def __init__(self, dtype, narrow=None) -> None:
+        self.dtype = np.dtype(dtype)
+        self.narrow = None if narrow is None else np.iinfo(narrow)
+        self.blocks: list[np.ndarray] = []
+        self.n = 0
+
+    def extend(self, values) -> None:
+        values = np.asarray(values)
+        if not len(values):
+            return
+        fits = self.narrow is not None and self.narrow.min <= values.min() and values.max() <= self.narrow.max
+        done = 0
+        while done < len(values):
+            at = self.n % self.BLOCK
+            if at == 0:
+                self.blocks.append(np.empty(self.BLOCK, self.narrow.dtype if fits else self.dtype))
+            elif not fits and self.blocks[-1].dtype != self.dtype:
+                self.blocks[-1] = self.blocks[-1].astype(self.dtype)
+            take = min(self.BLOCK - at, len(values) - done)
+            self.blocks[-1][at:at + take] = values[done:done + take]
+            done += take
+            self.n += take
+
+    def release(self) -> np.ndarray:
+        """The whole column as one array; the blocks are gone."""
+        out = np.empty(self.n, self.dtype)
+        for i in range(len(self.blocks)):
+            start = i * self.BLOCK
+            out[start:start + self.BLOCK] = self.blocks[i][:min(self.BLOCK, self.n - start)]
+            self.blocks[i] = None
+        self.blocks, self.n = [], 0
+        return out
+
+
+class _IdTable:
+    """Distinct ids by code — their UTF-8 bytes and offsets — and an open-addressing hash table
+    (linear probing, at most half full) from 64-bit hash to code, probed a batch at a time.
+    Memory: the ids' bytes, 8 bytes of offset and 8 of hash per id, 8 to 16 of table."""
+
+    def __init__(self) -> None:
+        self.offsets = _Appendable(np.int64)
+        self.offsets.extend([0])
+        self.bytes = _Appendable(np.uint8)
+        self.hashes = _Appendable(np.uint64)    # by code (an id added without a hash: 0, never looked up)
+        self.slots = np.full(1 << 12, -1, np.int32)
+        self.n_placed = 0
+        self.frozen = None
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1 if self.frozen is None else len(self.frozen)
+
+    def _home(self, hashes: np.ndarray) -> np.ndarray:
+        bits = len(self.slots).bit_length() - 1
+        return (hashes >> np.uint64(64 - bits)).astype(np.int64)
+
+    def find(self, hashes: np.ndarray) -> np.ndarray:
+        """The code of each hash (int64), -1 where none is stored."""
+        out = np.full(len(hashes), -1, np.int64)
+        slot, mask = self._home(hashes), len(self.slots) - 1
+        stored = self.hashes.values
+        active = np.arange(len(hashes))
+        while len(active):
+            code = self.slots[slot[active]]
+            filled = code >= 0
+            hit = np.zeros(len(active), bool)
+            hit[filled] = stored[code[filled]] == hashes[active[filled]]
+            out[active[hit]] = code[hit]
+            active = active[filled & ~hit]
+            slot[active] = (slot[active] + 1) & mask
+        return out
+
+    def _place(self, hashes: np.ndarray, codes: np.ndarray) -> None:
+        """Put each (hash, code) in the first free slot from the hash's home (one per slot a round)."""
+        slot, mask = self._home(hashes), len(self.slots) - 1
+        active = np.arange(len(hashes))
+        while len(active):
+            free = active[self.slots[slot[active]] < 0]
+            _, first = np.unique(slot[free], return_index=True)
+            won = free[first]
+            self.slots[slot[won]] = codes[won]
+            placed = np.zeros(len(hashes), bool)
+            placed[won] = True
+            active = active[~placed[active]]
+            slot[active] = (slot[active] + 1) & mask
+
+    def add(self, strings, hashes: np.ndarray | None = None) -> np.ndarray:
+        """Store new ids (an Arrow string array) and their codes; with ``hashes``, ``find`` finds them."""
+        start, n = len(self), len(strings)
+        offsets, data = _string_buffers(strings)
+        self.bytes.extend(data[offsets[0]:offsets[-1]])
+        self.offsets.extend(offsets[1:].astype(np.int64) + (self.offsets.values[-1] - offsets[0]))
+        codes = np.arange(start, start + n, dtype=np.int64)
+        self.hashes.extend(np.zeros(n, np.uint64) if hashes is None else hashes)
+        if hashes is not None:
+            if 2 * (self.n_placed + n) > len(self.slots):
+                size = len(self.slots)
+                while 2 * (self.n_placed + n) > size:
+                    size *= 2
+                old, self.slots = self.slots, np.full(size, -1, np.int32)
+                kept = old[old >= 0]
+                del old
+                self._place(self.hashes.values[kept], kept)
+            self._place(hashes, codes)
+            self.n_placed += n
+        return codes
+
+    def texts(self, codes: np.ndarray):
+        """The ids of ``codes`` as an Arrow string array."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        view = pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(self.offsets.values),
+                                                pa.py_buffer(self.bytes.values))
+        return pc.cast(view.take(pa.array(codes)), pa.string())
+
+    def as_arrow(self):
+        """All ids as an Arrow string array; the table takes no more ids after this."""
+        import pyarrow as pa
+
+        if self.frozen is None:
+            n, offsets, data = len(self), self.offsets.release(), self.bytes.release()
+            if offsets[-1] < 2 ** 31:
+                self.frozen = pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)),
+                                                          pa.py_buffer(data))
+            else:
+                self.frozen = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+            self.slots = self.hashes = None
+        return self.frozen
 
 
 FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 
+def _string_buffers(strings) -> tuple[np.ndarray, np.ndarray]:
+    """The int32 offsets (n + 1) and the bytes of an Arrow string array, as numpy views."""
+    n = len(strings)
+    buffers = strings.buffers()
+    offsets = np.frombuffer(buffers[1], np.int32, count=n + 1, offset=strings.offset * 4)
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
 def _fnv1a(strings) -> np.ndarray:
     """64-bit FNV-1a of each string of an Arrow string array (no nulls), its length mixed in last."""
+    offsets, data = _string_buffers(strings)
     n = len(strings)
-    offsets = np.frombuffer(strings.buffers()[1], np.int32, count=n + 1, offset=strings.offset * 4)
-    data = np.frombuffer(strings.buffers()[2], np.uint8) if strings.buffers()[2] is not None else np.zeros(0, np.uint8)
     starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
     out = np.full(n, FNV_OFFSET, np.uint64)
     active = np.arange(n)
@@ -249,7 +420,7 @@ def _floats(column) -> np.ndarray:
 
 
 class _Growing:
-    """A numpy array that grows by doubling (per-impression facts, filled by index)."""
+    """A numpy array that grows in place (per-impression facts, filled by index; new room holds ``fill``)."""
 
     def __init__(self, dtype, fill) -> None:
         self.data = np.full(1024, fill, dtype=dtype)
@@ -257,9 +428,9 @@ class _Growing:
 
     def ensure(self, size: int) -> np.ndarray:
         if size > len(self.data):
-            grown = np.full(max(size, 2 * len(self.data)), self.fill, dtype=self.data.dtype)
-            grown[: len(self.data)] = self.data
-            self.data = grown
+            old = len(self.data)
+            self.data.resize(max(size, 2 * old), refcheck=False)
+            self.data[old:] = self.fill
         return self.data
 
 
@@ -274,8 +445,9 @@ class _Builder:
         self.imp_time = _Growing(np.float64, np.nan)
         self.field_vocab = {name: _Vocab() for name in fields}
         self.field_code = {name: _Growing(np.int32, -1) for name in fields}
-        self.shown: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.clicks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.shown = (_Blocks(np.int32), _Blocks(np.int32), _Blocks(np.int32, narrow=np.uint8))   # imp, doc, pos
+        self.clicks = (_Blocks(np.int32), _Blocks(np.int32), _Blocks(np.int32, narrow=np.uint8),
+                       _Blocks(np.float64))                                                          # + time
         self.counts = {"events": 0, "clicks_read": 0, "clicks_not_shown": 0,
                        "repeated_clicks": 0, "duplicate_positions": 0}
 
@@ -292,29 +464,17 @@ class _Builder:
             grow.ensure(self.n_imp)
 
     def add_shown(self, imp, doc, pos) -> None:
-        if len(imp):
-            self.shown.append((np.asarray(imp, np.int32), np.asarray(doc, np.int32), np.asarray(pos, np.int32)))
+        for column, values in zip(self.shown, (imp, doc, pos)):
+            column.extend(values)
 
     def add_clicks(self, imp, doc, pos, time) -> None:
         """``doc`` -1: the click names a position only; ``pos`` 0: a document only."""
-        if len(imp):
-            self.clicks.append((np.asarray(imp, np.int32), np.asarray(doc, np.int32), np.asarray(pos, np.int32),
-                                np.asarray(time, np.float64)))
-
-    @staticmethod
-    def _joined(parts: list, column: int, dtype) -> np.ndarray:
-        """One column of the collected chunks as one array, releasing the chunks' copies as it goes."""
-        out = np.concatenate([part[column] for part in parts]) if parts else np.zeros(0, dtype)
-        for i, part in enumerate(parts):
-            parts[i] = part[:column] + (None,) + part[column + 1:]
-        return out.astype(dtype, copy=False)
+        for column, values in zip(self.clicks, (imp, doc, pos, time)):
+            column.extend(values)
 
     def _shown_rows(self):
         """Shown rows in (impression, position) order; a second row for a filled position is dropped."""
-        imp = self._joined(self.shown, 0, np.int32)
-        doc = self._joined(self.shown, 1, np.int32)
-        pos = self._joined(self.shown, 2, np.int32)
-        self.shown.clear()
+        imp, doc, pos = (column.release() for column in self.shown)
         if len(imp) > 1:
             same = imp[1:] == imp[:-1]
             if not (np.all(imp[1:] >= imp[:-1]) and np.all(pos[1:][same] > pos[:-1][same])):
@@ -356,23 +516,21 @@ class _Builder:
 
     def finish(self) -> ClickLog:
         n = self.n_imp
+        self.impression_keys = None                 # the hash tables are done with before the rows are joined
+        doc_ids = self.docs.as_arrow()
         imp, doc, pos = self._shown_rows()
         n_shown = np.bincount(imp, minlength=n)
         shown_offsets = np.zeros(n + 1, np.int64)
         np.cumsum(n_shown, out=shown_offsets[1:])
         del imp
-        c_imp = self._joined(self.clicks, 0, np.int32)
-        c_doc = self._joined(self.clicks, 1, np.int32)
-        c_pos = self._joined(self.clicks, 2, np.int32)
-        c_time = self._joined(self.clicks, 3, np.float64)
-        self.clicks.clear()
+        c_imp, c_doc, c_pos, c_time = (column.release() for column in self.clicks)
         c_rank = self._resolve(c_imp, c_doc, c_pos, shown_offsets[:-1], n_shown, doc, pos)
         del c_pos
         valid = c_rank > 0
         self.counts["clicks_not_shown"] += int(len(valid) - valid.sum())
         c_imp, c_doc, c_rank, c_time = c_imp[valid], c_doc[valid], c_rank[valid], c_time[valid]
         # each document once per impression (its first click), clicks grouped by impression in log order
-        pair = c_imp.astype(np.int64) * max(len(self.docs), 1) + c_doc
+        pair = c_imp.astype(np.int64) * max(len(doc_ids), 1) + c_doc
         _, first_seen = np.unique(pair, return_index=True)
         self.counts["repeated_clicks"] += int(len(pair) - len(first_seen))
         keep = np.sort(first_seen)
@@ -391,7 +549,7 @@ class _Builder:
         for name in self.field_names:
             vocab, codes = self.field_vocab[name].ids, self.field_code[name].data[:n]
             fields[name] = [vocab[c] if c >= 0 else None for c in codes.tolist()]
-        return ClickLog(self.path, self.format, self.queries.ids, self.docs.as_arrow(), self.imp_query.data[:n].copy(),
+        return ClickLog(self.path, self.format, self.queries.ids, doc_ids, self.imp_query.data[:n].copy(),
                         self.imp_time.data[:n].copy(), shown_offsets, doc, pos, click_offsets, c_doc, c_rank,
                         c_time, self.counts, fields)
 
@@ -823,9 +981,13 @@ def _read_events_parquet(path: str, builder: _Builder) -> None:
 
     events = _EventBatches(builder, columns, line_of)
     wanted = [c for c in columns if c in RESERVED or c in ("session_id", "query_id") or c in builder.field_names]
-    for batch in handle.iter_batches(batch_size=TABLE_BATCH_ROWS, columns=wanted, use_threads=False):
-        events.add(batch)
-        start += batch.num_rows
+    # a reader per row group: one reader over the whole file keeps decoded pages of the row
+    # groups it has passed (~100 MB more at 10M events)
+    for group in range(handle.num_row_groups):
+        for batch in handle.iter_batches(batch_size=TABLE_BATCH_ROWS, row_groups=[group], columns=wanted,
+                                         use_threads=False):
+            events.add(batch)
+            start += batch.num_rows
 
 
 class _JsonlEvents:
@@ -955,11 +1117,28 @@ def release_freed_memory() -> None:
     malloc raises its mmap threshold after each large free, so both hold on to hundreds
     of megabytes that are no longer used. For the command line (one log per process) the
     system allocator for Arrow and a fixed mmap threshold keep the peak near what is
-    live. Process-wide: a library caller decides for itself whether to call this.
+    live. Arrow's C++ code (the Parquet and JSON readers, compute kernels) takes its
+    allocator from ``ARROW_DEFAULT_MEMORY_POOL``, read once when pyarrow is first loaded,
+    so the variable is set for that moment (and restored) when pyarrow is not loaded yet;
+    ``pyarrow.set_memory_pool`` alone reaches only what Python allocates. Process-wide: a
+    library caller decides for itself whether to call this.
     """
     import ctypes
     import ctypes.util
+    import sys
 
+    if "pyarrow" not in sys.modules:
+        before = os.environ.get(ARROW_POOL_VARIABLE)
+        os.environ[ARROW_POOL_VARIABLE] = "system"
+        try:
+            import pyarrow as pa
+
+            pa.default_memory_pool()
+        finally:
+            if before is None:
+                del os.environ[ARROW_POOL_VARIABLE]
+            else:
+                os.environ[ARROW_POOL_VARIABLE] = before
     import pyarrow as pa
 
     pa.set_memory_pool(pa.system_memory_pool())
@@ -1019,17 +1198,43 @@ def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
 
 
 def _read_events_jsonl_arrow(opener, builder: _Builder) -> None:
-    """JSONL events through Arrow's block reader (fast); any failure is left to the line reader."""
+    """JSONL events through Arrow's block reader (fast); any failure is left to the line reader.
+
+    The reader's memory grows with its block (several dozen blocks' worth in flight: ~200 MB
+    at 4 MB blocks), so blocks are small and their batches are gathered into bigger ones for
+    the per-batch work."""
     import pyarrow.json as pajson
 
     with opener() as raw:
         options = pajson.ReadOptions(block_size=JSON_BLOCK_BYTES, use_threads=False)
-        reader = pajson.open_json(raw, read_options=options)
         events = None
-        for batch in reader:
+        for batch in _gathered(pajson.open_json(raw, read_options=options), TABLE_BATCH_ROWS):
             if events is None:
                 events = _EventBatches(builder, batch.schema.names, lambda row: (None, None))
             events.add(batch)
+
+
+def _gathered(batches, rows: int):
+    """Record batches joined into batches of at least ``rows`` rows (the last may have fewer)."""
+    import pyarrow as pa
+
+    pending, count = [], 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        if count >= rows:
+            yield _joined_batches(pa, pending)
+            pending, count = [], 0
+    if count:
+        yield _joined_batches(pa, pending)
+
+
+def _joined_batches(pa, batches):
+    if len(batches) == 1:
+        return batches[0]
+    table = pa.Table.from_batches(batches).combine_chunks()
+    batches.clear()
+    return table.to_batches()[0]
 
 
 def _read_jsonl(path: str, opener, builder: _Builder, layout: str) -> None:

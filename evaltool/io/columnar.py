@@ -17,7 +17,7 @@ import numpy as np
 
 from evaltool.arrays import distinct
 from evaltool.inputs import Qrels, Run
-from evaltool.io.common import GRADE_MAX, GRADE_MIN, compression, head
+from evaltool.io.common import GRADE_MAX, GRADE_MIN, LastIds, compression, head
 from evaltool.io.progress import open_counted
 
 COLUMNAR_MIN_BYTES = 2 << 20
@@ -47,34 +47,64 @@ def _compression(path: str) -> str | None:
         return compression(handle.read(16))
 
 
-def wanted(path) -> bool:
-    """Large enough to repay importing pyarrow, pyarrow is there, and the file is plain or gzip
-    (other compressions go to the line reader, which decompresses them whole)."""
+def wanted(path, min_bytes: int | None = None) -> bool:
+    """Large enough to repay importing pyarrow (``min_bytes``, default :data:`COLUMNAR_MIN_BYTES`;
+    many runs read together repay it at any size), pyarrow is there, and the file is plain or
+    gzip (other compressions go to the line reader, which decompresses them whole)."""
     name = os.fspath(path)
     try:
-        return (name != "-" and os.path.getsize(name) >= COLUMNAR_MIN_BYTES and available()
+        return (name != "-" and os.path.getsize(name) >= (COLUMNAR_MIN_BYTES if min_bytes is None else min_bytes)
+                and available()
                 and _compression(name) in (None, "gzip"))
     except OSError:
         return False
 
 
 def delimiter_of(head: bytes, fields: int) -> str | None:
-    """The single delimiter the file uses, or None if its shape is irregular."""
+    """The single delimiter the file uses, or None if its shape is irregular.
+
+    >>> delimiter_of(b"q1 0 d1 1\\nq1 0 d2 0\\n", 4), delimiter_of(b"q1\\t0\\td1\\t1\\n\\nq1\\t0\\td2\\t0", 4)
+    (' ', '\\t')
+    >>> delimiter_of(b"q1 0 d1 1\\nq1 0  d2 0\\n", 4), delimiter_of(b"q1 0 d1 1\\n# note\\n", 4)
+    (None, None)
+    """
     lines = head.split(b"\n")[:-1] or head.split(b"\n")
     for delimiter in (b" ", b"\t"):
-        if all(line.rstrip(b"\r").count(delimiter) == fields - 1 and b"\t " not in line
-               and delimiter * 2 not in line and line[:1] not in (b"#", delimiter)
-               and (delimiter == b"\t" or b"\t" not in line)
-               for line in lines if line.strip()):
+        if _uniform(head, delimiter, fields) or all(
+                line.rstrip(b"\r").count(delimiter) == fields - 1 and b"\t " not in line
+                and delimiter * 2 not in line and line[:1] not in (b"#", delimiter)
+                and (delimiter == b"\t" or b"\t" not in line)
+                for line in lines if line.strip()):
             return delimiter.decode()
     return None
 
 
-def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int | None = None):
+def _uniform(head: bytes, delimiter: bytes, fields: int) -> bool:
+    """The common case of :func:`delimiter_of` without a loop over lines: True only when every
+    line of ``head`` (its last, cut line aside) passes that check, with no blank line; False
+    leaves the decision to the line by line check."""
+    end = head.rfind(b"\n")
+    text = head[:end] if end > 0 else head
+    if (not text or text[:1] in (b"#", delimiter, b"\n") or b"\n\n" in text or b"\n#" in text
+            or b"\n" + delimiter in text or b"\t " in text or delimiter * 2 in text
+            or (delimiter == b" " and b"\t" in text)):
+        return False
+    codes = np.frombuffer(text, dtype=np.uint8)
+    separators = codes[(codes == ord(delimiter)) | (codes == 10)]
+    if (len(separators) + 1) % fields:
+        return False
+    rows = np.append(separators, 10).reshape(-1, fields)
+    return bool(np.all(rows[:, :-1] == ord(delimiter)) and np.all(rows[:, -1] == 10))
+
+
+def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int | None = None,
+          in_caller: bool = False):
+    """``in_caller``: parse in the calling thread, not pyarrow's pool (a small file, one of several read at once)."""
     import pyarrow as pa
     import pyarrow.csv as csv
 
-    pa.set_cpu_count(threads(jobs))
+    if not in_caller:
+        pa.set_cpu_count(threads(jobs))
 
     compressed = _compression(path) == "gzip"
     counted = open_counted(path, compressed)  # None unless a caller follows the progress of big reads
@@ -83,7 +113,7 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int 
     try:
         return csv.read_csv(
             source,
-            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
+            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22, use_threads=not in_caller),
             parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                            escape_char=False, newlines_in_values=False),
             # no null spellings: Arrow would read 'nan', 'NA', 'null', 'N/A' as nulls (0 in numpy),
@@ -209,6 +239,10 @@ def canonical_int(text: str) -> int:
     return -1
 
 
+# the int64 key of every id (-1: cannot occur), kept for the last list (one qrels' ids, met run after run)
+_numeric_keys = LastIds(lambda docids: np.array([canonical_int(d) for d in docids], dtype=np.int64))
+
+
 class NumericDocRun(Run):
     """A run whose document ids are canonical integers, kept as int64 keys."""
 
@@ -216,7 +250,7 @@ class NumericDocRun(Run):
         return [str(v) for v in self.doc_codes[rows].tolist()]
 
     def keys_for(self, docids):
-        return np.array([canonical_int(d) for d in docids], dtype=np.int64)
+        return _numeric_keys(docids)
 
 
 class ArrowDocRun(Run):
@@ -281,11 +315,12 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
                        extra={"dictionary": encoded.dictionary})
 
 
-def read_run(path, jobs: int | None = None) -> Run | None:
+def read_run(path, jobs: int | None = None, in_caller: bool = False) -> Run | None:
     """Columnar read of a regular run file; None when the line reader must take over.
 
     Duplicated (query, document) pairs also hand over, so that the line reader reports
-    or resolves them with their line numbers.
+    or resolves them with their line numbers. ``in_caller``: parsed in the calling thread
+    (a small file, one of several read at once).
     """
     import pyarrow as pa
 
@@ -297,7 +332,7 @@ def read_run(path, jobs: int | None = None) -> Run | None:
     columns = {"q": pa.string(), "d": pa.string(), "s": pa.float64()}
     if compressed:
         columns["tag"] = pa.dictionary(pa.int32(), pa.string())
-    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, jobs)
+    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, jobs, in_caller)
     if table is None or table.num_rows == 0:
         return None
     runid = table["tag"][-1].as_py() if compressed else _last_field(name, 6)

@@ -194,6 +194,34 @@ def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[s
     return name, decompress(name, data)
 
 
+class LastIds:
+    """``compute(ids)`` (an array with a value per id) remembered for the last ``ids`` list it was
+    called with: the ids of one qrels meet run after run (an Evaluator, several runs on the
+    command line). The pair is read and replaced whole, so runs scored in threads never mix two lists.
+
+    >>> lengths = LastIds(lambda ids: np.array([len(i) for i in ids]))
+    >>> ids = ["d1", "d22"]
+    >>> lengths(ids) is lengths(ids), lengths(["d333"]).tolist()
+    (True, [4])
+    """
+
+    def __init__(self, compute):
+        self.compute = compute
+        self.last = (None, None)
+
+    def __call__(self, ids) -> np.ndarray:
+        last_ids, values = self.last
+        if last_ids is ids and len(values) == len(ids):
+            return values
+        values = self.compute(ids)
+        self.remember(ids, values)
+        return values
+
+    def remember(self, ids, values: np.ndarray) -> None:
+        """Keep ``values``, already known, as those of ``ids`` (a reader that has them at hand)."""
+        self.last = (ids, values)
+
+
 def decode(token: bytes) -> str:
     """Ids are bytes on disk; undecodable bytes survive a round trip unchanged."""
     return token.decode("utf-8", "surrogateescape")

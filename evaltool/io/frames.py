@@ -107,11 +107,13 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     per_query = list(data.values())
     if not all(per_query):  # an empty ranking: the row-by-row path decides what it means
         return None
-    values = list(chain.from_iterable(d.values() for d in per_query))
-    if not values or not set(map(type, values)) <= (_GRADE_TYPES if cls is Qrels else _SCORE_TYPES):
+    n = sum(map(len, per_query))
+    if not n or not set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= (
+            _GRADE_TYPES if cls is Qrels else _SCORE_TYPES):
         return None
     try:
-        vals = np.array(values, dtype=np.int64 if cls is Qrels else np.float64)
+        vals = np.fromiter(chain.from_iterable(map(dict.values, per_query)),
+                           dtype=np.int64 if cls is Qrels else np.float64, count=n)
     except OverflowError:
         return None
     if cls is Run:
@@ -123,7 +125,7 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     index: dict = {}
     # a document's code is the row where it first appears (``setdefault`` with a row counter)
     doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64,
-                            count=len(values))
+                            count=n)
     if not _all_str(index):
         return None
     counts = [len(d) for d in per_query]

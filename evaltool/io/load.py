@@ -54,9 +54,10 @@ def input_kind(obj, fmt: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Loaded:
-    """Judgments read once (by :class:`evaltool.Evaluator`) and the kind of input they came from."""
+    """An input already read and the kind it came from: judgments read once by
+    :class:`evaltool.Evaluator`, or a run read ahead by :func:`read_run_ahead`."""
 
-    judgments: object
+    value: object
     kind: str
 
 
@@ -80,7 +81,7 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
     from evaltool.io.subtopics import read_subtopic_qrels, subtopic_qrels_from_dict
 
     if isinstance(qrels, Loaded):
-        return qrels.judgments, qrels.kind
+        return qrels.value, qrels.kind
     if isinstance(qrels, dict) and _per_subtopic(qrels):
         return subtopic_qrels_from_dict(qrels, diversity=subtopics), "subtopics"
     if isinstance(qrels, Qrels) and qrels.subtopics is not None:
@@ -114,6 +115,8 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
     from evaltool.io import jsonl, trec
     from evaltool.io.common import read_bytes
 
+    if isinstance(run, Loaded):
+        return run.value, run.kind
     if isinstance(run, jsonl.Results):
         return run, "jsonl"
     if not isinstance(run, (str, os.PathLike)):
@@ -131,6 +134,81 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
     if fmt == "jsonl":
         return jsonl.read_results(run, on_duplicate), fmt
     return load_run(run, on_duplicate, runid, jobs), fmt
+
+
+def read_run_ahead(run, on_duplicate: str = "error", fmt: str | None = None, jobs: int | None = None,
+                   min_bytes: int | None = None) -> Loaded:
+    """One of several runs, read as :func:`load_results` reads it (by :meth:`evaltool.Evaluator.evaluate_many`).
+
+    A TREC run file (plain or gzip) of at least ``min_bytes`` (0: any size) goes to the
+    columnar reader: small files do not repay importing pyarrow one at a time, but many of
+    them do (:func:`columnar_for_many`), and pyarrow parses without holding the GIL.
+    Whatever that reader hands back (an irregular line, a duplicate, a bad score) is read
+    again by :func:`load_results`, whose messages name the file and the line.
+    """
+    from evaltool.io import columnar, jsonl
+
+    if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar.wanted(run, min_bytes):
+        fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
+        # a small file is one block of pyarrow's: parsed in this thread, the other runs in theirs
+        table = columnar.read_run(run, jobs, in_caller=not columnar.wanted(run)) if fmt == "trec" else None
+        if table is not None:
+            return Loaded(table, fmt)
+    return Loaded(*load_results(run, on_duplicate, None, fmt, jobs))
+
+
+MANY_COLUMNAR_BYTES = 8 << 20  # run files together this large repay importing pyarrow (~70 ms) whatever their sizes
+
+
+def columnar_for_many(runs) -> int | None:
+    """``min_bytes`` for :func:`read_run_ahead` of these runs: 0 (every TREC file to the columnar
+    reader) when their files together reach :data:`MANY_COLUMNAR_BYTES`, else None (the
+    size rule of a single run).
+
+    >>> columnar_for_many([{"q1": {"d1": 1.0}}]) is None
+    True
+    """
+    total = 0
+    for run in runs:
+        if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
+            try:
+                total += os.path.getsize(run)
+            except OSError:
+                pass  # its reader says what is wrong with it
+    return 0 if total >= MANY_COLUMNAR_BYTES else None
+
+
+def in_order(work, items, jobs: int | None = None):
+    """Yield ``work(item)`` for every item, in order, computed ahead in ``jobs`` threads (None:
+    every core); at most that many items are in hand at once.
+
+    An item whose work raises raises when its turn comes, after the items before it were
+    yielded; the work still pending is cancelled.
+
+    >>> list(in_order(lambda x: x * x, range(5), jobs=2))
+    [0, 1, 4, 9, 16]
+    """
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+    from contextvars import copy_context
+
+    from evaltool.io.columnar import threads
+
+    items = list(items)
+    workers = max(1, min(threads(jobs), len(items)))
+    pending = deque()
+    with ThreadPoolExecutor(workers) as pool:
+        try:
+            for item in items:
+                # the caller's context goes along (a progress listener of evaltool.io.progress)
+                pending.append(pool.submit(copy_context().run, work, item))
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def streamed_format(run) -> str:

@@ -28,7 +28,9 @@ import numpy as np
 from evaltool.inputs import Qrels, Run
 from evaltool.io import columnar
 from evaltool.errors import ParseError, quote
-from evaltool.io.common import check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, decode, read_bytes, resolve_duplicates
+from evaltool.io.common import (
+    check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, LastIds, decode, read_bytes, resolve_duplicates,
+)
 
 QRELS_EXPECTED = "4 fields 'query_id iteration doc_id grade'"
 BEIR_EXPECTED = "3 fields 'query-id corpus-id score' (a BEIR qrels file, as its header says)"
@@ -254,17 +256,9 @@ def _numbers(column: np.ndarray, dtype) -> np.ndarray | None:
     return values
 
 
-_LAST_ENCODED: list = [None, None]  # (ids list, their bytes): one qrels' ids, met run after run
-
-
-def _encoded(docids: list[str]) -> np.ndarray:
-    """The ids as a numpy bytes array; the last list encoded is kept, so that scoring several
-    runs against one qrels (an Evaluator, many runs on the command line) encodes its ids once."""
-    if _LAST_ENCODED[0] is docids and len(_LAST_ENCODED[1]) == len(docids):
-        return _LAST_ENCODED[1]
-    wanted = np.array([d.encode("utf-8", "surrogateescape") for d in docids] or [b""])[: len(docids)]
-    _LAST_ENCODED[:] = [docids, wanted]
-    return wanted
+# the ids as a numpy bytes array, kept for the last list (one qrels' ids, met run after run)
+_encoded = LastIds(lambda docids: np.array([d.encode("utf-8", "surrogateescape") for d in docids]
+                                           or [b""])[: len(docids)])
 
 
 class BytesDocRun(Run):
@@ -314,7 +308,7 @@ def _fast_qrels(name: str, data: bytes, jobs: int | None = None) -> Qrels | None
         return None
     _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
     docids = _decoded(doc_vocab)
-    _LAST_ENCODED[:] = [docids, doc_vocab]  # ranking looks these ids up in the run as bytes: no encoding again
+    _encoded.remember(docids, doc_vocab)  # ranking looks these ids up in the run as bytes: no encoding again
     return Qrels(qid_vocab, qid_codes, docids, doc_codes, grades, None, path=name)
 
 

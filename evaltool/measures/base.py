@@ -308,10 +308,11 @@ def log2_int(n) -> np.ndarray:
     global _LOG2
     n = np.asarray(n, dtype=np.int64)
     top = int(n.max()) + 1 if n.size else 1
-    if top > len(_LOG2):
-        size = max(top, 2 * len(_LOG2), 1024)
-        _LOG2 = np.array([-math.inf] + [math.log2(i) for i in range(1, size)])
-    return _LOG2[n]
+    table = _LOG2  # one reference: a thread growing the table meanwhile cannot shrink this one
+    if top > len(table):
+        size = max(top, 2 * len(table), 1024)
+        table = _LOG2 = np.array([-math.inf] + [math.log2(i) for i in range(1, size)])
+    return table[n]
 
 
 def discount(rank) -> np.ndarray:

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evaltool.arrays import distinct
 from evaltool.inputs import Item, Qrels, Run
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.relevance.qrels import QrelsBuilder
@@ -202,8 +201,7 @@ def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold:
         if mode not in ("auto", "qrels"):
             raise InputError(f"--relevance {mode} judges the queries of a queries file (JSON or JSONL with qid, "
                              f"answer, metadata, ...); {judgments.path} is a qrels file")
-        used = distinct(judgments.qid_codes)
-        return Resolution(judgments, run, {judgments.qid_vocab[c]: QRELS for c in used})
+        return Resolution(judgments, run, dict.fromkeys(judgments.queries_with(), QRELS))
     judge = _Judge(judgments, results, packs, f1_threshold, relevance_level, f1_depth)
     if mode == "pack" and not judge.packs():
         raise InputError("--relevance pack: no pack is installed; name one with --pack module:attr")
@@ -233,8 +231,7 @@ def relevance_meta(resolution: Resolution | None, qids: list[str], qrels: Qrels,
     counts = {s: 0 for s in STRATEGIES}
     for qid in qids:
         counts[strategies.get(qid, QRELS)] += 1
-    with_relevant = qrels.qid_codes[qrels.grades >= relevance_level]
-    relevant_qids = {qrels.qid_vocab[c] for c in distinct(with_relevant)}
+    relevant_qids = set(qrels.queries_with(qrels.grades >= relevance_level))
     packs: dict[str, int] = {}
     for qid in qids:
         name = resolution.packs.get(qid) if resolution else None

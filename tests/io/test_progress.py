@@ -108,3 +108,16 @@ def test_a_failed_read_still_finishes_its_progress(tmp_path):
                                                                            min_bytes=1):
             evaluate(qrels, path, ["map"], stream=stream)
         assert events and events[-1][3]
+
+
+def test_several_runs_read_in_threads_report_each_file(big, monkeypatch):
+    from evaltool import Evaluator
+    from evaltool.io import load
+
+    monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", 0)  # pyarrow reads both, as when the runs are big together
+    evaluator = Evaluator(str(big / "qrels"), ["P.10"], jobs=2)
+    results, events = follow(lambda: evaluator.evaluate_many([str(big / "run"), str(big / "run.gz")]))
+    assert [r.summary for r in results] == [evaluate(big / "qrels", big / name, ["P.10"]).summary
+                                            for name in ("run", "run.gz")]
+    for name in ("run", "run.gz"):
+        assert_one_whole_pass([e for e in events if e[0] == str(big / name)], big / name)

@@ -117,9 +117,9 @@ def test_a_signal_while_a_big_answer_is_parsed_stops_the_run_and_resume_is_exact
 
 # `evaltool bench` in a child whose DNS lookups never return (a resolver that does not answer)
 LOOKUP_HANGS = """
-import socket, sys, threading
+import os, socket, sys, threading
 def getaddrinfo(*args, **kwargs):
-    print("resolving", file=sys.stderr, flush=True)
+    os.write(2, b"resolving\\n")  # one write per lookup: two lookups at once cannot interleave
     threading.Event().wait()
 socket.getaddrinfo = getaddrinfo
 from evaltool.cli.app import run

@@ -41,6 +41,11 @@ ALL_TOOLS = ["evaltool", "trec_eval", "pytrec_eval", "ir_measures", "ranx"]
 MEASURE_OPTS = ["-m", "map", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.1000", "-m", "recip_rank"]
 KEYS = ["map", "ndcg_cut_10", "P_10", "recall_1000", "recip_rank"]
 ALL_TREC_SIZES = {"L"}          # data sets that also get the '-m all_trec' rows
+# ranx compiles its numba kernels in every process (8 s on the 43,000-line DL set, most of it
+# compiling) and reads runs in Python; three repetitions on 7M and 20M lines would add tens of
+# minutes to a harness meant to finish in about fifteen, so
+# ranx is timed on the small sets only and the big sets say so in the log
+RANX_SIZES = {"S", "DL"}
 STAGES = ["parse", "rank", "measures", "output"]
 
 
@@ -200,6 +205,8 @@ def rows_for(size, have, qrels, run):
         if tool not in have:
             continue
         path = have[tool]
+        if tool == "ranx" and size not in RANX_SIZES:
+            continue
         if tool == "evaltool":
             rows.append(Row("evaltool", tool, "5", [path, *MEASURE_OPTS, qrels, run, "--timings"]))
             if size in ALL_TREC_SIZES:
@@ -730,6 +737,8 @@ def main(argv=None):
     log(f"tools: " + ", ".join(f"{t} ({versions.get(t)})" for t in have))
     for t, why in missing.items():
         log(f"  skipping {t}: {why}")
+    if "ranx" in have and set(sizes) - RANX_SIZES:
+        log(f"  ranx only on {', '.join(sorted(RANX_SIZES))}: on 7M and 20M lines it would add tens of minutes to the run")
 
     datasets = {}
     for size in sizes:

@@ -42,6 +42,25 @@ def available() -> bool:
     return True
 
 
+def kernels():
+    """pyarrow's compute kernels, called by name (``kernels().call_function("cast", [a], options)``).
+
+    From ``pyarrow._compute``, the extension module: importing ``pyarrow.compute`` first
+    builds a documented Python wrapper for each of its ~300 kernels (~30 ms, on the startup
+    of every command that reads a file with pyarrow); both modules hold ``call_function``
+    and the option classes.
+
+    >>> import pyarrow as pa
+    >>> kernels().call_function("binary_length", [pa.array(["ab", "c"])]).to_pylist()
+    [2, 1]
+    """
+    try:
+        import pyarrow._compute as compute
+    except ImportError:  # a pyarrow laid out otherwise: the public module has the same names
+        import pyarrow.compute as compute
+    return compute
+
+
 def _compression(path: str) -> str | None:
     with open(path, "rb") as handle:
         return compression(handle.read(16))
@@ -151,10 +170,9 @@ def _qids(column, jobs: int | None = None):
     Each chunk is encoded on its own (in threads: few distinct ids per chunk, small hash
     tables), then the chunk dictionaries are merged.
     """
-    import pyarrow.compute as pc
-
+    call = kernels().call_function
     codes = np.empty(len(column), dtype=np.int32)
-    parts = _map_chunks(lambda chunk, start: (start, pc.dictionary_encode(chunk)), column, jobs)
+    parts = _map_chunks(lambda chunk, start: (start, call("dictionary_encode", [chunk])), column, jobs)
     vocab: dict[str, int] = {}
     for start, encoded in parts:
         local = np.array([vocab.setdefault(q, len(vocab)) for q in encoded.dictionary.to_pylist()], dtype=np.int32)
@@ -186,19 +204,20 @@ def _numeric_ids(column, jobs: int | None = None):
     by chunk in threads, into one preallocated array.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
+    compute = kernels()
+    to_int64 = compute.CastOptions.safe(pa.int64())
     out = np.empty(len(column), dtype=np.int64)
 
     def work(chunk, start):
         if len(chunk) == 0:
             return True
         try:
-            values = numpy_column(pc.cast(chunk, pa.int64()), np.int64)
+            values = numpy_column(compute.call_function("cast", [chunk], to_int64), np.int64)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return False
         out[start:start + len(values)] = values
-        lengths = numpy_column(pc.binary_length(chunk), np.int32)
+        lengths = numpy_column(compute.call_function("binary_length", [chunk]), np.int32)
         floor = _POW10[np.clip(lengths - 1, 0, len(_POW10) - 1)]
         return bool(values.min() >= 0 and np.all((values >= floor) | (lengths == 1)))
 
@@ -263,10 +282,11 @@ class ArrowDocRun(Run):
 
     def keys_for(self, docids):
         import pyarrow as pa
-        import pyarrow.compute as pc
-
-        found = pc.index_in(pa.array(docids, type=pa.string()), value_set=self.extra["dictionary"])
-        return numpy_column(found.fill_null(-1), np.int32).astype(np.int64)
+        compute = kernels()
+        found = compute.call_function("index_in", [pa.array(docids, type=pa.string())],
+                                      compute.SetLookupOptions(self.extra["dictionary"]))
+        return numpy_column(compute.call_function("coalesce", [found, pa.scalar(-1, pa.int32())]),
+                            np.int32).astype(np.int64)
 
 
 def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | None = None) -> bool:
@@ -298,8 +318,6 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | Non
 
 def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jobs: int | None = None) -> Run | None:
     """A Run from Arrow id columns; None if a query id looks like a comment line."""
-    import pyarrow.compute as pc
-
     encoded_qids = _qids(qids, jobs)
     if encoded_qids is None:
         return None
@@ -307,7 +325,7 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
     numeric = _numeric_ids(docids, jobs)
     if numeric is not None:
         return NumericDocRun(vocab, qid_codes, [], numeric, scores, None, runid=runid, path=path)
-    encoded = pc.dictionary_encode(docids)
+    encoded = kernels().call_function("dictionary_encode", [docids])
     if hasattr(encoded, "combine_chunks"):
         encoded = encoded.combine_chunks()
     codes = numpy_column(encoded.indices, np.int32).astype(np.int64)
@@ -349,7 +367,6 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False) -> Run | No
 def read_qrels(path, jobs: int | None = None) -> Qrels | None:
     """Columnar read of a regular qrels file; None when the line reader must take over."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     name = os.fspath(path)
     delimiter = delimiter_of(head(name), 4)
@@ -363,7 +380,7 @@ def read_qrels(path, jobs: int | None = None) -> Qrels | None:
     if qids is None:
         return None
     vocab, qid_codes = qids
-    docs = pc.dictionary_encode(table["d"]).combine_chunks()
+    docs = kernels().call_function("dictionary_encode", [table["d"]]).combine_chunks()
     grades = numpy_column(table["g"], np.int64)
     if has_duplicates(qid_codes, numpy_column(docs.indices, np.int32).astype(np.int64), jobs):
         return None

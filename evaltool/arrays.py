@@ -19,3 +19,34 @@ def distinct(values: np.ndarray) -> np.ndarray:
     first = np.ones(len(ordered), dtype=bool)
     first[1:] = ordered[1:] != ordered[:-1]
     return ordered[first]
+
+
+class Membership:
+    """``member(values, keys)``: ``np.isin(values, keys)`` for sorted distinct ``keys``, the lookup
+    table of the last ``keys`` kept (the document keys of one qrels, met run after run).
+
+    numpy's table method zeroes a boolean array as long as the largest key on every call
+    (8.8 MB for MS MARCO passage ids, for a 43,000-line run); here it is built once. When
+    the key range is large against ``values``, numpy's sort method answers, as before. The
+    pair is read and replaced whole, so runs scored in threads never mix two key sets.
+
+    >>> member = Membership()
+    >>> member(np.array([5, 1, 9, 2]), np.array([1, 2, 3])).tolist()
+    [False, True, False, True]
+    >>> member(np.array([3, -1, 7]), np.array([1, 2, 3])).tolist()
+    [True, False, False]
+    """
+
+    def __init__(self):
+        self.last = (None, None)
+
+    def __call__(self, values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        if not (len(keys) and len(values) and keys[0] >= 0 and keys[-1] < max(8 * len(values), 1 << 24)):
+            return np.isin(values, keys, kind="sort")
+        last_keys, table = self.last
+        if last_keys is None or len(last_keys) != len(keys) or not np.array_equal(last_keys, keys):
+            table = np.zeros(int(keys[-1]) + 1, dtype=bool)
+            table[keys] = True
+            self.last = (keys, table)
+        inside = (values >= 0) & (values < len(table))
+        return table[np.where(inside, values, 0)] & inside

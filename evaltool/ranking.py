@@ -25,7 +25,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from evaltool.arrays import distinct
+from evaltool.arrays import Membership, distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError
 
@@ -461,11 +461,7 @@ def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _isin_kind(keys: np.ndarray, values: np.ndarray) -> str:
-    """numpy's lookup table when the key range is small enough, else its sort."""
-    if len(keys) and len(values) and keys.min() >= 0 and keys.max() < max(8 * len(values), 1 << 24):
-        return "table"
-    return "sort"
+_member = Membership()  # np.isin, its lookup table kept for the last qrels' document keys
 
 
 def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray):
@@ -475,7 +471,7 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
     joinable = (qrels_q >= 0) & (qrels_key >= 0)
     keys = distinct(qrels_key[joinable])
-    candidates = np.flatnonzero(np.isin(run.doc_codes, keys, kind=_isin_kind(keys, run.doc_codes)))
+    candidates = np.flatnonzero(_member(run.doc_codes, keys))
     candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
     candidate_q = code_q[run.qid_codes[candidates]]
     width = len(keys) + 1

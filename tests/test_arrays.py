@@ -1,0 +1,25 @@
+"""evaltool.arrays against numpy itself (the peer each helper stands in for)."""
+
+import numpy as np
+import pytest
+
+from evaltool.arrays import Membership
+
+
+@pytest.mark.parametrize("count, high", [(1000, 50), (8000, 8_800_000), (10, 10 ** 12), (50_000, 1 << 20)])
+def test_membership_is_isin_on_first_and_repeated_calls(count, high):
+    rng = np.random.default_rng(count)
+    keys = np.unique(rng.integers(0, high, count))
+    member = Membership()
+    for _ in range(2):  # the second call reads the kept table
+        values = rng.integers(-5, high + 5, 3 * count)
+        assert np.array_equal(member(values, keys), np.isin(values, keys))
+
+
+def test_membership_rebuilds_for_other_keys():
+    member = Membership()
+    values = np.arange(10)
+    assert member(values, np.array([1, 4])).nonzero()[0].tolist() == [1, 4]
+    assert member(values, np.array([2, 4])).nonzero()[0].tolist() == [2, 4]
+    assert member(values, np.array([2, 5])).nonzero()[0].tolist() == [2, 5]  # same length, other values
+    assert not member(values, np.zeros(0, dtype=np.int64)).any()

@@ -464,21 +464,43 @@ def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
 _member = Membership()  # np.isin, its lookup table kept for the last qrels' document keys
 
 
+class _QrelsSide:
+    """The qrels' half of :func:`_judge_rows`' join, kept for the last (qrels, document keys,
+    evaluated query of each qrels row): runs of one Evaluator or command line meet the same
+    three run after run (numeric document ids: one key array per qrels). The entry holds
+    its qrels and keys, so their ids cannot be reused while it lives; it is read and
+    replaced whole, so runs scored in threads never mix two entries."""
+
+    def __init__(self):
+        self.last = None
+
+    def __call__(self, qrels: Qrels, doc_keys: np.ndarray, qrels_q: np.ndarray):
+        """(sorted distinct joinable keys, sorted (query, key index) pairs, their grades)."""
+        last = self.last
+        if last is not None and last[0] is qrels and last[1] is doc_keys and np.array_equal(last[2], qrels_q):
+            return last[3]
+        qrels_key = doc_keys[qrels.doc_codes]
+        joinable = (qrels_q >= 0) & (qrels_key >= 0)
+        keys = distinct(qrels_key[joinable])
+        qrels_pair = qrels_q[joinable] * (len(keys) + 1) + np.searchsorted(keys, qrels_key[joinable])
+        pair_order = np.argsort(qrels_pair, kind="stable")
+        side = keys, qrels_pair[pair_order], qrels.grades[joinable][pair_order]
+        self.last = (qrels, doc_keys, qrels_q.copy(), side)
+        return side
+
+
+_qrels_side = _QrelsSide()
+
+
 def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray):
     """(query, rank, grade, run row) of every retrieved judged document: the run's rows joined with
     the qrels of the evaluated queries (``code_q``: evaluated query of each run query code, or -1;
     ``qrels_q``: of each qrels row)."""
-    qrels_key = run.keys_for(qrels.doc_vocab)[qrels.doc_codes]
-    joinable = (qrels_q >= 0) & (qrels_key >= 0)
-    keys = distinct(qrels_key[joinable])
+    keys, qrels_pair, qrels_grade = _qrels_side(qrels, run.keys_for(qrels.doc_vocab), qrels_q)
     candidates = np.flatnonzero(_member(run.doc_codes, keys))
     candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
     candidate_q = code_q[run.qid_codes[candidates]]
     width = len(keys) + 1
-    qrels_pair = qrels_q[joinable] * width + np.searchsorted(keys, qrels_key[joinable])
-    pair_order = np.argsort(qrels_pair, kind="stable")
-    qrels_pair = qrels_pair[pair_order]
-    qrels_grade = qrels.grades[joinable][pair_order]
     run_pair = candidate_q * width + np.searchsorted(keys, run.doc_codes[candidates])
     at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
     hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)

@@ -173,3 +173,29 @@ def test_tie_groups_cost_nothing_unless_asked_for():
     # the group {c, b, a} holds positions 1..3; gains 1 and 2 average to 1 each: 1/1 + 1/log2(3)
     assert averaged.compute(batch)[0, 0] == pytest.approx(1 + 1 / np.log2(3), abs=1e-12)
     assert "bounds" in vars(batch.ties)
+
+
+@pytest.mark.parametrize("columnar", [False, True])
+def test_runs_scored_in_turn_against_one_qrels_each_get_their_own_join(tmp_path, columnar):
+    """The qrels' half of the join is kept from run to run; runs naming other queries or
+    other documents must not reuse it. Hand values: A ranks q1's and q2's relevant
+    document first (AP 1, 1); B has only q2, its relevant document second (AP 0.5; q1
+    skipped); C ranks q1's relevant document second (AP 0.5; q2 skipped)."""
+    from evaltool import Evaluator
+    from evaltool.io import columnar as columnar_reader
+
+    qrels = write(tmp_path / "qrels", "q1 0 11 1\nq1 0 12 0\nq2 0 13 1\n")
+    runs = {
+        "A": "q1 Q0 11 1 2.0 a\nq1 Q0 12 2 1.0 a\nq2 Q0 13 1 1.0 a\n",
+        "B": "q2 Q0 14 1 2.0 b\nq2 Q0 13 2 1.0 b\n",
+        "C": "q1 Q0 12 1 2.0 c\nq1 Q0 11 2 1.0 c\n",
+    }
+    paths = [write(tmp_path / name, text) for name, text in runs.items()]
+    ev = Evaluator(qrels, ["map"])
+    order = [paths[0], paths[1], paths[0], paths[2], paths[1]]
+    with pytest.warns(Warning):
+        if columnar:
+            results = [ev.evaluate(columnar_reader.read_run(path, 1)) for path in order]
+        else:
+            results = ev.evaluate_many(order)
+    assert [r.summary["map"] for r in results] == [1.0, 0.5, 1.0, 0.5, 0.5]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+POW10 = 10 ** np.arange(19, dtype=np.int64)
+"""10**0 .. 10**18 as int64: the powers the decimal readers (TREC text, Arrow columns) use."""
+
 
 def distinct(values: np.ndarray) -> np.ndarray:
     """The sorted distinct values of an integer array: what ``np.unique(values)`` returns.

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from evaltool.arrays import distinct
+from evaltool.arrays import POW10, distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, LastIds, compression, head
 from evaltool.io.progress import open_counted
@@ -30,8 +30,6 @@ def threads(jobs: int | None) -> int:
     (3, True)
     """
     return max(1, jobs or os.cpu_count() or 1)
-
-_POW10 = np.array([10 ** k for k in range(19)], dtype=np.int64)
 
 
 def available() -> bool:
@@ -218,7 +216,7 @@ def _numeric_ids(column, jobs: int | None = None):
             return False
         out[start:start + len(values)] = values
         lengths = numpy_column(compute.call_function("binary_length", [chunk]), np.int32)
-        floor = _POW10[np.clip(lengths - 1, 0, len(_POW10) - 1)]
+        floor = POW10[np.clip(lengths - 1, 0, len(POW10) - 1)]
         return bool(values.min() >= 0 and np.all((values >= floor) | (lengths == 1)))
 
     if len(column) == 0 or not all(_map_chunks(work, column, jobs)):

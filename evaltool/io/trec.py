@@ -25,6 +25,7 @@ import os
 
 import numpy as np
 
+from evaltool.arrays import POW10
 from evaltool.inputs import Qrels, Run
 from evaltool.io import columnar
 from evaltool.errors import ParseError, quote
@@ -193,9 +194,6 @@ def _encode(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vocab, codes
 
 
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
-
-
 def _decimals(column: np.ndarray) -> np.ndarray | None:
     """The doubles of a bytes column of plain decimals (``[+-]digits[.digits]``, 1 to 15
     digits), exactly as strtod and ``float`` read them; None when any token has another form.
@@ -229,13 +227,13 @@ def _decimals(column: np.ndarray) -> np.ndarray | None:
     masked = digits * is_digit
     spread = np.zeros(len(chars), dtype=np.int64)
     for place in range(width):
-        spread += masked[:, place] * _POW10[width - 1 - place]
-    whole = spread // _POW10[width - length]
+        spread += masked[:, place] * POW10[width - 1 - place]
+    whole = spread // POW10[width - length]
     has_dot = dots > 0
     after_point = np.where(has_dot, length.astype(np.int64) - 1 - is_dot.view(np.uint8) @ columns, 0)
-    fraction = whole % _POW10[after_point]
+    fraction = whole % POW10[after_point]
     mantissa = (whole - fraction) // np.where(has_dot, 10, 1) + fraction  # the point's zero digit taken out
-    value = mantissa / _POW10[after_point].astype(np.float64)
+    value = mantissa / POW10[after_point].astype(np.float64)
     return np.where(chars[:, 0] == ord("-"), -value, value)
 
 

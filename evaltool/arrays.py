@@ -40,6 +40,8 @@ class Membership:
     [True, False, False]
     """
 
+    SLICE = 1 << 16  # values looked up at a time
+
     def __init__(self):
         self.last = (None, None)
 
@@ -51,5 +53,9 @@ class Membership:
             table = np.zeros(int(keys[-1]) + 1, dtype=bool)
             table[keys] = True
             self.last = (keys, table)
-        inside = (values >= 0) & (values < len(table))
-        return table[np.where(inside, values, 0)] & inside
+        out = np.empty(len(values), dtype=bool)
+        for start in range(0, len(values), self.SLICE):  # no temporary as long as values
+            part = values[start:start + self.SLICE]
+            inside = (part >= 0) & (part < len(table))
+            np.logical_and(table[np.where(inside, part, 0)], inside, out=out[start:start + len(part)])
+        return out

@@ -315,31 +315,78 @@ class ArrowDocRun(Run):
                             np.int32).astype(np.int64)
 
 
+DUPLICATE_SLICE_ROWS = 1 << 16  # rows of whole queries checked at a time for repeated documents
+
+
 def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | None = None) -> bool:
-    """Any (query, document) pair twice? A sort of packed keys, in two threads when the
-    file is grouped by query (each half then holds whole queries)."""
+    """Any (query, document) pair twice?
+
+    In a file grouped by query (every line of a query together, as systems write runs)
+    a pair can only repeat inside its query's group: the documents of each group are
+    sorted on their own, a few thousand rows at a time (:func:`_repeats_in_groups`), with
+    no copy of the whole file. Other files: one sort of packed (query, document) keys.
+    ``jobs`` is accepted for the callers' sake; the check runs in the calling thread.
+
+    >>> q, d = np.array([0, 0, 1, 1]), np.array([5, 7, 5, 9])
+    >>> has_duplicates(q, d), has_duplicates(q, np.array([5, 7, 9, 9])), has_duplicates(q[[0, 2, 1, 3]], d[[0, 2, 1, 3]])
+    (False, True, False)
+    """
     n = len(doc_codes)
     if n < 2:
         return False
-    if not (doc_codes.max() < (1 << 40) and qid_codes.max() < (1 << 23)):
+    changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
+    bounds = np.concatenate(([0], changes, [n]))
+    if len(distinct(qid_codes[bounds[:-1]])) == len(bounds) - 1 and doc_codes.min() >= 0:
+        return _repeats_in_groups(doc_codes, bounds)
+    if not (doc_codes.max() < (1 << 40) and qid_codes.max() < (1 << 23) and doc_codes.min() >= 0):
         order = np.lexsort((doc_codes, qid_codes))
         same_q = qid_codes[order][1:] == qid_codes[order][:-1]
         return bool(np.any(same_q & (doc_codes[order][1:] == doc_codes[order][:-1])))
     packed = qid_codes.astype(np.int64)
     packed <<= 40
     packed |= doc_codes
-    changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
-    grouped = len(distinct(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
-    if not grouped or n < 1_000_000 or len(changes) == 0 or threads(jobs) < 2:
-        packed.sort()
-        return bool(np.any(packed[1:] == packed[:-1]))
-    middle = changes[np.searchsorted(changes, n // 2)] if changes[-1] >= n // 2 else changes[-1]
-    halves = (packed[:middle], packed[middle:])
-    from concurrent.futures import ThreadPoolExecutor
+    packed.sort()
+    return bool(np.any(packed[1:] == packed[:-1]))
 
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(np.ndarray.sort, halves))
-    return any(bool(np.any(h[1:] == h[:-1])) for h in halves)
+
+def _repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
+    """Does a value repeat inside one of the groups ``values[bounds[i]:bounds[i + 1]]``? (values >= 0)
+
+    Whole groups are taken :data:`DUPLICATE_SLICE_ROWS` rows at a time and laid out as the
+    rows of a matrix, each as wide as the slice's largest group; the gaps of shorter
+    groups hold -1, -2, ... (never equal to a value, nor to each other). Sorting every row
+    then puts repeats side by side. Values below 2**31 are sorted as int32 (faster).
+
+    >>> groups = np.array([0, 2, 5])  # [3, 1] and [2, 1, x]
+    >>> _repeats_in_groups(np.array([3, 1, 2, 1, 4]), groups), _repeats_in_groups(np.array([3, 1, 2, 1, 1]), groups)
+    (False, True)
+    """
+    dtype = np.int32 if values.max() < (1 << 31) else values.dtype
+    sizes = np.diff(bounds)
+    groups = len(sizes)
+    first = 0
+    while first < groups:
+        # whole groups up to the slice's rows (at least one group)
+        last = max(first + 1, int(np.searchsorted(bounds, bounds[first] + DUPLICATE_SLICE_ROWS, side="right")) - 1)
+        last = min(last, groups)
+        width = int(sizes[first:last].max())
+        if width * (last - first) > 2 * (bounds[last] - bounds[first]) + DUPLICATE_SLICE_ROWS:
+            last = first + 1  # one long group among short ones: on its own
+            width = int(sizes[first])
+        part = values[bounds[first]:bounds[last]]
+        if np.all(sizes[first:last] == width):
+            matrix = part.reshape(last - first, width).astype(dtype)
+        else:
+            matrix = np.empty((last - first, width), dtype=dtype)
+            matrix[:] = -1 - np.arange(width, dtype=dtype)
+            row = np.repeat(np.arange(last - first), sizes[first:last])
+            column = np.arange(len(part)) - np.repeat(bounds[first:last] - bounds[first], sizes[first:last])
+            matrix[row, column] = part
+        matrix.sort(axis=1)
+        if np.any(matrix[:, 1:] == matrix[:, :-1]):
+            return True
+        first = last
+    return False
 
 
 def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jobs: int | None = None) -> Run | None:

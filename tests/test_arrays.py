@@ -23,3 +23,11 @@ def test_membership_rebuilds_for_other_keys():
     assert member(values, np.array([2, 4])).nonzero()[0].tolist() == [2, 4]
     assert member(values, np.array([2, 5])).nonzero()[0].tolist() == [2, 5]  # same length, other values
     assert not member(values, np.zeros(0, dtype=np.int64)).any()
+
+
+def test_membership_in_slices_is_isin(monkeypatch):
+    monkeypatch.setattr(Membership, "SLICE", 7)  # values looked up 7 at a time: many slices and a short last one
+    rng = np.random.default_rng(3)
+    keys = np.unique(rng.integers(0, 200, 40))
+    values = rng.integers(-20, 220, 1000)
+    assert np.array_equal(Membership()(values, keys), np.isin(values, keys))

@@ -12,7 +12,7 @@ no per-row Python objects. Other ids are dictionary-encoded by Arrow.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 
 import numpy as np
 
@@ -524,8 +524,18 @@ class _Blocks:
 
 def _ahead(work, depth: int = READ_AHEAD):
     """``work()``'s results until it raises StopIteration, each computed in a thread while the
-    caller uses the ones before (at most ``depth`` waiting): parsing and converting overlap."""
+    caller uses the ones before (at most ``depth`` waiting; 0: in the caller's thread, in
+    turn): parsing and converting overlap.
+
+    >>> items = iter(range(5))
+    >>> list(_ahead(lambda: next(items) * 10)), list(_ahead(iter([1, 2]).__next__, 0))
+    ([0, 10, 20, 30, 40], [1, 2])
+    """
     from collections import deque
+
+    if depth == 0:
+        yield from iter(work, None)
+        return
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:  # one worker: the calls run one after the other, in order
@@ -562,13 +572,13 @@ def _run_capacity(path: str, compressed: bool) -> int:
     return os.path.getsize(path) * (4 if compressed else 1) // MIN_LINE_BYTES + 1
 
 
-def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size: int = RUN_BLOCK_BYTES) -> Run | None:
+def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size: int | None = None) -> Run | None:
     """Columnar read of a regular run file; None when the line reader must take over.
 
     Duplicated (query, document) pairs also hand over, so that the line reader reports
     or resolves them with their line numbers. ``in_caller``: parsed in the calling thread
     (a small file, one of several read at once). pyarrow parses ``block_size`` bytes of
-    text at a time (:class:`_RunColumns`).
+    text at a time (default :data:`RUN_BLOCK_BYTES`; :class:`_RunColumns`).
     """
     import pyarrow as pa
 
@@ -582,14 +592,17 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
         columns["tag"] = pa.dictionary(pa.int32(), pa.string())
     if not in_caller:
         pa.set_cpu_count(threads(jobs))
+    block_size = block_size or RUN_BLOCK_BYTES
     read = _RunColumns(_run_capacity(name, compressed))
     options = _csv_options(["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, block_size + 1, False)
     try:
         with _text(name, compressed) as handle:
             blocks = _Blocks(handle, block_size, options)
-            for table in _ahead(blocks.next) if not in_caller and threads(jobs) > 1 else iter(blocks.next, None):
-                if not all(read.add(batch) for batch in table.to_batches()):
-                    return None
+            # closed before the file is: no block is still being read
+            with closing(_ahead(blocks.next, 0 if in_caller or threads(jobs) < 2 else READ_AHEAD)) as tables:
+                for table in tables:
+                    if not all(read.add(batch) for batch in table.to_batches()):
+                        return None
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
     if read.rows == 0:

@@ -289,7 +289,7 @@ _numeric_keys = LastIds(lambda docids: np.array([canonical_int(d) for d in docid
 
 
 class NumericDocRun(Run):
-    """A run whose document ids are canonical integers, kept as int64 keys."""
+    """A run whose document ids are canonical integers, kept as integer keys (int32 or int64)."""
 
     def doc_text(self, rows):
         return [str(v) for v in self.doc_codes[rows].tolist()]
@@ -417,14 +417,15 @@ class _RunColumns:
     Each batch's Arrow columns are converted and dropped at once, so the text of the ids
     is never held whole: the arrays are allocated for the most rows the file can hold and
     only the part written is ever touched (then trimmed). A gzip file's row count is not
-    known up front: its arrays grow when full. Numeric document ids become exact int64
-    keys; when a batch holds an id that is not canonical, the run's ids are kept as text
-    from then on (the earlier keys back as their own text) and dictionary-encoded at the end.
+    known up front: its arrays grow when full. Numeric document ids become exact integer
+    keys, int32 as long as they fit (MS MARCO's do), int64 from the first that does not;
+    when a batch holds an id that is not canonical, the run's ids are kept as text from
+    then on (the earlier keys back as their own text) and dictionary-encoded at the end.
     """
 
     def __init__(self, capacity: int):
         self.qid_codes = np.empty(capacity, dtype=np.int32)
-        self.doc_codes = np.empty(capacity, dtype=np.int64)
+        self.doc_codes = np.empty(capacity, dtype=np.int32)
         self.scores = np.empty(capacity, dtype=np.float64)
         self.rows = 0
         self.vocab: dict[str, int] = {}
@@ -457,6 +458,10 @@ class _RunColumns:
         docs = batch.column("d")
         values = _canonical_int64(docs) if self.doc_text is None else None
         if values is not None:
+            if self.doc_codes.dtype != values.dtype and len(values) and values.max() > np.iinfo(self.doc_codes.dtype).max:
+                wide = np.empty(len(self.doc_codes), dtype=values.dtype)
+                wide[:start] = self.doc_codes[:start]
+                self.doc_codes = wide
             self.doc_codes[start:end] = values
         else:
             if self.doc_text is None:

@@ -77,6 +77,18 @@ def test_ids_that_stop_being_numeric_in_a_later_block_are_kept_as_text(tmp_path,
     _assert_holds_lines(run, text, "tagA")
 
 
+@pytest.mark.parametrize("block_size", [60, None])
+def test_numeric_ids_beyond_int32_in_a_later_block_widen_the_keys(tmp_path, block_size):
+    big = [str(2 ** 31), str(10 ** 18 + 7), "9223372036854775807"]
+    text = _run_text(9) + "".join(f"7002 Q0 {d} {r} {3 - r} tagA\n" for r, d in enumerate(big))
+    run = columnar.read_run(write(tmp_path / "run", text), block_size=block_size)
+    assert isinstance(run, columnar.NumericDocRun) and run.doc_codes.dtype == np.int64
+    assert run.doc_codes[-3:].tolist() == [2 ** 31, 10 ** 18 + 7, 2 ** 63 - 1]
+    _assert_holds_lines(run, text, "tagA")
+    small = columnar.read_run(write(tmp_path / "small", _run_text(9)), block_size=block_size)
+    assert small.doc_codes.dtype == np.int32  # MS MARCO-like ids: half the memory
+
+
 def test_ids_that_are_text_from_the_first_block(tmp_path):
     text = _run_text(5, docid=lambda rng, q, i: f"doc-{rng.randrange(500)}")
     run = columnar.read_run(write(tmp_path / "run", text), block_size=80)

@@ -25,7 +25,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from evaltool.arrays import Membership, distinct
+from evaltool.arrays import Membership, counts, distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError
 
@@ -595,7 +595,7 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
     qrels_qids = sorted(qrels.queries_with(), key=byte_key)
     position = {qid: i for i, qid in enumerate(qrels_qids)}
-    rows_per_code = np.bincount(run.qid_codes, minlength=len(run.qid_vocab))
+    rows_per_code = counts(run.qid_codes, len(run.qid_vocab))
     run_used = np.flatnonzero(rows_per_code)
     run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
 

@@ -31,3 +31,14 @@ def test_membership_in_slices_is_isin(monkeypatch):
     keys = np.unique(rng.integers(0, 200, 40))
     values = rng.integers(-20, 220, 1000)
     assert np.array_equal(Membership()(values, keys), np.isin(values, keys))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_counts_in_slices_is_bincount(monkeypatch, dtype):
+    from evaltool import arrays
+
+    monkeypatch.setattr(arrays, "COUNT_SLICE", 5)
+    values = np.random.default_rng(4).integers(0, 30, 103).astype(dtype)
+    for length in (0, 30, 45):
+        assert np.array_equal(arrays.counts(values, length), np.bincount(values, minlength=length))
+    assert arrays.counts(np.zeros(0, dtype=dtype), 3).tolist() == [0, 0, 0]

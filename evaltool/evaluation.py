@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -98,16 +97,15 @@ def score_chunk(qrels_t, chunk, requests, options: RankOptions, num_docs_in_coll
     return batch.qids, batch_columns(requests, batch, ztable), batch.missing, set(ranking.unjudged_run_queries)
 
 
-@dataclass
 class ChunkedScores:
     """Scores of a run evaluated in pieces of whole queries (``--stream``, the Dask engine)."""
 
-    parts: list = field(default_factory=list)
-    seen: set = field(default_factory=set)
-    unjudged: set = field(default_factory=set)
-    rows: int = 0
-    duplicates: int = 0
-    tag: str = ""
+    def __init__(self):
+        self.parts: list = []
+        self.seen: set = set()
+        self.unjudged: set = set()
+        self.rows = self.duplicates = 0
+        self.tag = ""
 
     def add(self, qids, columns, missing, unjudged, rows: int, duplicates: int, tag: str) -> None:
         """One piece: its scored queries and the counts of the rows it was read from."""

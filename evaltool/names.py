@@ -30,25 +30,30 @@ parameters still replace the defaults a nickname brings.
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import re
 from collections.abc import Iterable
+from functools import cache
 
+from evaltool import measures
 from evaltool.errors import MeasureError
-from evaltool.measures import (
-    DEFAULT_SETS, MEASURES, NAMED_MEASURES, NICKNAMES, TREC_ORDER,
-)
+from evaltool.measures import DEFAULT_SETS, NICKNAMES, TREC_ORDER, named_measure, trec_measure
 from evaltool.measures.base import Measure, Params, Request
 
 AT_SUFFIX = "_at_k"
 
 
+@cache
 def _spellings() -> tuple[dict[str, tuple[Measure, dict]], dict[str, tuple[Measure, dict]]]:
-    """Every name of a named-parameter measure -> (measure, fixed parameters); and the ``name_at_k`` ones."""
+    """Every name of a named-parameter measure -> (measure, fixed parameters); and the ``name_at_k`` ones.
+
+    Built on first need, importing every family: a trec_eval name or a canonical named one
+    (``nDCG@10``) is found without them, by :func:`~evaltool.measures.trec_measure` and
+    :func:`~evaltool.measures.named_measure`.
+    """
     tokens: dict[str, tuple[Measure, dict]] = {}
     at_tokens: dict[str, tuple[Measure, dict]] = {}
-    for m in NAMED_MEASURES.values():
+    for m in measures.NAMED_MEASURES.values():
         for alias in (m.name, *m.aliases):
             token, fixed = (alias, {}) if isinstance(alias, str) else alias
             table = at_tokens if token.endswith(AT_SUFFIX) else tokens
@@ -59,7 +64,12 @@ def _spellings() -> tuple[dict[str, tuple[Measure, dict]], dict[str, tuple[Measu
     return tokens, at_tokens
 
 
-TOKENS, AT_TOKENS = _spellings()
+def __getattr__(name: str):
+    if name in ("TOKENS", "AT_TOKENS"):  # every spelling of the named measures, for whoever lists them
+        return _spellings()[name == "AT_TOKENS"]
+    raise AttributeError(f"module 'evaltool.names' has no attribute {name!r}")
+
+
 _AT_FORM = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_at_(.+)$")
 _LOOKALIKE_DIGITS = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "i": "1", "S": "5", "s": "5", "B": "8"})
 
@@ -79,7 +89,7 @@ def _literal(node, whole: str):
 def _split_named(text: str, whole: str) -> tuple[str, dict, object]:
     """``Name(key=value,...)@at`` -> (name, {key: value}, at); ``name_at_10`` -> (name, {}, 10)."""
     form = _AT_FORM.match(text)
-    if form and form.group(1) in AT_TOKENS:
+    if form and form.group(1) in _spellings()[1]:
         try:
             return AT_SUFFIX + form.group(1), {}, ast.literal_eval(form.group(2))
         except (ValueError, SyntaxError):
@@ -106,9 +116,11 @@ def _named_request(whole: str) -> Request:
     text = "".join(whole.split())
     token, args, at = _split_named(text, whole)
     if token.startswith(AT_SUFFIX):
-        m, fixed = AT_TOKENS[token[len(AT_SUFFIX):]]
-    elif token in TOKENS:
-        m, fixed = TOKENS[token]
+        m, fixed = _spellings()[1][token[len(AT_SUFFIX):]]
+    elif (m := named_measure(token)) is not None:  # a canonical name: its family alone is imported
+        fixed = {}
+    elif token in _spellings()[0]:
+        m, fixed = _spellings()[0][token]
     else:
         raise UnknownMeasure(whole)
     options = {o.name: o for o in m.options}
@@ -197,7 +209,7 @@ def trec_output_spelling(name: str) -> str | None:
     >>> [trec_output_spelling(n) for n in ["P_5", "ndcg_cut_5,10", "iprec_at_recall_0.10", "utility_1,-1,0,0", "map"]]
     ['P.5', 'ndcg_cut.5,10', 'iprec_at_recall.0.10', 'utility.1,-1,0,0', None]
     """
-    bases = [m for m in MEASURES.values() if m.params is not Params.NONE and name.startswith(m.name + "_")]
+    bases = [m for m in measures.MEASURES.values() if m.params is not Params.NONE and name.startswith(m.name + "_")]
     if not bases:
         return None
     base = max(bases, key=lambda m: len(m.name)).name
@@ -226,9 +238,11 @@ def suggest(spec: str) -> str:
             fixed = head + found + tail.translate(_LOOKALIKE_DIGITS)
             if fixed != spec and _valid(fixed):
                 return f"; did you mean {fixed}?"
+    import difflib
+
     head = re.match(r"[A-Za-z0-9_]*", spec).group(0)
     rest = spec[len(head):]
-    known = [*MEASURES, *NICKNAMES, *TOKENS]
+    known = [*measures.MEASURES, *NICKNAMES, *_spellings()[0]]
     close = [name + rest for name in difflib.get_close_matches(head, known, n=6, cutoff=0.6)]
     close = [c for c in dict.fromkeys(close) if _valid(c)][:3]
     return f"; did you mean {' or '.join(close)}?" if close else "; 'evaltool measures' lists them"
@@ -236,16 +250,16 @@ def suggest(spec: str) -> str:
 
 def find_measure(spec: str) -> Measure | None:
     """The measure any spelling names (``ndcg_cut.10``, ``ndcg_cut_10``, ``nDCG(dcg='exp-log2')@10``, ``mrr``); None if unknown."""
-    name = spec.partition(".")[0]
-    if name in MEASURES:
-        return MEASURES[name]
-    if spec in TOKENS:
-        return TOKENS[spec][0]
+    found = trec_measure(spec.partition(".")[0])
+    if found is not None:
+        return found
+    if spec in _spellings()[0]:
+        return _spellings()[0][spec][0]
     try:
         return _named_request(spec).measure
     except MeasureError:
         printed = trec_output_spelling(spec)
-        return MEASURES[printed.partition(".")[0]] if printed else None
+        return trec_measure(printed.partition(".")[0]) if printed else None
 
 
 def prints_as_written(name: str) -> bool:
@@ -254,7 +268,7 @@ def prints_as_written(name: str) -> bool:
     >>> [prints_as_written(n) for n in ["ndcg_at_5", "nDCG@10", "ndcg_cut_10", "P_5", "map"]]
     [True, True, False, False, False]
     """
-    if name.partition(".")[0] in MEASURES or name in NICKNAMES:
+    if trec_measure(name.partition(".")[0]) is not None or name in NICKNAMES:
         return False
     try:
         return _named_request(name).names == [name]
@@ -293,7 +307,7 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
                 raise MeasureError(f"measure '{whole}': the nickname {name} takes no parameters")
             marked.update(NICKNAMES[name])
             continue
-        measure = MEASURES.get(name)
+        measure = trec_measure(name)
         if measure is None:
             try:
                 request = _named_request(whole)
@@ -302,7 +316,7 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
                 if printed is None:
                     raise MeasureError(f"unknown measure '{whole}'{suggest(whole) if suggestions else ''}") from None
                 name, dot, text = printed.partition(".")
-                measure = MEASURES[name]
+                measure = trec_measure(name)
             else:
                 named.setdefault(request.names[0], request)
                 continue
@@ -319,7 +333,7 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
     for name in TREC_ORDER:
         if name not in marked:
             continue
-        measure = MEASURES[name]
+        measure = trec_measure(name)
         given = explicit.get(name)
         if measure.params in (Params.CUTOFFS, Params.FRACTIONS):
             values = sorted({v for _, vs in given for v in vs}) if given else sorted(measure.default)
@@ -371,7 +385,7 @@ def _resolved(spelling: str, *, suggestions: bool = True) -> Request:
     if m.params is Params.NAMED or m.equivalent is None or (m.params is not Params.CUTOFFS and request.values):
         return request
     name, given = m.equivalent
-    named = NAMED_MEASURES[name]
+    named = named_measure(name)
     if m.params is Params.CUTOFFS:
         given[named.at_option.name] = request.values[0]
     return Request(named, tuple((o.name, given.get(o.name, o.default)) for o in named.options))

@@ -7,8 +7,6 @@ transaction) before the output is printed, so exit 0 means it is in the history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import click
 
 from evaltool.cli.common import option_group, warn
@@ -35,15 +33,11 @@ def record_options(with_name: bool):
     return option_group(*options)
 
 
-@dataclass
 class Recording:
     """Checked ``--record`` options; the history is opened (and a new file created) at the first record."""
 
-    db: object
-    note: str | None
-    tags: dict[str, str]
-    at: object
-    history: object = None
+    def __init__(self, db, note: str | None, tags: dict[str, str], at, history=None):
+        self.db, self.note, self.tags, self.at, self.history = db, note, tags, at, history
 
     def _open(self):
         from evaltool.history import open_history

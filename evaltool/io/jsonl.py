@@ -19,10 +19,9 @@ A **results file** is JSONL, one retrieved item per line: ``qid``, ``docid`` (or
 ordered by score; a file that gives only ranks is ordered by rank (score = -rank), and
 ties fall to the document id rule of :mod:`evaltool.ranking` either way.
 
-Formats are recognised from the content (:func:`sniff`): a first non-blank character
-``[`` is a JSON document; ``{`` is JSONL when the first line is a complete JSON object by
-itself (and not a ``{"queries": [...]}`` wrapper), else a JSON document; anything else
-is TREC. Every error names the file, the line, the text and what the format expects.
+Formats are recognised from the content (:func:`evaltool.io.sniff.sniff`, kept apart so a
+TREC file is read without this module). Every error names the file, the line, the text
+and what the format expects.
 
 >>> queries = parse_queries("q.jsonl", b'{"qid": "q1", "relevant_ids": ["d1"], "answer": "Paris"}\\n')
 >>> queries.queries[0].relevant, queries.queries[0].answers
@@ -44,12 +43,12 @@ import numpy as np
 
 from evaltool.inputs import Item, Query, Run
 from evaltool.errors import ParseError, quote
-from evaltool.io.common import Encoder, check_policy, head, read_bytes, resolve_duplicates
+from evaltool.io.common import Encoder, check_policy, read_bytes, resolve_duplicates
+from evaltool.io.sniff import QID_KEYS, sniff
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl")
 RESULT_FORMATS = ("trec", "jsonl")
 LABELS = {"json": "queries file, JSON", "jsonl": "queries file, JSONL", "results": "results file, JSONL"}
-QID_KEYS = ("qid", "query_id", "id")
 # lists of relevant ids: ours, the benchmark files', and memorybench's (also inside 'metadata')
 RELEVANT_ID_KEYS = ("relevant_ids", "expected_modules", "relevantIds", "relevantChunkIds")
 DOCID_KEYS = ("docid", "doc_id")
@@ -71,48 +70,6 @@ class Results:
 
     run: Run
     items: list[Item]
-
-
-# ---------------------------------------------------------------- format detection
-
-
-def _first_char(head: bytes) -> str:
-    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    return text[:1].decode("latin-1")
-
-
-def head_of(path, size: int = 1 << 16) -> bytes:
-    """The first bytes of a file (decompressed), for :func:`sniff`.
-
-    A compressed stream that cannot be read gives no bytes: the reader of the format then
-    reports what is wrong with it.
-    """
-    return head(os.fspath(path), size)
-
-
-def sniff(head: bytes, kind: str) -> str:
-    """``trec``, ``json`` or ``jsonl``: what ``head`` (the start of a file) looks like.
-
-    ``kind`` is ``judgments`` (the first input) or ``results`` (the second).
-
-    >>> sniff(b"q1 0 d1 1\\n", "judgments"), sniff(b'[{"qid": "q1"}]', "judgments")
-    ('trec', 'json')
-    >>> sniff(b'{"qid": "q1"}\\n{"qid": "q2"}\\n', "judgments"), sniff(b'{"qid": "q1", "docid": "d"}', "results")
-    ('jsonl', 'jsonl')
-    """
-    first = _first_char(head)
-    if first == "[":
-        return "json"
-    if first != "{":
-        return "trec"
-    if kind == "results":
-        return "jsonl"
-    line = head.lstrip(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
-    try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return "json"
-    return "json" if isinstance(obj, dict) and "queries" in obj and not any(k in obj for k in QID_KEYS) else "jsonl"
 
 
 # ---------------------------------------------------------------- values

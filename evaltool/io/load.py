@@ -5,14 +5,22 @@ to the reader that takes it: TREC qrels and runs, queries files and JSONL result
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import sys
 
 from evaltool.errors import EvaltoolError, InputError, ParseError
 from evaltool.inputs import Qrels, Run
+from evaltool.io.sniff import head_of, sniff
 
 
 def is_frame(obj) -> bool:
     return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def _is_jsonl(obj, name: str) -> bool:
+    """``isinstance(obj, evaltool.io.jsonl.<name>)`` without importing the JSON readers for the
+    TREC files and dicts that never need them: no instance exists before they are imported."""
+    module = sys.modules.get("evaltool.io.jsonl")
+    return module is not None and isinstance(obj, getattr(module, name))
 
 
 def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
@@ -52,13 +60,14 @@ def input_kind(obj, fmt: str | None = None) -> str:
     return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
 
 
-@dataclass(frozen=True)
 class Loaded:
     """An input already read and the kind it came from: judgments read once by
     :class:`evaltool.Evaluator`, or a run read ahead by :func:`read_run_ahead`."""
 
-    value: object
-    kind: str
+    __slots__ = ("value", "kind")
+
+    def __init__(self, value, kind: str):
+        self.value, self.kind = value, kind
 
 
 def _per_subtopic(qrels) -> bool:
@@ -77,30 +86,33 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
     subtopics. A dict ``{qid: {subtopic: {docid: grade}}}`` is subtopic qrels either way.
     Returns (judgments, format).
     """
-    from evaltool.io import jsonl
-    from evaltool.io.subtopics import read_subtopic_qrels, subtopic_qrels_from_dict
-
     if isinstance(qrels, Loaded):
         return qrels.value, qrels.kind
     if isinstance(qrels, dict) and _per_subtopic(qrels):
+        from evaltool.io.subtopics import subtopic_qrels_from_dict
+
         return subtopic_qrels_from_dict(qrels, diversity=subtopics), "subtopics"
     if isinstance(qrels, Qrels) and qrels.subtopics is not None:
         return qrels, "subtopics"
     if fmt == "subtopics" or subtopics:
         if isinstance(qrels, (str, os.PathLike)) and os.fspath(qrels) != "-" and fmt not in ("json", "jsonl"):
+            from evaltool.io.subtopics import read_subtopic_qrels
+
             return read_subtopic_qrels(qrels, on_duplicate=on_duplicate, diversity=subtopics), "subtopics"
         given = f"{os.fspath(qrels)} read as {fmt}" if isinstance(qrels, (str, os.PathLike)) else input_kind(qrels)
         raise InputError("diversity measures and --qrels-format subtopics read judgments per subtopic: a qrels file "
                          "'query_id subtopic doc_id grade' (ndeval's) or a dict {qid: {subtopic: {docid: grade}}}, "
                          f"not {given}")
-    if isinstance(qrels, jsonl.Queries):
+    if _is_jsonl(qrels, "Queries"):
         return qrels, qrels.format
     if not isinstance(qrels, (str, os.PathLike)):
         return load_qrels(qrels, on_duplicate), input_kind(qrels)
     if os.fspath(qrels) == "-":  # refused by the qrels reader, with its message
         return load_qrels(qrels, on_duplicate), "trec"
-    if (fmt or jsonl.sniff(jsonl.head_of(qrels), "judgments")) == "trec":
+    if (fmt or sniff(head_of(qrels), "judgments")) == "trec":
         return load_qrels(qrels, on_duplicate, jobs), "trec"
+    from evaltool.io import jsonl
+
     queries = jsonl.read_queries(qrels, fmt)  # JSON or JSONL: decided on the whole content unless forced
     return queries, queries.format
 
@@ -112,26 +124,30 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
     ``fmt`` forces ``trec`` or ``jsonl``; by default a file's content decides (stdin, ``-``,
     is read whole first). Returns (results, format).
     """
-    from evaltool.io import jsonl, trec
-    from evaltool.io.common import read_bytes
-
     if isinstance(run, Loaded):
         return run.value, run.kind
-    if isinstance(run, jsonl.Results):
+    if _is_jsonl(run, "Results"):
         return run, "jsonl"
     if not isinstance(run, (str, os.PathLike)):
         return load_run(run, on_duplicate, runid), input_kind(run)
     if os.fspath(run) == "-" and fmt is None:
+        from evaltool.io import trec
+        from evaltool.io.common import read_bytes
+
         name, data = read_bytes(run, allow_stdin=True)
-        fmt = jsonl.sniff(data, "results")
+        fmt = sniff(data, "results")
         if fmt == "jsonl":
+            from evaltool.io import jsonl
+
             return jsonl.parse_results(name, data, on_duplicate), fmt
         return trec.parse_run(name, data, on_duplicate=on_duplicate, jobs=jobs), fmt
-    fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
+    fmt = fmt or sniff(head_of(run), "results")
     if fmt == "json":
         raise ParseError(os.fspath(run), 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
                                                   "not a JSON array")
     if fmt == "jsonl":
+        from evaltool.io import jsonl
+
         return jsonl.read_results(run, on_duplicate), fmt
     return load_run(run, on_duplicate, runid, jobs), fmt
 
@@ -146,10 +162,10 @@ def read_run_ahead(run, on_duplicate: str = "error", fmt: str | None = None, job
     Whatever that reader hands back (an irregular line, a duplicate, a bad score) is read
     again by :func:`load_results`, whose messages name the file and the line.
     """
-    from evaltool.io import columnar, jsonl
+    from evaltool.io import columnar
 
     if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar.wanted(run, min_bytes):
-        fmt = fmt or jsonl.sniff(jsonl.head_of(run), "results")
+        fmt = fmt or sniff(head_of(run), "results")
         # a small file is one block of pyarrow's: parsed in this thread, the other runs in theirs
         table = columnar.read_run(run, jobs, in_caller=not columnar.wanted(run)) if fmt == "trec" else None
         if table is not None:
@@ -213,8 +229,6 @@ def in_order(work, items, jobs: int | None = None):
 
 def streamed_format(run) -> str:
     """The format of a run file to stream (stdin cannot be looked at twice: taken as TREC)."""
-    from evaltool.io import jsonl
-
     if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
-        return jsonl.sniff(jsonl.head_of(run), "results")
+        return sniff(head_of(run), "results")
     return "trec"

@@ -50,9 +50,10 @@ from evaltool.measures.base import (
 )
 
 
-@dataclass(frozen=True)
 class Fraction(Option):
     """A parameter between 0 and 1."""
+
+    __slots__ = ()
 
     def check(self, value, owner: str, whole: str):
         value = super().check(value, owner, whole)

@@ -53,6 +53,28 @@ NAMED_ORDER = (
 )
 
 
+#: the family module (``evaltool.measures.<family>``) that declares each measure, trec_eval's
+#: names and the named-parameter ones (``P``, ``Rprec`` and ``infAP`` are both, in one module):
+#: a request imports only the families it names. Checked against the registry whenever
+#: every family is loaded (:mod:`evaltool.measures`), so it cannot drift from the declarations.
+FAMILIES = {
+    "ap": ("map", "gm_map", "bpref", "infAP", "gm_bpref", "binG", "map_cut", "yaap", "AP", "Bpref"),
+    "counts": ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "NumQ", "NumRet", "NumRel"),
+    "cwl": ("BPM", "INST", "INSQ", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11"),
+    "dcg": ("ndcg_cut", "nDCG", "DCG"),
+    "diversity": ("alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP", "P_IA", "AP_IA", "StRecall"),
+    "err": ("ERR",),
+    "gain": ("G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp", "rbp_resid", "RBP"),
+    "iprec": ("iprec_at_recall", "11pt_avg", "IPrec"),
+    "ordering": ("Compat", "Accuracy", "ARP", "OPA"),
+    "precision": ("Rprec", "P", "recall", "Rprec_mult", "utility", "relative_P", "success", "set_P", "set_relative_P",
+                  "set_recall", "set_map", "set_F", "unj", "R", "Success", "SetP", "SetR", "SetF", "SetAP", "Judged",
+                  "Hits"),
+    "rr": ("recip_rank", "RR", "FirstRelPos"),
+    "strings": ("runid", "relstring"),
+}
+
+
 def described(command: str) -> str:
     """The default set of ``command`` as help texts write it."""
     return ", ".join(DEFAULT_SETS[command])

@@ -36,9 +36,10 @@ import numpy as np
 
 from evaltool.inputs import Item, Qrels, Run
 from evaltool.errors import EvaltoolError, InputError
-from evaltool.relevance.qrels import QrelsBuilder
-from evaltool.relevance.token_f1 import DEFAULT_THRESHOLD, best_f1, tokens
 
+# the judging machinery (QrelsBuilder, token F1) is imported by _Judge, for queries files only:
+# a TREC qrels file judges its queries itself
+DEFAULT_THRESHOLD = 0.3  # token F1 from which an item is relevant (--f1-threshold)
 QRELS, PACK, TOKEN = "qrels", "pack", "token-f1"
 STRATEGIES = (QRELS, PACK, TOKEN)
 MODES = {"auto": (QRELS, PACK, TOKEN), "qrels": (QRELS,), "pack": (PACK,), "token-f1": (TOKEN,)}
@@ -112,6 +113,8 @@ class _Judge:
         self.level = max(relevance_level, 1)
         self.results, self.grouped = results, None
         self.results_path = results.path if isinstance(results, Run) else results.run.path
+        from evaltool.relevance.qrels import QrelsBuilder
+
         self.builder = QrelsBuilder(queries.path)
         self.loaded = None
         self.pack_of: dict[str, str] = {}
@@ -160,6 +163,8 @@ class _Judge:
     def token_f1(self, query) -> bool:
         if not query.answers:
             return False
+        from evaltool.relevance.token_f1 import best_f1, tokens
+
         answers = [tokens(answer) for answer in query.answers]
         items = self.items(query.qid)
         below = set()

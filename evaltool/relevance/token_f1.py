@@ -25,7 +25,6 @@ import string
 import unicodedata
 from collections import Counter
 
-DEFAULT_THRESHOLD = 0.3
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
 

@@ -15,10 +15,8 @@ programs; nan (no value) prints ``-nan`` everywhere, as trec_eval prints it (pan
 
 from __future__ import annotations
 
-import csv
 import io
 import math
-from dataclasses import dataclass, field
 
 from evaltool.report.trec import MISSING
 
@@ -32,18 +30,16 @@ LATEX_SPECIAL = {
 }
 
 
-@dataclass
+# plain classes, not dataclasses: every command imports this module, and creating a dataclass
+# costs a start-up about a millisecond
 class Table:
-    header: list[str]
-    rows: list[list]
-    title: str | None = None
-    digits: int = 4
+    def __init__(self, header: list[str], rows: list[list], title: str | None = None, digits: int = 4):
+        self.header, self.rows, self.title, self.digits = header, rows, title, digits
 
 
-@dataclass
 class Report:
-    tables: list[Table]
-    notes: list[str] = field(default_factory=list)
+    def __init__(self, tables: list[Table], notes: list[str] | None = None):
+        self.tables, self.notes = tables, [] if notes is None else notes
 
 
 def _is_number(value) -> bool:
@@ -125,6 +121,8 @@ def render_text(report: Report) -> str:
 def render_csv(report: Report) -> str:
     if len(report.tables) != 1:
         raise ValueError("a CSV report holds exactly one table")
+    import csv
+
     table = report.tables[0]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -61,6 +61,12 @@ def test_a_small_evaluation_imports_only_what_it_uses(tmp_path, measures):
     assert under(modules, "pyarrow", "scipy", "pandas", "numpy.ma", "sqlalchemy", "plotly") == []
     assert [m for m in modules if m in ("evaltool.io.topics", "evaltool.report.output", "evaltool.report.html",
                                         "evaltool.compare", "evaltool.history", "evaltool.io.stream")] == []
+    # TREC files: no JSON readers, no judging machinery for queries files, no subtopic qrels
+    assert [m for m in modules if m in ("evaltool.io.jsonl", "evaltool.relevance.token_f1",
+                                        "evaltool.relevance.qrels", "evaltool.io.subtopics", "csv")] == []
+    if measures:  # only the families that declare the measures asked for (ap, dcg, precision, rr)
+        families = {m.rsplit(".", 1)[1] for m in modules if m.startswith("evaltool.measures.")}
+        assert families - {"base", "sets", "restrict"} == {"ap", "dcg", "precision", "rr"}
 
 
 def test_numpy_runs_one_blas_thread_unless_the_user_chose(tmp_path):

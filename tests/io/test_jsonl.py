@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from evaltool.cli import main
 from evaltool.errors import ParseError
-from evaltool.io.jsonl import head_of, parse_queries, parse_results, sniff
+from evaltool.io.jsonl import parse_queries, parse_results
+from evaltool.io.sniff import head_of, sniff
 
 QUERIES = '{"qid": "q1", "relevant_ids": ["d1"]}\n{"qid": "q2", "answer": "blue"}\n'
 RESULTS = '{"qid": "q1", "docid": "d1", "score": 2.0}\n{"qid": "q2", "docid": "d2", "score": 1.0, "text": "blue"}\n'

@@ -417,9 +417,9 @@ class _RunColumns:
     """The numpy columns of a run, filled batch by batch as pyarrow parses the file.
 
     Each batch's Arrow columns are converted and dropped at once, so the text of the ids
-    is never held whole: the arrays are allocated for the most rows the file can hold and
-    only the part written is ever touched (then trimmed). A gzip file's row count is not
-    known up front: its arrays grow when full. Numeric document ids become exact integer
+    is never held whole: the arrays are allocated for the rows the file should hold
+    (:func:`_run_capacity`), only the part written is ever touched (then trimmed), and
+    they grow when full. Numeric document ids become exact integer
     keys, int32 as long as they fit (MS MARCO's do), int64 from the first that does not;
     when a batch holds an id that is not canonical, the run's ids are kept as text from
     then on (the earlier keys back as their own text) and dictionary-encoded at the end.
@@ -585,9 +585,18 @@ def _text(path: str, compressed: bool):
             raw.close()
 
 
-def _run_capacity(path: str, compressed: bool) -> int:
-    """Rows to allocate for a run file: every row a plain file can hold; a gzip file's guess."""
-    return os.path.getsize(path) * (4 if compressed else 1) // MIN_LINE_BYTES + 1
+def _run_capacity(path: str, compressed: bool, sample: bytes) -> int:
+    """Rows to allocate for a run file: its size over the mean line length of ``sample`` (its
+    first bytes), with a quarter more for lines that turn out shorter, but never more than
+    the file can hold (the arrays grow if needed). A gzip file counts four times its size.
+
+    Untouched, the allocation costs address space only; capped, it stays within what the
+    machine grants a big file on a small machine.
+    """
+    text = os.path.getsize(path) * (4 if compressed else 1)
+    lines = sample.count(b"\n")
+    mean = max(MIN_LINE_BYTES, (sample.rfind(b"\n") + 1) // lines) if lines else MIN_LINE_BYTES
+    return min(text // MIN_LINE_BYTES, text * 5 // (4 * mean)) + 1
 
 
 def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size: int | None = None) -> Run | None:
@@ -601,7 +610,8 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
     import pyarrow as pa
 
     name = os.fspath(path)
-    delimiter = delimiter_of(head(name), 6)
+    sample = head(name)
+    delimiter = delimiter_of(sample, 6)
     if delimiter is None:
         return None
     compressed = _compression(name) == "gzip"
@@ -611,7 +621,7 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
     if not in_caller:
         pa.set_cpu_count(threads(jobs))
     block_size = block_size or RUN_BLOCK_BYTES
-    read = _RunColumns(_run_capacity(name, compressed))
+    read = _RunColumns(_run_capacity(name, compressed, sample))
     options = _csv_options(["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, block_size + 1, False)
     workers = 0 if in_caller else min(threads(jobs), PARSERS) if threads(jobs) > 1 else 0
     depth = max(workers, 1) + READ_AHEAD

@@ -407,7 +407,7 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
                        extra={"dictionary": encoded.dictionary})
 
 
-RUN_BLOCK_BYTES = 1 << 22  # text per block of the run reader: each is parsed, converted, dropped
+RUN_BLOCK_BYTES = 1 << 21  # text per block of the run reader: each is parsed, converted, dropped
 PARSERS = 2                # threads parsing and converting blocks (at most; --jobs 1: none)
 READ_AHEAD = 1             # blocks parsed ahead beyond one per thread
 MIN_LINE_BYTES = 12        # "q 0 d 1 s t\n": no content line of a run is shorter

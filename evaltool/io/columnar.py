@@ -335,10 +335,12 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | Non
     n = len(doc_codes)
     if n < 2:
         return False
-    changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
-    bounds = np.concatenate(([0], changes, [n]))
-    if len(distinct(qid_codes[bounds[:-1]])) == len(bounds) - 1 and doc_codes.min() >= 0:
-        return _repeats_in_groups(doc_codes, bounds)
+    # more runs of equal query codes than codes in their range: a query comes back (not grouped)
+    runs = int(np.count_nonzero(qid_codes[1:] != qid_codes[:-1])) + 1
+    if runs <= int(qid_codes.max()) - int(qid_codes.min()) + 1:
+        bounds = np.concatenate(([0], np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1, [n]))
+        if len(distinct(qid_codes[bounds[:-1]])) == runs and doc_codes.min() >= 0:
+            return _repeats_in_groups(doc_codes, bounds)
     if not (doc_codes.max() < (1 << 40) and qid_codes.max() < (1 << 23) and doc_codes.min() >= 0):
         order = np.lexsort((doc_codes, qid_codes))
         same_q = qid_codes[order][1:] == qid_codes[order][:-1]

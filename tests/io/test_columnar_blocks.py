@@ -187,3 +187,9 @@ def test_duplicate_check_against_a_set_of_pairs(shape, monkeypatch):
         assert columnar.has_duplicates(qids[order], docs[order]) == expected
         seen[expected] += 1
     assert seen[True] > 10 and seen[False] > 10
+
+
+def test_duplicate_check_of_a_query_coming_back_with_sparse_codes():
+    # three runs of query codes within a range of six: only the codes at the runs' starts tell it is not grouped
+    qids = np.array([0, 5, 0])
+    assert columnar.has_duplicates(qids, np.array([1, 2, 1])) and not columnar.has_duplicates(qids, np.array([1, 2, 3]))

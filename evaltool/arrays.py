@@ -67,12 +67,16 @@ class Membership:
             return np.isin(values, keys, kind="sort")
         last_keys, table = self.last
         if last_keys is None or len(last_keys) != len(keys) or not np.array_equal(last_keys, keys):
-            table = np.zeros(int(keys[-1]) + 1, dtype=bool)
+            table = np.zeros(int(keys[-1]) + 2, dtype=bool)  # the last entry, False, for every larger value
             table[keys] = True
             self.last = (keys, table)
         out = np.empty(len(values), dtype=bool)
+        non_negative = values.min() >= 0
         for start in range(0, len(values), self.SLICE):  # no temporary as long as values
             part = values[start:start + self.SLICE]
-            inside = (part >= 0) & (part < len(table))
-            np.logical_and(table[np.where(inside, part, 0)], inside, out=out[start:start + len(part)])
+            if non_negative:  # a larger value is clipped to the last entry
+                np.take(table, part, mode="clip", out=out[start:start + len(part)])
+            else:
+                inside = (part >= 0) & (part < len(table))
+                np.logical_and(table[np.where(inside, part, 0)], inside, out=out[start:start + len(part)])
         return out

@@ -42,3 +42,12 @@ def test_counts_in_slices_is_bincount(monkeypatch, dtype):
     for length in (0, 30, 45):
         assert np.array_equal(arrays.counts(values, length), np.bincount(values, minlength=length))
     assert arrays.counts(np.zeros(0, dtype=dtype), 3).tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_membership_of_non_negative_values_beyond_the_largest_key(monkeypatch, dtype):
+    monkeypatch.setattr(Membership, "SLICE", 11)
+    rng = np.random.default_rng(5)
+    keys = np.unique(rng.integers(0, 100, 30))
+    values = np.concatenate([rng.integers(0, 300, 500), [keys[-1], keys[-1] + 1, keys[0]]]).astype(dtype)
+    assert np.array_equal(Membership()(values, keys), np.isin(values, keys))

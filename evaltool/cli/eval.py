@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 import time
 
@@ -139,6 +138,8 @@ def expand_runs(arguments) -> list[str]:
                 raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
             runs += files
         elif argument != "-" and not os.path.exists(argument) and any(c in argument for c in "*?["):
+            import glob
+
             files = sorted(f for f in glob.glob(argument) if os.path.isfile(f))
             if not files:
                 raise EvaltoolError(f"RUN: no file matches {argument}")

@@ -24,6 +24,23 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return ordered[first]
 
 
+COUNT_SLICE = 1 << 20  # values counted at a time by :func:`counts`
+
+
+def counts(values: np.ndarray, length: int) -> np.ndarray:
+    """``np.bincount(values, minlength=length)`` for non-negative integers, a slice at a time:
+    bincount first converts its whole input to int64, a copy as large as the run (160 MB
+    for 20M int32 query codes) and slower than counting slices.
+
+    >>> counts(np.array([2, 0, 2], dtype=np.int32), 4).tolist()
+    [1, 0, 2, 0]
+    """
+    total = np.zeros(max(length, int(values.max(initial=-1)) + 1), dtype=np.int64)
+    for start in range(0, len(values), COUNT_SLICE):
+        total += np.bincount(values[start:start + COUNT_SLICE], minlength=len(total))
+    return total
+
+
 class Membership:
     """``member(values, keys)``: ``np.isin(values, keys)`` for sorted distinct ``keys``, the lookup
     table of the last ``keys`` kept (the document keys of one qrels, met run after run).
@@ -40,6 +57,8 @@ class Membership:
     [True, False, False]
     """
 
+    SLICE = 1 << 16  # values looked up at a time
+
     def __init__(self):
         self.last = (None, None)
 
@@ -51,5 +70,9 @@ class Membership:
             table = np.zeros(int(keys[-1]) + 1, dtype=bool)
             table[keys] = True
             self.last = (keys, table)
-        inside = (values >= 0) & (values < len(table))
-        return table[np.where(inside, values, 0)] & inside
+        out = np.empty(len(values), dtype=bool)
+        for start in range(0, len(values), self.SLICE):  # no temporary as long as values
+            part = values[start:start + self.SLICE]
+            inside = (part >= 0) & (part < len(table))
+            np.logical_and(table[np.where(inside, part, 0)], inside, out=out[start:start + len(part)])
+        return out

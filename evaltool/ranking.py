@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evaltool.arrays import Membership, distinct
+from evaltool.arrays import Membership, counts, distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError
 
@@ -368,9 +368,25 @@ def _score_groups(codes, scores, pos) -> tuple[np.ndarray, np.ndarray, np.ndarra
     [low, high), the run of equal scores inside the query around each position."""
     starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
     first = starts[np.searchsorted(starts, pos, side="right") - 1]
-    ties = np.concatenate(([0], np.flatnonzero((codes[1:] != codes[:-1]) | (scores[1:] != scores[:-1])) + 1))
-    which = np.searchsorted(ties, pos, side="right") - 1
-    return first, ties[which], np.append(ties, len(scores))[which + 1]
+    # the positions that continue the group of the position before (equal query and score):
+    # few, where ties are; a group is a position outside them and the run of them after it
+    tied = np.flatnonzero((codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])) + 1
+    if len(tied) == 0:
+        return first, pos, pos + 1
+    opens = np.ones(len(tied), dtype=bool)
+    opens[1:] = tied[1:] != tied[:-1] + 1
+    run_of = np.cumsum(opens) - 1
+    run_first, run_last = tied[opens], tied[np.append(opens[1:], True)]
+
+    def run_around(p):
+        """For each position, the run of ``tied`` holding it (any run if none) and whether one does."""
+        at = np.minimum(np.searchsorted(tied, p), len(tied) - 1)
+        return run_of[at], tied[at] == p
+
+    run, inside = run_around(pos)
+    low = np.where(inside, run_first[run] - 1, pos)
+    run, inside = run_around(pos + 1)
+    return first, low, np.where(inside, run_last[run] + 1, pos + 1)
 
 
 def _rank_in_sequence(run: Run, codes, scores, pos, order) -> np.ndarray:
@@ -582,7 +598,7 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
     qrels_qids = sorted(qrels.queries_with(), key=byte_key)
     position = {qid: i for i, qid in enumerate(qrels_qids)}
-    rows_per_code = np.bincount(run.qid_codes, minlength=len(run.qid_vocab))
+    rows_per_code = counts(run.qid_codes, len(run.qid_vocab))
     run_used = np.flatnonzero(rows_per_code)
     run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
 

@@ -23,3 +23,22 @@ def test_membership_rebuilds_for_other_keys():
     assert member(values, np.array([2, 4])).nonzero()[0].tolist() == [2, 4]
     assert member(values, np.array([2, 5])).nonzero()[0].tolist() == [2, 5]  # same length, other values
     assert not member(values, np.zeros(0, dtype=np.int64)).any()
+
+
+def test_membership_in_slices_is_isin(monkeypatch):
+    monkeypatch.setattr(Membership, "SLICE", 7)  # values looked up 7 at a time: many slices and a short last one
+    rng = np.random.default_rng(3)
+    keys = np.unique(rng.integers(0, 200, 40))
+    values = rng.integers(-20, 220, 1000)
+    assert np.array_equal(Membership()(values, keys), np.isin(values, keys))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_counts_in_slices_is_bincount(monkeypatch, dtype):
+    from evaltool import arrays
+
+    monkeypatch.setattr(arrays, "COUNT_SLICE", 5)
+    values = np.random.default_rng(4).integers(0, 30, 103).astype(dtype)
+    for length in (0, 30, 45):
+        assert np.array_equal(arrays.counts(values, length), np.bincount(values, minlength=length))
+    assert arrays.counts(np.zeros(0, dtype=dtype), 3).tolist() == [0, 0, 0]

@@ -199,3 +199,27 @@ def test_runs_scored_in_turn_against_one_qrels_each_get_their_own_join(tmp_path,
         else:
             results = ev.evaluate_many(order)
     assert [r.summary["map"] for r in results] == [1.0, 0.5, 1.0, 0.5, 0.5]
+
+
+@pytest.mark.parametrize("levels", [2, 5, None])
+def test_score_groups_of_positions_against_a_scan(levels):
+    """[low, high) of every position of a (query, score)-ordered sequence is the run of equal
+    (query, score) around it, found here by walking left and right; ``levels`` None: no ties."""
+    from evaltool.ranking import _score_groups
+
+    rng = np.random.default_rng(levels or 0)
+    codes = np.repeat(np.arange(30), rng.integers(1, 12, 30))
+    raw = rng.integers(0, levels, len(codes)) if levels else rng.permutation(len(codes))
+    scores = np.concatenate([np.sort(raw[codes == q])[::-1] for q in range(30)]).astype(float)
+    # equal scores across a query boundary must not join two groups
+    scores[np.flatnonzero(np.diff(codes)) + 1] = scores[np.flatnonzero(np.diff(codes))]
+    pos = np.arange(len(codes))
+    first, low, high = _score_groups(codes, scores, pos)
+    key = list(zip(codes.tolist(), scores.tolist()))
+    for p in pos.tolist():
+        lo, hi = p, p + 1
+        while lo > 0 and key[lo - 1] == key[p]:
+            lo -= 1
+        while hi < len(key) and key[hi] == key[p]:
+            hi += 1
+        assert (low[p], high[p], first[p]) == (lo, hi, codes.tolist().index(codes[p])), p

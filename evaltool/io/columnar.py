@@ -12,6 +12,7 @@ no per-row Python objects. Other ids are dictionary-encoded by Arrow.
 from __future__ import annotations
 
 import os
+from contextlib import closing, contextmanager
 
 import numpy as np
 
@@ -114,36 +115,50 @@ def _uniform(head: bytes, delimiter: bytes, fields: int) -> bool:
     return bool(np.all(rows[:, :-1] == ord(delimiter)) and np.all(rows[:, -1] == 10))
 
 
-def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int | None = None,
-          in_caller: bool = False):
-    """``in_caller``: parse in the calling thread, not pyarrow's pool (a small file, one of several read at once)."""
-    import pyarrow as pa
+def _csv_options(names: list[str], columns: dict, delimiter: str, block_size: int, use_threads: bool) -> dict:
+    """pyarrow.csv's options for a regular TREC file: ``names`` for its fields, ``columns`` the
+    ones kept and their types, no quoting, no header."""
     import pyarrow.csv as csv
 
-    if not in_caller:
-        pa.set_cpu_count(threads(jobs))
+    return dict(
+        read_options=csv.ReadOptions(column_names=names, block_size=block_size, use_threads=use_threads),
+        parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                       escape_char=False, newlines_in_values=False),
+        # no null spellings: Arrow would read 'nan', 'NA', 'null', 'N/A' as nulls (0 in numpy),
+        # where the line reader rejects them; with none, such values fail here and hand over
+        convert_options=csv.ConvertOptions(include_columns=list(columns), column_types=columns,
+                                           null_values=[], strings_can_be_null=False,
+                                           quoted_strings_can_be_null=False),
+    )
+
+
+@contextmanager
+def _source(path: str):
+    """What pyarrow.csv reads ``path`` from: the path itself, or a stream that decompresses
+    gzip and counts the bytes read for a progress listener (:func:`open_counted`)."""
+    import pyarrow as pa
 
     compressed = _compression(path) == "gzip"
     counted = open_counted(path, compressed)  # None unless a caller follows the progress of big reads
-    source = path if counted is None and not compressed else pa.input_stream(
-        path if counted is None else counted, compression="gzip" if compressed else None)
     try:
-        return csv.read_csv(
-            source,
-            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22, use_threads=not in_caller),
-            parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                           escape_char=False, newlines_in_values=False),
-            # no null spellings: Arrow would read 'nan', 'NA', 'null', 'N/A' as nulls (0 in numpy),
-            # where the line reader rejects them; with none, such values fail here and hand over
-            convert_options=csv.ConvertOptions(include_columns=list(columns), column_types=columns,
-                                               null_values=[], strings_can_be_null=False,
-                                               quoted_strings_can_be_null=False),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
-        return None
+        yield path if counted is None and not compressed else pa.input_stream(
+            path if counted is None else counted, compression="gzip" if compressed else None)
     finally:
         if counted is not None:
             counted.close()
+
+
+def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int | None = None):
+    """The whole file as one Arrow table (multi-threaded parsing), None if pyarrow refuses it."""
+    import pyarrow as pa
+    import pyarrow.csv as csv
+
+    pa.set_cpu_count(threads(jobs))
+    try:
+        with _source(path) as source:
+            return csv.read_csv(source, **_csv_options(names, columns, delimiter, 1 << 22, True))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        return None
 
 
 def numpy_column(column, dtype) -> np.ndarray:
@@ -194,30 +209,43 @@ def _map_chunks(work, column, jobs: int | None = None) -> list:
         return list(pool.map(work, chunks, starts[:-1].tolist()))
 
 
-def _numeric_ids(column, jobs: int | None = None):
-    """int64 values when every id is a canonical non-negative decimal ("7", not "07" or "+7").
+def _canonical_int64(chunk) -> np.ndarray | None:
+    """The int64 values of a string Arrow array when every id is a canonical non-negative
+    decimal ("7", not "07" or "+7"), else None.
 
     Arrow's cast rejects signs other than '-' and non-digits; a canonical id of length n
-    is at least 10**(n-1) (or is "0"), which rules out leading zeros and "-0". Works chunk
-    by chunk in threads, into one preallocated array.
+    is at least 10**(n-1) (or is "0"), which rules out leading zeros and "-0".
+
+    >>> import pyarrow as pa
+    >>> _canonical_int64(pa.array(["7", "0", "120"])).tolist()
+    [7, 0, 120]
+    >>> [_canonical_int64(pa.array(ids)) for ids in (["07"], ["+7"], ["-0"], ["7a"], ["0", "-3"])]
+    [None, None, None, None, None]
     """
     import pyarrow as pa
 
     compute = kernels()
-    to_int64 = compute.CastOptions.safe(pa.int64())
+    try:
+        values = numpy_column(compute.call_function("cast", [chunk], compute.CastOptions.safe(pa.int64())), np.int64)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if len(values) == 0:
+        return values
+    lengths = numpy_column(compute.call_function("binary_length", [chunk]), np.int32)
+    floor = POW10[np.clip(lengths - 1, 0, len(POW10) - 1)]
+    return values if values.min() >= 0 and np.all((values >= floor) | (lengths == 1)) else None
+
+
+def _numeric_ids(column, jobs: int | None = None):
+    """int64 values when every id is canonical (:func:`_canonical_int64`), else None. Works
+    chunk by chunk in threads, into one preallocated array."""
     out = np.empty(len(column), dtype=np.int64)
 
     def work(chunk, start):
-        if len(chunk) == 0:
-            return True
-        try:
-            values = numpy_column(compute.call_function("cast", [chunk], to_int64), np.int64)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return False
-        out[start:start + len(values)] = values
-        lengths = numpy_column(compute.call_function("binary_length", [chunk]), np.int32)
-        floor = POW10[np.clip(lengths - 1, 0, len(POW10) - 1)]
-        return bool(values.min() >= 0 and np.all((values >= floor) | (lengths == 1)))
+        values = _canonical_int64(chunk)
+        if values is not None:
+            out[start:start + len(values)] = values
+        return values is not None
 
     if len(column) == 0 or not all(_map_chunks(work, column, jobs)):
         return None
@@ -261,7 +289,7 @@ _numeric_keys = LastIds(lambda docids: np.array([canonical_int(d) for d in docid
 
 
 class NumericDocRun(Run):
-    """A run whose document ids are canonical integers, kept as int64 keys."""
+    """A run whose document ids are canonical integers, kept as integer keys (int32 or int64)."""
 
     def doc_text(self, rows):
         return [str(v) for v in self.doc_codes[rows].tolist()]
@@ -287,31 +315,78 @@ class ArrowDocRun(Run):
                             np.int32).astype(np.int64)
 
 
+DUPLICATE_SLICE_ROWS = 1 << 16  # rows of whole queries checked at a time for repeated documents
+
+
 def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | None = None) -> bool:
-    """Any (query, document) pair twice? A sort of packed keys, in two threads when the
-    file is grouped by query (each half then holds whole queries)."""
+    """Any (query, document) pair twice?
+
+    In a file grouped by query (every line of a query together, as systems write runs)
+    a pair can only repeat inside its query's group: the documents of each group are
+    sorted on their own, a few thousand rows at a time (:func:`_repeats_in_groups`), with
+    no copy of the whole file. Other files: one sort of packed (query, document) keys.
+    ``jobs`` is accepted for the callers' sake; the check runs in the calling thread.
+
+    >>> q, d = np.array([0, 0, 1, 1]), np.array([5, 7, 5, 9])
+    >>> has_duplicates(q, d), has_duplicates(q, np.array([5, 7, 9, 9])), has_duplicates(q[[0, 2, 1, 3]], d[[0, 2, 1, 3]])
+    (False, True, False)
+    """
     n = len(doc_codes)
     if n < 2:
         return False
-    if not (doc_codes.max() < (1 << 40) and qid_codes.max() < (1 << 23)):
+    changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
+    bounds = np.concatenate(([0], changes, [n]))
+    if len(distinct(qid_codes[bounds[:-1]])) == len(bounds) - 1 and doc_codes.min() >= 0:
+        return _repeats_in_groups(doc_codes, bounds)
+    if not (doc_codes.max() < (1 << 40) and qid_codes.max() < (1 << 23) and doc_codes.min() >= 0):
         order = np.lexsort((doc_codes, qid_codes))
         same_q = qid_codes[order][1:] == qid_codes[order][:-1]
         return bool(np.any(same_q & (doc_codes[order][1:] == doc_codes[order][:-1])))
     packed = qid_codes.astype(np.int64)
     packed <<= 40
     packed |= doc_codes
-    changes = np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1
-    grouped = len(distinct(qid_codes[np.concatenate(([0], changes))])) == len(changes) + 1
-    if not grouped or n < 1_000_000 or len(changes) == 0 or threads(jobs) < 2:
-        packed.sort()
-        return bool(np.any(packed[1:] == packed[:-1]))
-    middle = changes[np.searchsorted(changes, n // 2)] if changes[-1] >= n // 2 else changes[-1]
-    halves = (packed[:middle], packed[middle:])
-    from concurrent.futures import ThreadPoolExecutor
+    packed.sort()
+    return bool(np.any(packed[1:] == packed[:-1]))
 
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(np.ndarray.sort, halves))
-    return any(bool(np.any(h[1:] == h[:-1])) for h in halves)
+
+def _repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
+    """Does a value repeat inside one of the groups ``values[bounds[i]:bounds[i + 1]]``? (values >= 0)
+
+    Whole groups are taken :data:`DUPLICATE_SLICE_ROWS` rows at a time and laid out as the
+    rows of a matrix, each as wide as the slice's largest group; the gaps of shorter
+    groups hold -1, -2, ... (never equal to a value, nor to each other). Sorting every row
+    then puts repeats side by side. Values below 2**31 are sorted as int32 (faster).
+
+    >>> groups = np.array([0, 2, 5])  # [3, 1] and [2, 1, x]
+    >>> _repeats_in_groups(np.array([3, 1, 2, 1, 4]), groups), _repeats_in_groups(np.array([3, 1, 2, 1, 1]), groups)
+    (False, True)
+    """
+    dtype = np.int32 if values.max() < (1 << 31) else values.dtype
+    sizes = np.diff(bounds)
+    groups = len(sizes)
+    first = 0
+    while first < groups:
+        # whole groups up to the slice's rows (at least one group)
+        last = max(first + 1, int(np.searchsorted(bounds, bounds[first] + DUPLICATE_SLICE_ROWS, side="right")) - 1)
+        last = min(last, groups)
+        width = int(sizes[first:last].max())
+        if width * (last - first) > 2 * (bounds[last] - bounds[first]) + DUPLICATE_SLICE_ROWS:
+            last = first + 1  # one long group among short ones: on its own
+            width = int(sizes[first])
+        part = values[bounds[first]:bounds[last]]
+        if np.all(sizes[first:last] == width):
+            matrix = part.reshape(last - first, width).astype(dtype)
+        else:
+            matrix = np.empty((last - first, width), dtype=dtype)
+            matrix[:] = -1 - np.arange(width, dtype=dtype)
+            row = np.repeat(np.arange(last - first), sizes[first:last])
+            column = np.arange(len(part)) - np.repeat(bounds[first:last] - bounds[first], sizes[first:last])
+            matrix[row, column] = part
+        matrix.sort(axis=1)
+        if np.any(matrix[:, 1:] == matrix[:, :-1]):
+            return True
+        first = last
+    return False
 
 
 def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jobs: int | None = None) -> Run | None:
@@ -331,12 +406,184 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
                        extra={"dictionary": encoded.dictionary})
 
 
-def read_run(path, jobs: int | None = None, in_caller: bool = False) -> Run | None:
+RUN_BLOCK_BYTES = 1 << 22  # text per block of the run reader: each is parsed, converted, dropped
+READ_AHEAD = 2             # blocks parsed ahead of their conversion
+MIN_LINE_BYTES = 12        # "q 0 d 1 s t\n": no content line of a run is shorter
+
+
+class _RunColumns:
+    """The numpy columns of a run, filled batch by batch as pyarrow parses the file.
+
+    Each batch's Arrow columns are converted and dropped at once, so the text of the ids
+    is never held whole: the arrays are allocated for the most rows the file can hold and
+    only the part written is ever touched (then trimmed). A gzip file's row count is not
+    known up front: its arrays grow when full. Numeric document ids become exact integer
+    keys, int32 as long as they fit (MS MARCO's do), int64 from the first that does not;
+    when a batch holds an id that is not canonical, the run's ids are kept as text from
+    then on (the earlier keys back as their own text) and dictionary-encoded at the end.
+    """
+
+    def __init__(self, capacity: int):
+        self.qid_codes = np.empty(capacity, dtype=np.int32)
+        self.doc_codes = np.empty(capacity, dtype=np.int32)
+        self.scores = np.empty(capacity, dtype=np.float64)
+        self.rows = 0
+        self.vocab: dict[str, int] = {}
+        self.doc_text: list | None = None  # the id chunks, once an id is not numeric
+        self.last = None  # the last non-empty batch
+
+    def _grow(self, rows: int) -> None:
+        if rows > len(self.scores):
+            size = max(rows, len(self.scores) * 3 // 2)
+            for column in (self.qid_codes, self.doc_codes, self.scores):
+                column.resize(size, refcheck=False)  # realloc: a big block is remapped, not copied
+
+    def add(self, batch) -> bool:
+        """Append a batch of (q, d, s) columns; False if it holds a score that is not finite."""
+        import pyarrow as pa
+
+        n = batch.num_rows
+        if n == 0:
+            return True
+        start, end = self.rows, self.rows + n
+        self._grow(end)
+        scores = numpy_column(batch.column("s"), np.float64)
+        if not np.isfinite(scores).all():
+            return False
+        self.scores[start:end] = scores
+        encoded = kernels().call_function("dictionary_encode", [batch.column("q")])
+        local = np.array([self.vocab.setdefault(q, len(self.vocab)) for q in encoded.dictionary.to_pylist()],
+                         dtype=np.int32)
+        self.qid_codes[start:end] = local[numpy_column(encoded.indices, np.int32)]
+        docs = batch.column("d")
+        values = _canonical_int64(docs) if self.doc_text is None else None
+        if values is not None:
+            if self.doc_codes.dtype != values.dtype and len(values) and values.max() > np.iinfo(self.doc_codes.dtype).max:
+                wide = np.empty(len(self.doc_codes), dtype=values.dtype)
+                wide[:start] = self.doc_codes[:start]
+                self.doc_codes = wide
+            self.doc_codes[start:end] = values
+        else:
+            if self.doc_text is None:
+                self.doc_text = [pa.array(self.doc_codes[:start]).cast(pa.string())] if start else []
+            self.doc_text.append(docs)
+        self.rows, self.last = end, batch
+        return True
+
+    def run(self, runid: str, path: str) -> Run | None:
+        """The Run read; None if a query id looks like a comment line."""
+        import pyarrow as pa
+
+        names = list(self.vocab)
+        if any(q.startswith("#") for q in names):
+            return None
+        for column in (self.qid_codes, self.doc_codes, self.scores):
+            column.resize(self.rows, refcheck=False)
+        if self.doc_text is None:
+            return NumericDocRun(names, self.qid_codes, [], self.doc_codes, self.scores, None, runid=runid, path=path)
+        encoded = kernels().call_function("dictionary_encode", [pa.chunked_array(self.doc_text, pa.string())])
+        self.doc_text = None
+        if hasattr(encoded, "combine_chunks"):
+            encoded = encoded.combine_chunks()
+        self.doc_codes[:] = numpy_column(encoded.indices, np.int32)
+        return ArrowDocRun(names, self.qid_codes, [], self.doc_codes, self.scores, None, runid=runid, path=path,
+                           extra={"dictionary": encoded.dictionary})
+
+
+class _Blocks:
+    """A text file as Arrow tables of whole lines, about ``size`` bytes of text each, read
+    one at a time into one reused buffer (no read-ahead of the file beyond it, unlike
+    pyarrow's streaming reader, which holds up to 32 blocks). Empty when it is done."""
+
+    def __init__(self, handle, size: int, options: dict):
+        self.handle, self.options = handle, options
+        self.buffer = bytearray(size)
+        self.carry = 0  # bytes at the start of the buffer: the cut line of the block before
+        self.done = False
+
+    def next(self):
+        """The next table; StopIteration at the end. A line longer than the buffer: ArrowInvalid."""
+        import pyarrow as pa
+        import pyarrow.csv as csv
+
+        view = memoryview(self.buffer)
+        while not self.done:
+            end = self.carry
+            while end < len(view):
+                got = self.handle.readinto(view[end:])
+                if not got:
+                    self.done = True
+                    break
+                end += got
+            cut = end if self.done else self.buffer.rfind(b"\n", 0, end) + 1
+            if cut == 0 and not self.done:
+                raise pa.ArrowInvalid(f"a line longer than {len(view)} bytes")
+            # the table holds copies of the values: the buffer is free once it is parsed
+            table = csv.read_csv(pa.BufferReader(pa.py_buffer(view[:cut])), **self.options) if cut else None
+            self.buffer[:end - cut] = self.buffer[cut:end]
+            self.carry = end - cut
+            if table is not None:
+                return table
+        raise StopIteration
+
+
+def _ahead(work, depth: int = READ_AHEAD):
+    """``work()``'s results until it raises StopIteration, each computed in a thread while the
+    caller uses the ones before (at most ``depth`` waiting; 0: in the caller's thread, in
+    turn): parsing and converting overlap.
+
+    >>> items = iter(range(5))
+    >>> list(_ahead(lambda: next(items) * 10)), list(_ahead(iter([1, 2]).__next__, 0))
+    ([0, 10, 20, 30, 40], [1, 2])
+    """
+    from collections import deque
+
+    if depth == 0:
+        yield from iter(work, None)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # one worker: the calls run one after the other, in order
+        pending = deque(pool.submit(work) for _ in range(depth))
+        try:
+            while True:
+                try:
+                    result = pending.popleft().result()
+                except StopIteration:
+                    return
+                pending.append(pool.submit(work))
+                yield result
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+@contextmanager
+def _text(path: str, compressed: bool):
+    """A binary handle on the text of ``path`` (gzip decompressed; counted for a progress listener)."""
+    import pyarrow as pa
+
+    counted = open_counted(path, compressed)
+    raw = counted if counted is not None else None if compressed else open(path, "rb", buffering=0)
+    try:
+        yield pa.input_stream(raw or path, compression="gzip") if compressed else raw
+    finally:
+        if raw is not None:
+            raw.close()
+
+
+def _run_capacity(path: str, compressed: bool) -> int:
+    """Rows to allocate for a run file: every row a plain file can hold; a gzip file's guess."""
+    return os.path.getsize(path) * (4 if compressed else 1) // MIN_LINE_BYTES + 1
+
+
+def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size: int | None = None) -> Run | None:
     """Columnar read of a regular run file; None when the line reader must take over.
 
     Duplicated (query, document) pairs also hand over, so that the line reader reports
     or resolves them with their line numbers. ``in_caller``: parsed in the calling thread
-    (a small file, one of several read at once).
+    (a small file, one of several read at once). pyarrow parses ``block_size`` bytes of
+    text at a time (default :data:`RUN_BLOCK_BYTES`; :class:`_RunColumns`).
     """
     import pyarrow as pa
 
@@ -348,17 +595,27 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False) -> Run | No
     columns = {"q": pa.string(), "d": pa.string(), "s": pa.float64()}
     if compressed:
         columns["tag"] = pa.dictionary(pa.int32(), pa.string())
-    table = _read(name, ["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, jobs, in_caller)
-    if table is None or table.num_rows == 0:
+    if not in_caller:
+        pa.set_cpu_count(threads(jobs))
+    block_size = block_size or RUN_BLOCK_BYTES
+    read = _RunColumns(_run_capacity(name, compressed))
+    options = _csv_options(["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, block_size + 1, False)
+    try:
+        with _text(name, compressed) as handle:
+            blocks = _Blocks(handle, block_size, options)
+            # closed before the file is: no block is still being read
+            with closing(_ahead(blocks.next, 0 if in_caller or threads(jobs) < 2 else READ_AHEAD)) as tables:
+                for table in tables:
+                    if not all(read.add(batch) for batch in table.to_batches()):
+                        return None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
-    runid = table["tag"][-1].as_py() if compressed else _last_field(name, 6)
-    scores = _floats(table["s"], jobs)
-    if runid is None or not np.all(np.isfinite(scores)):
+    if read.rows == 0:
         return None
-    run = run_from_columns(table["q"], table["d"], scores, runid, name, jobs)
+    runid = read.last.column("tag")[-1].as_py() if compressed else _last_field(name, 6)
+    run = None if runid is None else read.run(runid, name)
     if run is None:
         return None
-    del table
     return None if has_duplicates(run.qid_codes, run.doc_codes, jobs) else run
 
 

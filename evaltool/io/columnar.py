@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from contextlib import closing, contextmanager
+from functools import partial
 
 import numpy as np
 
@@ -406,8 +407,9 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
                        extra={"dictionary": encoded.dictionary})
 
 
-RUN_BLOCK_BYTES = 1 << 22  # text per block of the run reader: each is parsed, converted, dropped
-READ_AHEAD = 2             # blocks parsed ahead of their conversion
+RUN_BLOCK_BYTES = 1 << 21  # text per block of the run reader: each is parsed, converted, dropped
+PARSERS = 2                # threads parsing and converting blocks (at most; --jobs 1: none)
+READ_AHEAD = 1             # blocks parsed ahead beyond one per thread
 MIN_LINE_BYTES = 12        # "q 0 d 1 s t\n": no content line of a run is shorter
 
 
@@ -415,9 +417,9 @@ class _RunColumns:
     """The numpy columns of a run, filled batch by batch as pyarrow parses the file.
 
     Each batch's Arrow columns are converted and dropped at once, so the text of the ids
-    is never held whole: the arrays are allocated for the most rows the file can hold and
-    only the part written is ever touched (then trimmed). A gzip file's row count is not
-    known up front: its arrays grow when full. Numeric document ids become exact integer
+    is never held whole: the arrays are allocated for the rows the file should hold
+    (:func:`_run_capacity`), only the part written is ever touched (then trimmed), and
+    they grow when full. Numeric document ids become exact integer
     keys, int32 as long as they fit (MS MARCO's do), int64 from the first that does not;
     when a batch holds an id that is not canonical, the run's ids are kept as text from
     then on (the earlier keys back as their own text) and dictionary-encoded at the end.
@@ -430,7 +432,7 @@ class _RunColumns:
         self.rows = 0
         self.vocab: dict[str, int] = {}
         self.doc_text: list | None = None  # the id chunks, once an id is not numeric
-        self.last = None  # the last non-empty batch
+        self.tag = None  # the run tag of the last row (read when the file is gzip)
 
     def _grow(self, rows: int) -> None:
         if rows > len(self.scores):
@@ -438,25 +440,16 @@ class _RunColumns:
             for column in (self.qid_codes, self.doc_codes, self.scores):
                 column.resize(size, refcheck=False)  # realloc: a big block is remapped, not copied
 
-    def add(self, batch) -> bool:
-        """Append a batch of (q, d, s) columns; False if it holds a score that is not finite."""
+    def add(self, block: "_Block") -> None:
+        """Append the rows of a converted block."""
         import pyarrow as pa
 
-        n = batch.num_rows
-        if n == 0:
-            return True
-        start, end = self.rows, self.rows + n
+        start, end = self.rows, self.rows + block.rows
         self._grow(end)
-        scores = numpy_column(batch.column("s"), np.float64)
-        if not np.isfinite(scores).all():
-            return False
-        self.scores[start:end] = scores
-        encoded = kernels().call_function("dictionary_encode", [batch.column("q")])
-        local = np.array([self.vocab.setdefault(q, len(self.vocab)) for q in encoded.dictionary.to_pylist()],
-                         dtype=np.int32)
-        self.qid_codes[start:end] = local[numpy_column(encoded.indices, np.int32)]
-        docs = batch.column("d")
-        values = _canonical_int64(docs) if self.doc_text is None else None
+        self.scores[start:end] = block.scores
+        local = np.array([self.vocab.setdefault(q, len(self.vocab)) for q in block.qids], dtype=np.int32)
+        self.qid_codes[start:end] = local[block.qid_index]
+        values = block.keys if self.doc_text is None else None
         if values is not None:
             if self.doc_codes.dtype != values.dtype and len(values) and values.max() > np.iinfo(self.doc_codes.dtype).max:
                 wide = np.empty(len(self.doc_codes), dtype=values.dtype)
@@ -466,9 +459,8 @@ class _RunColumns:
         else:
             if self.doc_text is None:
                 self.doc_text = [pa.array(self.doc_codes[:start]).cast(pa.string())] if start else []
-            self.doc_text.append(docs)
-        self.rows, self.last = end, batch
-        return True
+            self.doc_text.append(block.docs)
+        self.rows, self.tag = end, block.tag
 
     def run(self, runid: str, path: str) -> Run | None:
         """The Run read; None if a query id looks like a comment line."""
@@ -490,69 +482,90 @@ class _RunColumns:
                            extra={"dictionary": encoded.dictionary})
 
 
-class _Blocks:
-    """A text file as Arrow tables of whole lines, about ``size`` bytes of text each, read
-    one at a time into one reused buffer (no read-ahead of the file beyond it, unlike
-    pyarrow's streaming reader, which holds up to 32 blocks). Empty when it is done."""
+class _Block:
+    """One block of a run's lines as compact numpy columns, converted in a worker thread:
+    scores (all finite, or ``finite`` False), the query ids met and each row's index
+    into them, the document keys when every id is canonical (else None) and the ids as
+    an Arrow array, the run tag of its last line when the file gives it."""
 
-    def __init__(self, handle, size: int, options: dict):
-        self.handle, self.options = handle, options
-        self.buffer = bytearray(size)
-        self.carry = 0  # bytes at the start of the buffer: the cut line of the block before
-        self.done = False
+    __slots__ = ("rows", "scores", "finite", "qids", "qid_index", "keys", "docs", "tag")
 
-    def next(self):
-        """The next table; StopIteration at the end. A line longer than the buffer: ArrowInvalid."""
-        import pyarrow as pa
-        import pyarrow.csv as csv
-
-        view = memoryview(self.buffer)
-        while not self.done:
-            end = self.carry
-            while end < len(view):
-                got = self.handle.readinto(view[end:])
-                if not got:
-                    self.done = True
-                    break
-                end += got
-            cut = end if self.done else self.buffer.rfind(b"\n", 0, end) + 1
-            if cut == 0 and not self.done:
-                raise pa.ArrowInvalid(f"a line longer than {len(view)} bytes")
-            # the table holds copies of the values: the buffer is free once it is parsed
-            table = csv.read_csv(pa.BufferReader(pa.py_buffer(view[:cut])), **self.options) if cut else None
-            self.buffer[:end - cut] = self.buffer[cut:end]
-            self.carry = end - cut
-            if table is not None:
-                return table
-        raise StopIteration
+    def __init__(self, batch):
+        self.rows = batch.num_rows
+        self.scores = numpy_column(batch.column("s"), np.float64)
+        self.finite = bool(np.isfinite(self.scores).all())
+        encoded = kernels().call_function("dictionary_encode", [batch.column("q")])
+        self.qids = encoded.dictionary.to_pylist()
+        self.qid_index = numpy_column(encoded.indices, np.int32)
+        self.docs = batch.column("d")
+        self.keys = _canonical_int64(self.docs)
+        tags = batch.column("tag") if "tag" in batch.schema.names else None
+        self.tag = tags[-1].as_py() if tags is not None else None
 
 
-def _ahead(work, depth: int = READ_AHEAD):
-    """``work()``'s results until it raises StopIteration, each computed in a thread while the
-    caller uses the ones before (at most ``depth`` waiting; 0: in the caller's thread, in
-    turn): parsing and converting overlap.
+def _parse(text, options: dict) -> list[_Block]:
+    """The converted blocks of ``text`` (whole lines; parsed by pyarrow, without its threads)."""
+    import pyarrow as pa
+    import pyarrow.csv as csv
 
-    >>> items = iter(range(5))
-    >>> list(_ahead(lambda: next(items) * 10)), list(_ahead(iter([1, 2]).__next__, 0))
-    ([0, 10, 20, 30, 40], [1, 2])
+    table = csv.read_csv(pa.BufferReader(pa.py_buffer(text)), **options)
+    return [_Block(batch) for batch in table.to_batches() if batch.num_rows]
+
+
+def _texts(handle, size: int, buffers: int):
+    """The text of a file, whole lines of about ``size`` bytes at a time, read into a ring of
+    ``buffers`` reused buffers (a block is overwritten ``buffers`` blocks later: its parsing
+    must be done by then). A line longer than ``size``: ArrowInvalid."""
+    import pyarrow as pa
+
+    ring = [bytearray(size) for _ in range(buffers)]
+    carry, turn = b"", 0
+    while True:
+        view = memoryview(ring[turn % buffers])
+        turn += 1
+        view[:len(carry)] = carry
+        end, done = len(carry), False
+        while end < size:
+            got = handle.readinto(view[end:])
+            if not got:
+                done = True
+                break
+            end += got
+        cut = end if done else view.obj.rfind(b"\n", 0, end) + 1
+        if cut == 0 and not done:
+            raise pa.ArrowInvalid(f"a line longer than {size} bytes")
+        carry = bytes(view[cut:end])
+        if cut:
+            yield view[:cut]
+        if done:
+            return
+
+
+def _in_order(work, items, workers: int, depth: int):
+    """``work(item)`` for every item of the iterator ``items``, in order, computed by ``workers``
+    threads (0: in the caller's thread) while the caller uses the results before; at most
+    ``depth`` items are submitted and not yet used. The next item is drawn only when the
+    caller asks for the next result.
+
+    >>> list(_in_order(lambda x: x * 10, iter(range(5)), 2, 3)), list(_in_order(str, iter([1, 2]), 0, 1))
+    ([0, 10, 20, 30, 40], ['1', '2'])
     """
     from collections import deque
 
-    if depth == 0:
-        yield from iter(work, None)
+    if workers == 0:
+        yield from map(work, items)
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(1) as pool:  # one worker: the calls run one after the other, in order
-        pending = deque(pool.submit(work) for _ in range(depth))
+    with ThreadPoolExecutor(workers) as pool:
+        pending = deque()
         try:
-            while True:
-                try:
-                    result = pending.popleft().result()
-                except StopIteration:
-                    return
-                pending.append(pool.submit(work))
-                yield result
+            for item in items:
+                pending.append(pool.submit(work, item))
+                if len(pending) >= depth:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
         finally:
             for future in pending:
                 future.cancel()
@@ -572,9 +585,18 @@ def _text(path: str, compressed: bool):
             raw.close()
 
 
-def _run_capacity(path: str, compressed: bool) -> int:
-    """Rows to allocate for a run file: every row a plain file can hold; a gzip file's guess."""
-    return os.path.getsize(path) * (4 if compressed else 1) // MIN_LINE_BYTES + 1
+def _run_capacity(path: str, compressed: bool, sample: bytes) -> int:
+    """Rows to allocate for a run file: its size over the mean line length of ``sample`` (its
+    first bytes), with a quarter more for lines that turn out shorter, but never more than
+    the file can hold (the arrays grow if needed). A gzip file counts four times its size.
+
+    Untouched, the allocation costs address space only; capped, it stays within what the
+    machine grants a big file on a small machine.
+    """
+    text = os.path.getsize(path) * (4 if compressed else 1)
+    lines = sample.count(b"\n")
+    mean = max(MIN_LINE_BYTES, (sample.rfind(b"\n") + 1) // lines) if lines else MIN_LINE_BYTES
+    return min(text // MIN_LINE_BYTES, text * 5 // (4 * mean)) + 1
 
 
 def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size: int | None = None) -> Run | None:
@@ -588,7 +610,8 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
     import pyarrow as pa
 
     name = os.fspath(path)
-    delimiter = delimiter_of(head(name), 6)
+    sample = head(name)
+    delimiter = delimiter_of(sample, 6)
     if delimiter is None:
         return None
     compressed = _compression(name) == "gzip"
@@ -598,21 +621,25 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
     if not in_caller:
         pa.set_cpu_count(threads(jobs))
     block_size = block_size or RUN_BLOCK_BYTES
-    read = _RunColumns(_run_capacity(name, compressed))
+    read = _RunColumns(_run_capacity(name, compressed, sample))
     options = _csv_options(["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, block_size + 1, False)
+    workers = 0 if in_caller else min(threads(jobs), PARSERS) if threads(jobs) > 1 else 0
+    depth = max(workers, 1) + READ_AHEAD
     try:
         with _text(name, compressed) as handle:
-            blocks = _Blocks(handle, block_size, options)
+            texts = _texts(handle, block_size, depth + 1)
             # closed before the file is: no block is still being read
-            with closing(_ahead(blocks.next, 0 if in_caller or threads(jobs) < 2 else READ_AHEAD)) as tables:
-                for table in tables:
-                    if not all(read.add(batch) for batch in table.to_batches()):
-                        return None
+            with closing(_in_order(partial(_parse, options=options), texts, workers, depth)) as parsed:
+                for blocks in parsed:
+                    for block in blocks:
+                        if not block.finite:
+                            return None
+                        read.add(block)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
     if read.rows == 0:
         return None
-    runid = read.last.column("tag")[-1].as_py() if compressed else _last_field(name, 6)
+    runid = read.tag if compressed else _last_field(name, 6)
     run = None if runid is None else read.run(runid, name)
     if run is None:
         return None

@@ -61,11 +61,20 @@ def test_a_run_read_in_the_callers_thread_is_the_same(tmp_path):
 
 
 def test_arrays_grow_when_a_gzip_file_holds_more_rows_than_guessed(tmp_path, monkeypatch):
-    monkeypatch.setattr(columnar, "_run_capacity", lambda path, compressed: 3)
+    monkeypatch.setattr(columnar, "_run_capacity", lambda path, compressed, sample: 3)
     text = _run_text(3)
     path = tmp_path / "run.gz"
     path.write_bytes(gzip.compress(text.encode()))
     _assert_holds_lines(columnar.read_run(path, block_size=50), text, "tagA")
+
+
+def test_arrays_grow_when_lines_get_shorter_than_the_first_ones(tmp_path):
+    # the first 64 KB (the sample the row count is guessed from) hold long lines, the rest short ones
+    long = "".join(f"{q} Q0 {'x' * 120}{q} 1 1.5 tag\n" for q in range(600))
+    short = "".join(f"{q} Q0 {d} 1 0.5 t\n" for q in range(700, 2700) for d in range(10))
+    path = write(tmp_path / "run", long + short)
+    assert columnar._run_capacity(path, False, long.encode()[:1 << 16]) < len(_lines(long + short))
+    _assert_holds_lines(columnar.read_run(path, block_size=1 << 14), long + short, "t")
 
 
 @pytest.mark.parametrize("block_size", [60, None])

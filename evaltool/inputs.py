@@ -62,24 +62,24 @@ class Qrels:
         return {self.qid_vocab[codes[s]]: (docs[s:e], grades[s:e]) for s, e in zip(starts, ends) if e > s}
 
 
-@dataclass
 class SubtopicJudgments:
     """Judgments per subtopic (intent): one row per (query, subtopic, document) with a grade.
 
     ``doc_vocab`` is sorted by byte order, so a larger ``doc_codes`` value is a larger
     document id (ndeval's greedy ideal ranking breaks ties by it). The
     :class:`Qrels` that carries these holds one row per (query, document): its highest
-    grade over the subtopics.
+    grade over the subtopics. (A plain class: a dataclass costs every start-up half a millisecond.)
     """
 
-    qid_vocab: list[str]
-    qid_codes: np.ndarray
-    subtopic_vocab: list[str]
-    subtopic_codes: np.ndarray
-    doc_vocab: list[str]
-    doc_codes: np.ndarray
-    grades: np.ndarray
-    lines: np.ndarray
+    __slots__ = ("qid_vocab", "qid_codes", "subtopic_vocab", "subtopic_codes", "doc_vocab", "doc_codes", "grades",
+                 "lines")
+
+    def __init__(self, qid_vocab: list[str], qid_codes: np.ndarray, subtopic_vocab: list[str],
+                 subtopic_codes: np.ndarray, doc_vocab: list[str], doc_codes: np.ndarray, grades: np.ndarray,
+                 lines: np.ndarray):
+        self.qid_vocab, self.qid_codes, self.subtopic_vocab, self.subtopic_codes = (qid_vocab, qid_codes,
+                                                                                    subtopic_vocab, subtopic_codes)
+        self.doc_vocab, self.doc_codes, self.grades, self.lines = doc_vocab, doc_codes, grades, lines
 
 
 @dataclass

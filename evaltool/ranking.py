@@ -19,9 +19,10 @@ accounted for by ``num_ret``. Measures never see a document id.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,8 +34,9 @@ RELVALUE_NONPOOL = -1
 RELVALUE_UNJUDGED = -2
 
 
-@dataclass(frozen=True)
-class RankOptions:
+# RankOptions, Intents and Ranking are not dataclasses: every evaluation imports this module,
+# and creating a dataclass costs its start-up about a millisecond (a NamedTuple a tenth of that)
+class RankOptions(NamedTuple):
     """trec_eval's ranking options: ``-l``, ``-M``, ``-J``, ``-c``."""
 
     relevance_level: int = 1
@@ -225,8 +227,7 @@ def tie_groups(run: Run, rows: np.ndarray) -> TieGroups:
     return TieGroups(compute)
 
 
-@dataclass(frozen=True)
-class Intents:
+class Intents(NamedTuple):
     """Judgments per subtopic of the evaluated queries, for the diversity measures.
 
     Retrieved: one entry per (retrieved document, subtopic it is judged for), ordered by
@@ -312,14 +313,16 @@ def id_order(run: Run, *row_sets: np.ndarray) -> list[np.ndarray]:
     return np.split(keys, np.cumsum([len(r) for r in row_sets])[:-1])
 
 
-@dataclass
 class Ranking:
     """A batch plus the bookkeeping of which queries were evaluated or left out."""
 
-    batch: RankedBatch
-    skipped_qrels_queries: list[str] = field(default_factory=list)
-    unjudged_run_queries: list[str] = field(default_factory=list)
-    runid: str = ""
+    __slots__ = ("batch", "skipped_qrels_queries", "unjudged_run_queries", "runid")
+
+    def __init__(self, batch: RankedBatch, skipped_qrels_queries: list[str] | None = None,
+                 unjudged_run_queries: list[str] | None = None, runid: str = ""):
+        self.batch, self.runid = batch, runid
+        self.skipped_qrels_queries = [] if skipped_qrels_queries is None else skipped_qrels_queries
+        self.unjudged_run_queries = [] if unjudged_run_queries is None else unjudged_run_queries
 
 
 def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray,

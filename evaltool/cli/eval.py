@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 import time
 
@@ -112,9 +111,9 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
     except EvaltoolError as exc:
         fail(exc)
     if timings:
+        stages = dict(result.timings, output=time.perf_counter() - clock)  # before importing json, not counted
         import json
 
-        stages = dict(result.timings, output=time.perf_counter() - clock)
         click.echo(json.dumps({k: round(v, 6) for k, v in stages.items()}), err=True)
 
 
@@ -139,6 +138,8 @@ def expand_runs(arguments) -> list[str]:
                 raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
             runs += files
         elif argument != "-" and not os.path.exists(argument) and any(c in argument for c in "*?["):
+            import glob
+
             files = sorted(f for f in glob.glob(argument) if os.path.isfile(f))
             if not files:
                 raise EvaltoolError(f"RUN: no file matches {argument}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import sys
@@ -84,7 +83,9 @@ def open_binary(name: str, source=None):
     start = read_head(name, 16)
     kind = compression(start)
     _refuse_archive(name, start)
-    if kind == "gzip":
+    if kind == "gzip":  # each decompressor imported when a file needs it
+        import gzip
+
         return gzip.open(source or name, "rb")
     if kind == "bz2":
         import bz2
@@ -158,6 +159,8 @@ def decompress(name: str, data: bytes) -> bytes:
     _refuse_archive(name, data[:16])
     try:
         if kind == "gzip":
+            import gzip
+
             data = gzip.decompress(data)
         elif kind == "bz2":
             import bz2

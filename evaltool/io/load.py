@@ -25,31 +25,35 @@ def _is_jsonl(obj, name: str) -> bool:
 
 def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
     """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels (``jobs``: threads for a big file)."""
-    from evaltool.io import frames, trec
-
     if isinstance(qrels, Qrels):
         return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        from evaltool.io import trec
+
+        return trec.read_qrels(qrels, on_duplicate=on_duplicate, jobs=jobs)
+    from evaltool.io import frames
+
     if isinstance(qrels, dict):
         return frames.qrels_from_dict(qrels, on_duplicate=on_duplicate)
     if is_frame(qrels):
         return frames.qrels_from_frame(qrels, on_duplicate=on_duplicate)
-    if isinstance(qrels, (str, os.PathLike)):
-        return trec.read_qrels(qrels, on_duplicate=on_duplicate, jobs=jobs)
     raise EvaltoolError(f"qrels must be a path, dict or DataFrame, not {type(qrels).__name__}")
 
 
 def load_run(run, on_duplicate: str = "error", runid: str | None = None, jobs: int | None = None) -> Run:
     """Accept a path (``-`` for stdin), a ``{qid: {docid: score}}`` dict, a DataFrame or a Run."""
-    from evaltool.io import frames, trec
-
     if isinstance(run, Run):
         return run
+    if isinstance(run, (str, os.PathLike)):
+        from evaltool.io import trec
+
+        return trec.read_run(run, on_duplicate=on_duplicate, jobs=jobs)
+    from evaltool.io import frames
+
     if isinstance(run, dict):
         return frames.run_from_dict(run, on_duplicate=on_duplicate, runid=runid or "run")
     if is_frame(run):
         return frames.run_from_frame(run, on_duplicate=on_duplicate, runid=runid or "run")
-    if isinstance(run, (str, os.PathLike)):
-        return trec.read_run(run, on_duplicate=on_duplicate, jobs=jobs)
     raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
 
 

@@ -155,41 +155,68 @@ def _token_bounds(data: bytes, fields: int):
     return text, starts, ends
 
 
-def _column(text: np.ndarray, starts: np.ndarray, ends: np.ndarray, field: int, fields: int) -> np.ndarray:
-    """Field ``field`` (0-based) of every line, as a numpy bytes (``S``) array.
+def _field(starts: np.ndarray, ends: np.ndarray, field: int, fields: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first byte, length) of field ``field`` (0-based) of every line."""
+    begin = starts[field::fields]
+    return begin, ends[field::fields] - begin
 
-    >>> data = b"q1 0 d1 1\\nq22 0 d2 0\\n"
-    >>> _column(*_token_bounds(data, 4), 0, 4).tolist()
+
+def _padded(text: np.ndarray, *lengths: np.ndarray) -> np.ndarray:
+    """``text`` followed by as many NUL bytes as the longest of the tokens (8 at least): what
+    :func:`_column` and :func:`_keys` read past a token, copied once per file."""
+    return np.concatenate((text, np.zeros(max(8, *(int(length.max()) for length in lengths)), dtype=np.uint8)))
+
+
+def _column(text: np.ndarray, begin: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The tokens at ``begin`` (``length`` bytes each) as a numpy bytes (``S``) array; ``text`` is :func:`_padded`.
+
+    >>> text, starts, ends = _token_bounds(b"q1 0 d1 1\\nq22 0 d2 0\\n", 4)
+    >>> begin, length = _field(starts, ends, 0, 4)
+    >>> _column(_padded(text, length), begin, length).tolist()
     [b'q1', b'q22']
     """
-    begin, length = starts[field::fields], ends[field::fields] - starts[field::fields]
     width = int(length.max())
-    padded = np.concatenate((text, np.zeros(width, dtype=np.uint8)))
-    matrix = np.lib.stride_tricks.sliding_window_view(padded, width)[begin]
+    matrix = np.lib.stride_tricks.sliding_window_view(text, width)[begin]
     matrix[np.arange(width) >= length[:, None]] = 0  # no NUL in the file: numpy strips the padding
     return matrix.view(f"S{width}").reshape(-1)
 
 
-def _encode(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dictionary-encode a bytes column: (sorted unique values, codes).
+_ALL_ONES = np.uint64(2**64 - 1)
+
+
+def _keys(text: np.ndarray, begin: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Tokens of at most 8 bytes as integers: the 8 bytes at ``begin`` read big-endian, those
+    after the token zeroed, so keys are equal exactly when the tokens are and order as their
+    bytes do. One 8-byte load per token (``text`` is :func:`_padded`), no byte matrix.
+
+    >>> text = _padded(np.frombuffer(b"d10 d9 d1", dtype=np.uint8), np.array([3]))
+    >>> _keys(text, np.array([0, 4, 7]), np.array([3, 2, 2])).argsort().tolist()
+    [2, 0, 1]
+    """
+    words = np.ndarray((len(text) - 7,), dtype=">u8", buffer=text, strides=(1,))  # a word at every byte
+    keys = words[begin].astype(np.uint64)
+    keys &= _ALL_ONES << (np.uint64(64) - np.uint64(8) * length.astype(np.uint64))
+    return keys
+
+
+def _ids(text: np.ndarray, begin: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary-encode an id field: (its sorted distinct ids as a bytes (``S``) array, codes).
 
     Repeats in a row (a file grouped by query) are encoded once; ids of at most 8 bytes are
-    sorted as big-endian integers, which orders them as bytes and sorts faster than strings.
+    sorted as their :func:`_keys`, which orders them as bytes and sorts faster than strings.
 
-    >>> vocab, codes = _encode(np.array([b"q2", b"q2", b"q10", b"q2"]))
+    >>> text, starts, ends = _token_bounds(b"q2 a\\nq2 b\\nq10 c\\nq2 d\\n", 2)
+    >>> begin, length = _field(starts, ends, 0, 2)
+    >>> vocab, codes = _ids(_padded(text, length), begin, length)
     >>> vocab.tolist(), codes.tolist()
     ([b'q10', b'q2'], [1, 1, 0, 1])
     """
+    width = int(length.max())
+    column = _keys(text, begin, length) if width <= 8 else _column(text, begin, length)
     firsts = np.flatnonzero(np.concatenate(([True], column[1:] != column[:-1])))
-    heads = column[firsts]
-    width = column.dtype.itemsize
+    vocab, head_codes = np.unique(column[firsts], return_inverse=True)
     if width <= 8:
-        padded = np.zeros((len(heads), 8), dtype=np.uint8)
-        padded[:, :width] = heads.view(np.uint8).reshape(-1, width)
-        keys, head_codes = np.unique(padded.view(">u8").reshape(-1), return_inverse=True)
-        vocab = keys.astype(">u8").view("S8").astype(column.dtype)
-    else:
-        vocab, head_codes = np.unique(heads, return_inverse=True)
+        vocab = vocab.astype(">u8").view("S8").astype(f"S{width}")
     codes = np.repeat(head_codes.reshape(-1).astype(np.int64), np.diff(np.append(firsts, len(column))))
     return vocab, codes
 
@@ -254,9 +281,23 @@ def _numbers(column: np.ndarray, dtype) -> np.ndarray | None:
     return values
 
 
-# the ids as a numpy bytes array, kept for the last list (one qrels' ids, met run after run)
+def _as_keys(ids: np.ndarray) -> np.ndarray:
+    """Ids of at most 8 bytes (a bytes ``S`` array) as the integers :func:`_keys` makes of them.
+
+    >>> _as_keys(np.array([b"d10", b"d9"])).tolist() == _keys(_padded(np.frombuffer(b"d10 d9", np.uint8),
+    ...                                                              np.array([3])), np.array([0, 4]), np.array([3, 2])).tolist()
+    True
+    """
+    width = ids.dtype.itemsize
+    padded = np.zeros((len(ids), 8), dtype=np.uint8)
+    padded[:, :width] = ids.view(np.uint8).reshape(-1, width)
+    return padded.view(">u8").reshape(-1).astype(np.uint64)
+
+
+# the ids as a numpy bytes array, and as integer keys, kept for the last list (one qrels' ids, met run after run)
 _encoded = LastIds(lambda docids: np.array([d.encode("utf-8", "surrogateescape") for d in docids]
                                            or [b""])[: len(docids)])
+_encoded_keys = LastIds(lambda docids: _as_keys(_encoded(docids)))
 
 
 class BytesDocRun(Run):
@@ -268,9 +309,11 @@ class BytesDocRun(Run):
         return [decode(b) for b in self.doc_vocab[self.doc_codes[rows]].tolist()]
 
     def keys_for(self, docids):
-        wanted = _encoded(docids)
-        at = np.minimum(np.searchsorted(self.doc_vocab, wanted), len(self.doc_vocab) - 1)
-        return np.where(self.doc_vocab[at] == wanted, at, -1).astype(np.int64)
+        vocab, wanted = self.doc_vocab, _encoded(docids)
+        if vocab.dtype.itemsize <= 8 and wanted.dtype.itemsize <= 8:  # integers are searched faster than bytes
+            vocab, wanted = _as_keys(vocab), _encoded_keys(docids)
+        at = np.minimum(np.searchsorted(vocab, wanted), len(vocab) - 1)
+        return np.where(vocab[at] == wanted, at, -1).astype(np.int64)
 
 
 def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int | None = None):
@@ -279,14 +322,16 @@ def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int |
     bounds = _token_bounds(data, fields)
     if bounds is None:
         return None
-    values = _numbers(_column(*bounds, value_field, fields), dtype)
+    text, starts, ends = bounds
+    qids, docs, value = (_field(starts, ends, field, fields) for field in (0, 2, value_field))
+    text = _padded(text, qids[1], docs[1], value[1])
+    values = _numbers(_column(text, *value), dtype)
     if values is None:
         return None
-    qid_vocab, qid_codes = _encode(_column(*bounds, 0, fields))
-    doc_vocab, doc_codes = _encode(_column(*bounds, 2, fields))
+    qid_vocab, qid_codes = _ids(text, *qids)
+    doc_vocab, doc_codes = _ids(text, *docs)
     if columnar.has_duplicates(qid_codes, doc_codes, jobs):
         return None
-    _, starts, ends = bounds
     last = data[int(starts[-1]):int(ends[-1])]
     return last, values, _decoded(qid_vocab), qid_codes, doc_vocab, doc_codes
 

@@ -30,8 +30,6 @@ every measure, whatever judged the queries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from evaltool.inputs import Item, Qrels, Run
@@ -51,23 +49,23 @@ def lacking(mode: str) -> str:
     return ", ".join(LACKS[s] for s in MODES[mode])
 
 
-@dataclass
 class Resolution:
     """The judgments of every query, and where each came from.
 
     ``strategies`` maps each judged query to ``qrels``, ``pack`` or ``token-f1``;
     ``packs`` the queries a pack judged to the pack's name; ``found_only`` holds the
     queries whose relevant items are only those found; ``unjudged`` the queries of the
-    queries file no source could judge.
+    queries file no source could judge. (A plain class: every evaluation creates one, and
+    creating a dataclass costs its start-up half a millisecond.)
     """
 
-    qrels: Qrels
-    run: Run
-    strategies: dict[str, str]
-    packs: dict[str, str] = field(default_factory=dict)
-    found_only: set[str] = field(default_factory=set)
-    unjudged: list[str] = field(default_factory=list)
-    items_without_text: int = 0
+    def __init__(self, qrels: Qrels, run: Run, strategies: dict[str, str], packs: dict[str, str] | None = None,
+                 found_only: set[str] | None = None, unjudged: list[str] | None = None, items_without_text: int = 0):
+        self.qrels, self.run, self.strategies = qrels, run, strategies
+        self.packs = {} if packs is None else packs
+        self.found_only = set() if found_only is None else found_only
+        self.unjudged = [] if unjudged is None else unjudged
+        self.items_without_text = items_without_text
 
 
 def check_options(mode: str, f1_threshold: float) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.inputs import Qrels, Run
 from evaltool.io.load import (
-    Loaded, columnar_for_many, in_order, load_judgments, load_results, read_run_ahead, streamed_format,
+    Loaded, columnar_for_many, load_judgments, load_results, read_run_ahead, streamed_format,
 )
 from evaltool.io.zscores import read_zscores
 from evaltool.measures.base import Agg, Params
@@ -402,7 +402,10 @@ class Evaluator:
         def work(run):
             return self.evaluate(read_run_ahead(run, policy or "error", fmt, jobs, min_bytes), per_query)
 
-        return list(in_order(work, runs, jobs))
+        from evaltool.io.columnar import threads
+        from evaltool.io.common import in_order
+
+        return list(in_order(work, runs, max(1, min(threads(jobs), len(runs)))))
 
 
 _OPTIONS = frozenset(name for name, parameter in inspect.signature(evaluate).parameters.items()

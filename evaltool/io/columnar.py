@@ -19,7 +19,7 @@ import numpy as np
 
 from evaltool.arrays import POW10, distinct
 from evaltool.inputs import Qrels, Run
-from evaltool.io.common import GRADE_MAX, GRADE_MIN, LastIds, compression, head
+from evaltool.io.common import GRADE_MAX, GRADE_MIN, LastIds, compression, head, in_order
 from evaltool.io.progress import open_counted
 
 COLUMNAR_MIN_BYTES = 2 << 20
@@ -550,36 +550,6 @@ def _texts(handle, size: int, buffers: int):
             return
 
 
-def _in_order(work, items, workers: int, depth: int):
-    """``work(item)`` for every item of the iterator ``items``, in order, computed by ``workers``
-    threads (0: in the caller's thread) while the caller uses the results before; at most
-    ``depth`` items are submitted and not yet used. The next item is drawn only when the
-    caller asks for the next result.
-
-    >>> list(_in_order(lambda x: x * 10, iter(range(5)), 2, 3)), list(_in_order(str, iter([1, 2]), 0, 1))
-    ([0, 10, 20, 30, 40], ['1', '2'])
-    """
-    from collections import deque
-
-    if workers == 0:
-        yield from map(work, items)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(workers) as pool:
-        pending = deque()
-        try:
-            for item in items:
-                pending.append(pool.submit(work, item))
-                if len(pending) >= depth:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
-
-
 @contextmanager
 def _text(path: str, compressed: bool):
     """A binary handle on the text of ``path`` (gzip decompressed; counted for a progress listener)."""
@@ -638,7 +608,7 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
         with _text(name, compressed) as handle:
             texts = _texts(handle, block_size, depth + 1)
             # closed before the file is: no block is still being read
-            with closing(_in_order(partial(_parse, options=options), texts, workers, depth)) as parsed:
+            with closing(in_order(partial(_parse, options=options), texts, workers, depth)) as parsed:
                 for blocks in parsed:
                     for block in blocks:
                         if not block.finite:

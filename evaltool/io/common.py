@@ -225,6 +225,41 @@ class LastIds:
         self.last = (ids, values)
 
 
+def in_order(work, items, workers: int, depth: int | None = None):
+    """Yield ``work(item)`` for every item of the iterable ``items``, in order, computed by
+    ``workers`` threads (0: in the caller's thread) while the caller uses the results
+    before; at most ``depth`` items (default ``workers + 1``) are submitted and not yet
+    yielded, and the next item is drawn only then (``items`` may be a lazy iterator).
+
+    Each item's work runs in a copy of the caller's context (a progress listener of
+    :mod:`evaltool.io.progress` goes along). An item whose work raises raises when its turn
+    comes, after the items before it were yielded; the work still pending is cancelled.
+
+    >>> list(in_order(lambda x: x * 10, iter(range(5)), 2, 3)), list(in_order(str, [1, 2], 0))
+    ([0, 10, 20, 30, 40], ['1', '2'])
+    """
+    if workers == 0:
+        yield from map(work, items)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+    from contextvars import copy_context
+
+    depth = workers + 1 if depth is None else depth
+    pending = deque()
+    with ThreadPoolExecutor(workers) as pool:
+        try:
+            for item in items:
+                pending.append(pool.submit(copy_context().run, work, item))
+                if len(pending) >= depth:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
 def decode(token: bytes) -> str:
     """Ids are bytes on disk; undecodable bytes survive a round trip unchanged."""
     return token.decode("utf-8", "surrogateescape")

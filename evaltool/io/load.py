@@ -198,39 +198,6 @@ def columnar_for_many(runs) -> int | None:
     return 0 if total >= MANY_COLUMNAR_BYTES else None
 
 
-def in_order(work, items, jobs: int | None = None):
-    """Yield ``work(item)`` for every item, in order, computed ahead in ``jobs`` threads (None:
-    every core); at most that many items are in hand at once.
-
-    An item whose work raises raises when its turn comes, after the items before it were
-    yielded; the work still pending is cancelled.
-
-    >>> list(in_order(lambda x: x * x, range(5), jobs=2))
-    [0, 1, 4, 9, 16]
-    """
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-    from contextvars import copy_context
-
-    from evaltool.io.columnar import threads
-
-    items = list(items)
-    workers = max(1, min(threads(jobs), len(items)))
-    pending = deque()
-    with ThreadPoolExecutor(workers) as pool:
-        try:
-            for item in items:
-                # the caller's context goes along (a progress listener of evaltool.io.progress)
-                pending.append(pool.submit(copy_context().run, work, item))
-                if len(pending) > workers:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
-
-
 def streamed_format(run) -> str:
     """The format of a run file to stream (stdin cannot be looked at twice: taken as TREC)."""
     if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":

@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import shlex
+import signal
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,7 +23,7 @@ from datetime import datetime, timezone
 from evaltool.errors import EvaltoolError
 from evaltool.bench.backends import DEFAULT_MAX_RESPONSE_BYTES, Backend, make_backend
 from evaltool.bench.checkpoint import Checkpoint, Outcome, checkpoint_path
-from evaltool.bench.execute import TIMEOUT, run_queries
+from evaltool.bench.execute import TIMEOUT, Interrupted, run_queries
 from evaltool.bench.queries import BenchQuery, parse_queries
 from evaltool.bench.scoring import (
     MeasurePlan,
@@ -161,19 +162,21 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
               "limit": settings.limit, "started": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
     path = checkpoint_path(settings.out_dir, settings.queries_path)
     checkpoint = Checkpoint.resume(path, header) if settings.resume else Checkpoint.start(path, header)
-    remove_partials(settings.out_dir)
-    resumed = len(checkpoint.done)
-    pending = [q for q in queries if q.qid not in checkpoint.done]
-    listener.started(len(queries), pending, resumed)
 
     def record(query: BenchQuery, outcome: Outcome) -> None:
         checkpoint.append(outcome)
         listener.finished(query, outcome)
 
-    clock = time.perf_counter()
     try:
+        remove_partials(settings.out_dir)
+        resumed = len(checkpoint.done)
+        pending = [q for q in queries if q.qid not in checkpoint.done]
+        listener.started(len(queries), pending, resumed)
+        clock = time.perf_counter()
         run_queries(backend, pending, limit=settings.limit, timeout=settings.timeout, retries=settings.retries,
                     concurrency=settings.concurrency, on_outcome=record)
+    except KeyboardInterrupt:  # Ctrl-C after the checkpoint opened, before run_queries routes the signals
+        raise Interrupted(signal.SIGINT) from None
     finally:
         checkpoint.close()
     elapsed = time.perf_counter() - clock

@@ -4,6 +4,7 @@ progress line on a terminal."""
 from __future__ import annotations
 
 import io
+import os
 
 from evaltool.bench import BenchSettings, Listener, run_benchmark
 from evaltool.cli.progress import Progress
@@ -67,3 +68,33 @@ def test_progress_line_is_redrawn_on_a_terminal_only():
     pipe = io.StringIO()
     Progress(pipe, total=4, done=0).advance(failed=False)
     assert pipe.getvalue() == ""
+
+
+class CtrlCAtStart(Recorder):
+    """Ctrl-C lands just as "Starting benchmark execution" is shown, before any query runs."""
+
+    def started(self, total, pending, resumed):
+        super().started(total, pending, resumed)
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_between_the_start_line_and_the_queries_is_an_interruption_with_a_checkpoint(tmp_path):
+    import signal
+
+    import pytest
+
+    from evaltool.bench.checkpoint import checkpoint_path
+    from evaltool.bench.execute import Interrupted
+
+    path = write_queries(tmp_path / "q.json", [query(1, "q ok", ("rel1",)), query(2, "q two", ("rel2",))])
+    settings = BenchSettings(path, "tests.helpers:search_with_corpus", out_dir=str(tmp_path / "out"), concurrency=1)
+    with pytest.raises(Interrupted) as stop:
+        run_benchmark(settings, CtrlCAtStart())
+    assert stop.value.signum == signal.SIGINT
+    # the checkpoint was written and closed: --resume starts from it and runs both queries
+    assert os.path.exists(checkpoint_path(str(tmp_path / "out"), path))
+    recorder = Recorder()
+    settings = BenchSettings(path, "tests.helpers:search_with_corpus", out_dir=str(tmp_path / "out"), concurrency=1,
+                             resume=True)
+    run_benchmark(settings, recorder)
+    assert ("started", 2, ["1", "2"], 0) in recorder.events

@@ -254,17 +254,6 @@ def _numeric_ids(column, jobs: int | None = None):
     return out
 
 
-def _floats(column, jobs: int | None = None) -> np.ndarray:
-    """A float64 Arrow column as one numpy array, copied chunk by chunk in threads."""
-    out = np.empty(len(column), dtype=np.float64)
-
-    def work(chunk, start):
-        out[start:start + len(chunk)] = numpy_column(chunk, np.float64)
-
-    _map_chunks(work, column, jobs)
-    return out
-
-
 def _last_field(path: str, fields: int) -> str | None:
     """Field ``fields`` of the last content line, read from the end of an uncompressed file."""
     with open(path, "rb") as handle:

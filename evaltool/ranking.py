@@ -528,7 +528,7 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     return candidate_q[hit], rank_rows(run, rows), grade, rows
 
 
-def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray):
+def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray, rows_per_code: np.ndarray):
     """(query, rank, grade, tie group start, tie group end) of every retrieved judged document of
     a dict run (``run.rankings``); the group is [start, end) of its query's positions.
 
@@ -560,7 +560,7 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray)
     group_of = np.zeros(len(key), dtype=np.int64)
     group_of[group_starts] = 1
     high = np.append(group_starts, len(key))[np.cumsum(group_of)[low]]
-    query_start = np.concatenate(([0], np.cumsum(np.bincount(run.qid_codes, minlength=len(run.qid_vocab)))))
+    query_start = np.concatenate(([0], np.cumsum(rows_per_code)))
     ranks = low - query_start[judged_code]
     group_start, group_end = ranks.copy(), high - query_start[judged_code]
     tied = np.flatnonzero(high - low > 1)
@@ -634,7 +634,7 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
 
     if run.rankings is not None and qrels.subtopics is None:
-        sq, ranks, grade, group_start, group_end = _judge_rankings(qrels, run, qids, code_q)
+        sq, ranks, grade, group_start, group_end = _judge_rankings(qrels, run, qids, code_q, rows_per_code)
         rows = None
     else:
         sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, qrels_q)

@@ -388,3 +388,23 @@ def evaltool_errors():
     import evaltool.errors
 
     return evaltool.errors
+
+
+def test_the_python_api_and_the_command_line_share_their_defaults():
+    """A default written twice (``evaluate()`` and ``evaltool``'s options, the F1 threshold a
+    third time in the resolver) cannot drift: an option left out means the same in both."""
+    import inspect
+
+    import click
+
+    from evaltool.cli.eval import eval_command
+    from evaltool.relevance.resolve import DEFAULT_THRESHOLD, resolve
+
+    api = inspect.signature(evaluate).parameters
+    unset = getattr(click.core, "UNSET", None)  # click 8.3 and later; None before
+    shared = [p for p in eval_command.params if p.name in api and p.default is not unset and not p.is_flag]
+    assert {p.name for p in shared} >= {"relevance_level", "on_duplicate", "f1_threshold", "f1_total", "engine"}
+    for option in shared:
+        default = api[option.name].default
+        assert default == option.default or (default is None and option.default == "auto"), option.name
+    assert inspect.signature(resolve).parameters["f1_threshold"].default == DEFAULT_THRESHOLD == api["f1_threshold"].default

@@ -1,3 +1,61 @@
-from evaltool.cli import run
+"""``python -m evaltool`` and the ``evaltool`` console script (``evaltool.__main__:main``).
 
-run(prog_name="evaltool")
+The entry point is this small module rather than :mod:`evaltool.cli` so that a Ctrl-C is
+caught from the first import on: importing the command line takes 0.1–0.3 s (click, then
+numpy for most commands), and a signal landing between two imports, or in importlib just
+after a module finished, would otherwise end in a ``KeyboardInterrupt`` traceback. Until
+the command starts, SIGINT writes ``evaltool: interrupted`` and exits 130 at once
+(nothing has been written yet); then Python's own handler is back, and the commands
+clean up as usual (temporary files, checkpoints) before :func:`evaltool.cli.app.run`
+exits 130 with the same line.
+
+Importing this module installs nothing; only :func:`main` does.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import signal
+import sys
+
+
+def interrupted_while_starting(signum, frame) -> None:
+    """SIGINT before the command runs: one line, exit 130, no traceback."""
+    os.write(2, b"evaltool: interrupted\n")
+    os._exit(130)
+
+
+def interrupt_again(unraisable) -> None:
+    """``sys.unraisablehook``: a Ctrl-C that Python would drop is delivered again.
+
+    A ``KeyboardInterrupt`` raised inside a weakref callback or a ``__del__`` (importlib's
+    module-lock callbacks run often while modules load) cannot propagate: Python prints
+    "Exception ignored in ..." and the command would go on as if never interrupted. Here
+    the signal is raised once more a millisecond later, from another thread, to land in
+    ordinary code (raised at once, it would be dropped again inside this hook).
+    """
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        import threading
+
+        threading.Timer(0.001, _thread.interrupt_main).start()
+    else:
+        sys.__unraisablehook__(unraisable)
+
+
+def main() -> None:
+    """Run the command line as the ``evaltool`` program."""
+    signal.signal(signal.SIGINT, interrupted_while_starting)
+    sys.unraisablehook = interrupt_again
+    from evaltool.cli import run
+
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        run(prog_name="evaltool")
+    except KeyboardInterrupt:  # between the two lines above, or as run() returns
+        os.write(2, b"evaltool: interrupted\n")
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

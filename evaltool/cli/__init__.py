@@ -2,7 +2,9 @@
 
 This package is the only code that imports click, prints, or decides an exit code:
 0 success, 1 a check that found drift (``check``) or a benchmark with failed queries,
-2 bad input or usage (one message, no traceback), 130 interrupted (Ctrl-C).
+2 bad input or usage (one message, no traceback), 130 interrupted (Ctrl-C). The one
+exception is a Ctrl-C while this package is still being imported: the program's entry
+point, :mod:`evaltool.__main__`, answers that one (same line, same 130).
 
 Subcommands live one per module and are imported only when run or asked for help, so
 ``evaltool --help`` starts without numpy. To add one, write its module and add a line
@@ -12,7 +14,6 @@ to :data:`COMMANDS`.
 from __future__ import annotations
 
 import os
-import sys
 
 # BLAS threads: OpenBLAS starts a thread per core while numpy is imported, which costs more
 # CPU than a small evaluation (`python -c "import numpy"`: 0.157 s CPU, 0.095 s with one
@@ -24,10 +25,7 @@ BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THR
 if not any(name in os.environ for name in BLAS_THREAD_VARIABLES):
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
-try:  # a Ctrl-C while the command line is still being imported: one line and 130, no traceback
-    from evaltool.cli.app import COMMANDS, EvaltoolGroup, main, run
-except KeyboardInterrupt:
-    sys.stderr.write("evaltool: interrupted\n")
-    raise SystemExit(130) from None
+# a Ctrl-C while the command line is imported: evaltool.__main__, the program's entry point
+from evaltool.cli.app import COMMANDS, EvaltoolGroup, main, run  # noqa: E402
 
 __all__ = ["COMMANDS", "EvaltoolGroup", "main", "run"]

@@ -18,6 +18,7 @@ import _thread
 import os
 import signal
 import sys
+import time
 
 
 def interrupted_while_starting(signum, frame) -> None:
@@ -32,15 +33,19 @@ def interrupt_again(unraisable) -> None:
     A ``KeyboardInterrupt`` raised inside a weakref callback or a ``__del__`` (importlib's
     module-lock callbacks run often while modules load) cannot propagate: Python prints
     "Exception ignored in ..." and the command would go on as if never interrupted. Here
-    the signal is raised once more a millisecond later, from another thread, to land in
-    ordinary code (raised at once, it would be dropped again inside this hook).
+    the signal is raised once more a millisecond later, from a new thread, to land in
+    ordinary code: raised at once, or while this hook waits for a thread to start (as
+    ``threading.Thread.start`` does), it would be dropped again inside the hook.
     """
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        import threading
-
-        threading.Timer(0.001, _thread.interrupt_main).start()
+        _thread.start_new_thread(_interrupt_main_soon, ())
     else:
         sys.__unraisablehook__(unraisable)
+
+
+def _interrupt_main_soon() -> None:
+    time.sleep(0.001)
+    _thread.interrupt_main()
 
 
 def main() -> None:

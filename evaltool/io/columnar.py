@@ -72,7 +72,8 @@ def wanted(path, min_bytes: int | None = None) -> bool:
     gzip (other compressions go to the line reader, which decompresses them whole)."""
     name = os.fspath(path)
     try:
-        return (name != "-" and os.path.getsize(name) >= (COLUMNAR_MIN_BYTES if min_bytes is None else min_bytes)
+        return (name != "-" and os.path.isfile(name)  # not a pipe: read once, by the line reader
+                and os.path.getsize(name) >= (COLUMNAR_MIN_BYTES if min_bytes is None else min_bytes)
                 and available()
                 and _compression(name) in (None, "gzip"))
     except OSError:

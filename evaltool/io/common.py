@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import zlib
 from contextlib import ExitStack, contextmanager
@@ -178,6 +179,24 @@ def decompress(name: str, data: bytes) -> bytes:
         raise ParseError(name, None, None, f"a readable {kind} stream ({exc})") from None
     check_text(name, data)
     return data
+
+
+def piped(path) -> bool:
+    """True for input that can be read once only: ``-`` (stdin), a pipe such as a shell's
+    process substitution ``<(zcat run.gz)`` (``/dev/fd/63``), a FIFO, a device. Its readers
+    take it whole with :func:`read_bytes` and look at those bytes, never at the path again.
+
+    >>> piped("-"), piped(__file__), piped("/no/such/file")
+    (True, False, False)
+    """
+    name = os.fspath(path)
+    if name == "-":
+        return True
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:  # missing, unreadable: its reader says so
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[str, bytes]:

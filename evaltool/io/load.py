@@ -9,6 +9,7 @@ import sys
 
 from evaltool.errors import EvaltoolError, InputError, ParseError
 from evaltool.inputs import Qrels, Run
+from evaltool.io.common import piped, read_bytes
 from evaltool.io.sniff import head_of, sniff
 
 
@@ -113,6 +114,17 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
         return load_qrels(qrels, on_duplicate), input_kind(qrels)
     if os.fspath(qrels) == "-":  # refused by the qrels reader, with its message
         return load_qrels(qrels, on_duplicate), "trec"
+    if piped(qrels):  # <(zcat qrels.gz): read once, then looked at
+        name, data = read_bytes(qrels)
+        fmt = fmt or sniff(data, "judgments")
+        if fmt == "trec":
+            from evaltool.io import trec
+
+            return trec.parse_qrels(name, data, on_duplicate=on_duplicate, jobs=jobs), fmt
+        from evaltool.io import jsonl
+
+        queries = jsonl.parse_queries(name, data, fmt)
+        return queries, queries.format
     if (fmt or sniff(head_of(qrels), "judgments")) == "trec":
         return load_qrels(qrels, on_duplicate, jobs), "trec"
     from evaltool.io import jsonl
@@ -126,7 +138,7 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
     """The second input: a Run (a TREC run file, dict, DataFrame) or Results (a JSONL results file).
 
     ``fmt`` forces ``trec`` or ``jsonl``; by default a file's content decides (stdin, ``-``,
-    is read whole first). Returns (results, format).
+    is read whole first, as a pipe is). Returns (results, format).
     """
     if isinstance(run, Loaded):
         return run.value, run.kind
@@ -134,9 +146,8 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
         return run, "jsonl"
     if not isinstance(run, (str, os.PathLike)):
         return load_run(run, on_duplicate, runid), input_kind(run)
-    if os.fspath(run) == "-" and fmt is None:
+    if fmt is None and piped(run):
         from evaltool.io import trec
-        from evaltool.io.common import read_bytes
 
         name, data = read_bytes(run, allow_stdin=True)
         fmt = sniff(data, "results")
@@ -199,7 +210,7 @@ def columnar_for_many(runs) -> int | None:
 
 
 def streamed_format(run) -> str:
-    """The format of a run file to stream (stdin cannot be looked at twice: taken as TREC)."""
-    if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
+    """The format of a run file to stream (stdin and pipes cannot be looked at twice: taken as TREC)."""
+    if isinstance(run, (str, os.PathLike)) and not piped(run):
         return sniff(head_of(run), "results")
     return "trec"

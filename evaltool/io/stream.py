@@ -19,7 +19,7 @@ import numpy as np
 from evaltool.inputs import Run
 from evaltool.errors import InputError, ParseError, quote
 from evaltool.io import columnar
-from evaltool.io.common import Encoder, check_text, compression, decode, head, reading, resolve_duplicates
+from evaltool.io.common import Encoder, check_text, compression, decode, head, piped, reading, resolve_duplicates
 
 CHUNK_ROWS = 1 << 18          # rows per evaluated chunk (at least; cut at a query boundary)
 BLOCK_BYTES = 1 << 23         # bytes of whole lines parsed at a time
@@ -199,6 +199,9 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
     name = os.fspath(path)
     if name == "-":
         raise InputError("--stream reads a file, not stdin")
+    if piped(name):
+        raise InputError(f"--stream reads a regular file; {name} is a pipe or device (without --stream it is "
+                         "read whole)")
     if not os.path.isfile(name):
         raise InputError(f"cannot read {name}: not a readable file")
     start = head(name)

@@ -369,8 +369,13 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: in
         table = columnar.read_qrels(path, jobs)
         if table is not None:
             return table
-    check_policy(on_duplicate)
     name, data = read_bytes(path)
+    return parse_qrels(name, data, on_duplicate=on_duplicate, jobs=jobs)
+
+
+def parse_qrels(name: str, data: bytes, *, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
+    """The judgments of a TREC (or BEIR) qrels file whose content is ``data``; ``name`` is for messages."""
+    check_policy(on_duplicate)
     beir = _is_beir(data)
     fast = None if beir else _fast_qrels(name, data, jobs)
     if fast is not None:

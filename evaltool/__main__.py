@@ -50,12 +50,17 @@ def _interrupt_main_soon() -> None:
 
 def main() -> None:
     """Run the command line as the ``evaltool`` program."""
-    signal.signal(signal.SIGINT, interrupted_while_starting)
-    sys.unraisablehook = interrupt_again
+    # Python's own handler, unless SIGINT came ignored (a background job of a shell without
+    # job control, nohup): that one is left as it is, as Python itself does
+    default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if default:
+        signal.signal(signal.SIGINT, interrupted_while_starting)
+        sys.unraisablehook = interrupt_again
     from evaltool.cli import run
 
     try:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if default:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         run(prog_name="evaltool")
     except KeyboardInterrupt:  # between the two lines above, or as run() returns
         os.write(2, b"evaltool: interrupted\n")

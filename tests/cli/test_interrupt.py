@@ -142,3 +142,28 @@ except KeyboardInterrupt:
     done = subprocess.run([sys.executable, "-c", child], env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=WAIT_SECONDS)
     assert (done.stdout, done.stderr) == ("interrupted\n", "")
+
+
+def test_an_ignored_sigint_stays_ignored(tmp_path):
+    """A background job of a shell without job control starts with SIGINT ignored; so does
+    evaltool's whole run then, as any Python program's (the entry point keeps its hands off)."""
+    fifo = str(tmp_path / "run.fifo")
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "evaltool", QRELS, fifo, "-m", "num_ret"], cwd=tmp_path,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    held: list[int] = []
+    ready = fifo_opened_by_reader(fifo, held)
+    end = time.monotonic() + WAIT_SECONDS
+    while not ready():
+        assert process.poll() is None and time.monotonic() < end
+        time.sleep(0.005)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    assert process.poll() is None  # still reading
+    os.write(held[0], Path(RUN).read_bytes())
+    os.close(held[0])
+    out, err = process.communicate(timeout=WAIT_SECONDS)
+    assert process.returncode == 0, err
+    assert out.split("\t")[0].strip() == "num_ret"

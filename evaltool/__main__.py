@@ -20,10 +20,12 @@ import signal
 import sys
 import time
 
+INTERRUPTED = b"evaltool: interrupted\n"  # what evaltool.cli.app.run prints once a command runs
+
 
 def interrupted_while_starting(signum, frame) -> None:
     """SIGINT before the command runs: one line, exit 130, no traceback."""
-    os.write(2, b"evaltool: interrupted\n")
+    os.write(2, INTERRUPTED)
     os._exit(130)
 
 
@@ -63,7 +65,7 @@ def main() -> None:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         run(prog_name="evaltool")
     except KeyboardInterrupt:  # between the two lines above, or as run() returns
-        os.write(2, b"evaltool: interrupted\n")
+        os.write(2, INTERRUPTED)
         raise SystemExit(130) from None
 
 

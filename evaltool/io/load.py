@@ -146,24 +146,23 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
         return run, "jsonl"
     if not isinstance(run, (str, os.PathLike)):
         return load_run(run, on_duplicate, runid), input_kind(run)
-    if fmt is None and piped(run):
-        from evaltool.io import trec
-
+    name, data = os.fspath(run), None
+    if fmt is None and piped(run):  # looked at once, whole
         name, data = read_bytes(run, allow_stdin=True)
-        fmt = sniff(data, "results")
-        if fmt == "jsonl":
-            from evaltool.io import jsonl
-
-            return jsonl.parse_results(name, data, on_duplicate), fmt
-        return trec.parse_run(name, data, on_duplicate=on_duplicate, jobs=jobs), fmt
-    fmt = fmt or sniff(head_of(run), "results")
+    fmt = fmt or sniff(head_of(run) if data is None else data, "results")
     if fmt == "json":
-        raise ParseError(os.fspath(run), 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
-                                                  "not a JSON array")
+        raise ParseError(name, 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
+                                        "not a JSON array")
     if fmt == "jsonl":
         from evaltool.io import jsonl
 
+        if data is not None:
+            return jsonl.parse_results(name, data, on_duplicate), fmt
         return jsonl.read_results(run, on_duplicate), fmt
+    if data is not None:
+        from evaltool.io import trec
+
+        return trec.parse_run(name, data, on_duplicate=on_duplicate, jobs=jobs), fmt
     return load_run(run, on_duplicate, runid, jobs), fmt
 
 

@@ -97,3 +97,13 @@ def test_stream_refuses_a_pipe_with_what_to_do(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         "evaltool: --stream reads a regular file; /dev/fd/63 is a pipe or device (without --stream it is read whole)")
+
+
+def test_a_json_array_through_a_pipe_or_stdin_gets_the_message_a_file_gets(tmp_path):
+    array = tmp_path / "results.json"
+    array.write_text('[{"qid": "q1", "docid": "d1", "score": 1}]\n')
+    expected = "; expected a JSONL results file (one JSON object per line) or a TREC run, not a JSON array"
+    for command, name in ((f"{QRELS} {array}", f"{array}:1"), (f"{QRELS} <(cat {array})", "/dev/fd/63:1"),
+                          (f"{QRELS} - < {array}", "<stdin>:1")):
+        done = evaltool(command, tmp_path)
+        assert (done.returncode, done.stderr) == (2, f"evaltool: {name}{expected}\n"), command

@@ -25,6 +25,7 @@ _COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz")
 _ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
              (b"PAR1", "a Parquet file"), (b"\x04\x22\x4d\x18", "lz4-compressed data"))
 BINARY_PROBE = 1 << 16  # bytes looked at for a NUL byte (text never has one)
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which some editors write first: not part of the first line
 
 
 def compression(start: bytes) -> str | None:
@@ -76,11 +77,28 @@ def read_head(name: str, size: int) -> bytes:
 
 
 def open_binary(name: str, source=None):
-    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd).
+    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd),
+    past a UTF-8 byte-order mark.
 
     ``source``: the stored bytes of ``name`` already opened (a counted file,
     :mod:`evaltool.io.progress`); the caller closes it after the file returned.
     """
+    return skip_bom(_decompressing(name, source))
+
+
+def skip_bom(handle):
+    """``handle`` (a buffered binary file) moved past a UTF-8 byte-order mark at its start.
+
+    >>> import io
+    >>> skip_bom(io.BufferedReader(io.BytesIO(BOM + b"q1 0 d1 1"))).read(), skip_bom(io.BufferedReader(io.BytesIO(b"q1"))).read()
+    (b'q1 0 d1 1', b'q1')
+    """
+    if handle.peek(len(BOM))[:len(BOM)] == BOM:
+        handle.read(len(BOM))
+    return handle
+
+
+def _decompressing(name: str, source=None):
     start = read_head(name, 16)
     kind = compression(start)
     _refuse_archive(name, start)
@@ -118,10 +136,10 @@ def reading(name: str, counted: bool = False):
 
 @contextmanager
 def _reading(name: str, source):
-    handle = open_binary(name, source)
+    handle = _decompressing(name, source)
     try:
         with handle:
-            yield handle
+            yield skip_bom(handle)
     except (OSError, EOFError, zlib.error) as exc:
         if handle is source or isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO:
             raise  # a plain file: an OSError is not about its content
@@ -178,7 +196,7 @@ def decompress(name: str, data: bytes) -> bytes:
     except Exception as exc:  # each library has its own error class (lzma.LZMAError, zstandard.ZstdError, ...)
         raise ParseError(name, None, None, f"a readable {kind} stream ({exc})") from None
     check_text(name, data)
-    return data
+    return data[len(BOM):] if data.startswith(BOM) else data
 
 
 def piped(path) -> bool:

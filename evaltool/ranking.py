@@ -28,7 +28,7 @@ import numpy as np
 
 from evaltool.arrays import Membership, counts, distinct
 from evaltool.inputs import Qrels, Run
-from evaltool.errors import InputError
+from evaltool.errors import InputError, quote
 
 RELVALUE_NONPOOL = -1
 RELVALUE_UNJUDGED = -2
@@ -621,8 +621,8 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
         run_sample = sorted(run.qid_vocab, key=byte_key)[:3]
         raise InputError(
             f"no query of {run.path} has judgments in {qrels.path} "
-            f"(run queries such as {', '.join(map(repr, run_sample))}; "
-            f"qrels queries such as {', '.join(map(repr, qrels_qids[:3]))})"
+            f"(run queries such as {', '.join(map(quote, run_sample))}; "
+            f"qrels queries such as {', '.join(map(quote, qrels_qids[:3]))})"
         )
     n_q = len(evaluated)
     eval_index = np.full(len(qrels_qids), -1, dtype=np.int64)

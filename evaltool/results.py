@@ -42,7 +42,7 @@ from functools import lru_cache
 import numpy as np
 
 from evaltool.aggregate import summarize
-from evaltool.errors import EvaltoolError, EvaltoolWarning, QueriesSkippedWarning
+from evaltool.errors import EvaltoolError, EvaltoolWarning, QueriesSkippedWarning, clip
 from evaltool.measures.base import Agg, Request
 
 MISSING_ZSCORE = -1000000.0
@@ -483,7 +483,8 @@ def warn(messages: list[str], message: str, category: type[Warning] = EvaltoolWa
 
 
 def _shown(qids: Sequence[str], most: int = 5) -> str:
-    return ", ".join(qids[:most]) + (", ..." if len(qids) > most else "")
+    """The first ``most`` ids of a list, each cut as messages cut offending text (:func:`clip`)."""
+    return ", ".join(map(clip, qids[:most])) + (", ..." if len(qids) > most else "")
 
 
 def evaluation_warnings(result: EvalResult) -> list[tuple[str, type[Warning]]]:

@@ -273,7 +273,8 @@ def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[s
         return source.name, source.read_all()
 
 
-TEXT_BLOCK_BYTES = 8 << 20  # decompressed text per block of TextSource.blocks()
+TEXT_BLOCK_BYTES = 8 << 20  # decompressed text per block of TextSource.blocks(), at most
+FIRST_BLOCK_BYTES = 1 << 18  # the first block (sniffed, checked); each next one twice as large, up to the above
 
 
 class _Prefixed(io.RawIOBase):
@@ -337,6 +338,8 @@ class TextSource:
         self._handle = self._stack.enter_context(
             _decompressing(self.name, io.BufferedReader(_Prefixed(start, stored)), start))
         self._head: bytes | None = None
+        self._first = min(FIRST_BLOCK_BYTES, self.block_bytes)
+        self._ended = False  # the first block is the whole text
 
     def _read_plain(self, stored, size: int) -> bytes:
         """Up to ``size`` stored bytes (a pipe may give fewer at a time)."""
@@ -372,26 +375,34 @@ class TextSource:
     def head(self) -> bytes:
         """The first block of whole lines (or the whole text, when shorter), checked."""
         if self._head is None:
-            self._head = self._guarded(self._handle.read, self.block_bytes)
+            self._head = self._guarded(self._handle.read, self._first)
+            self._ended = len(self._head) < self._first  # a buffered read is short only at the end
             if self._head.startswith(BOM):
                 self._head = self._head[len(BOM):]
             check_text(self.name, self._head)
         return self._head
 
     def blocks(self):
-        """``(number of its first line, block)`` for every block of whole lines, from the first."""
-        carry, line = self.head, 1
+        """``(number of its first line, block)`` for every block of whole lines, from the first.
+
+        The first blocks are small and each is twice the one before, up to ``block_bytes``:
+        an error near the start of a big file is met after little reading and parsing.
+        """
+        data, line, size = self.head, 1, self._first
+        ended = self._ended
         while True:
-            more = self._guarded(self._handle.read, self.block_bytes)
-            data = carry + more if carry else more
-            cut = len(data) if not more else data.rfind(b"\n") + 1
+            cut = len(data) if ended else data.rfind(b"\n") + 1
             if cut:
                 block = data[:cut]
                 yield line, block
                 line += block.count(b"\n")
-            carry = data[cut:]
-            if not more:
+                data = data[cut:]
+            if ended:
                 return
+            size = min(size * 2, self.block_bytes)
+            more = self._guarded(self._handle.read, size)
+            ended = len(more) < size
+            data = data + more if data else more
 
     def read_all(self) -> bytes:
         """The whole text, checked from its first block."""

@@ -378,8 +378,8 @@ class ReportAggregator:
 
     @staticmethod
     def _groups(detailed_results: Sequence[dict], field: str, keys: Sequence[str]) -> dict:
-        """Each group's count and the means of ``keys`` (evaltool's one grouping, :mod:`evaltool.results`)."""
-        from evaltool.results import Series, group_queries, group_summaries
+        """Each group's count and the means of ``keys`` (evaltool's one grouping, :mod:`evaltool.evaluation.groups`)."""
+        from evaltool.evaluation.groups import Series, group_queries, group_summaries
 
         rows = [_metrics(entry) for entry in detailed_results]
         positions = [str(i) for i in range(len(rows))]

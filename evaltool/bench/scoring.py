@@ -136,7 +136,7 @@ def group_table(queries: list[BenchQuery], outcomes: dict[str, Outcome], scores:
 
     ``count`` is the group's queries that got an answer (the ones its means are over).
     """
-    from evaltool.results import group_queries
+    from evaltool.evaluation.groups import group_queries
 
     qids = [q.qid for q in queries]
     table: dict[str, dict] = {}

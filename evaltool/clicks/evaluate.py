@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-
 import numpy as np
 
 from evaltool.clicks.metrics import (
     DEFAULT_MEASURES,
     FIRST_CLICK_RULES,
-    Impressions,
     click_measure_of,
     parse_click_measures,
     request_cutoff,
 )
 from evaltool.clicks.stats import summarise
+from evaltool.clicks.values import ClickValues, impression_values
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.ranking import byte_key
 
@@ -40,28 +38,6 @@ def _group_positions(log, field: str) -> dict[str, np.ndarray]:
     for i, value in enumerate(values):
         found.setdefault("(none)" if value is None else value, []).append(i)
     return {value: np.asarray(found[value]) for value in sorted(found, key=lambda v: (v == "(none)", byte_key(v)))}
-
-
-@dataclass
-class ClickValues:
-    """A log reduced to what the click metrics need: every impression's query and kept
-    fields, each measure's value per impression, and what the log held (``counts``)."""
-
-    path: str
-    format: str
-    query_ids: list[str]          # first-seen order
-    imp_query: np.ndarray         # query code of each impression
-    fields: dict                  # field -> value per impression (None where absent)
-    counts: dict
-    has_timestamps: bool
-    values: dict                  # output name -> value per impression (nan where undefined)
-
-
-def impression_values(clicks, requests, first_click: str) -> dict[str, np.ndarray]:
-    """Each measure's value per impression of one log (or part of one)."""
-    view = Impressions(clicks)
-    return {request.names[0]: request.measure.kernel(view, request_cutoff(request), first_click=first_click)
-            for request in requests}
 
 
 def _requests(measures, has_timestamps: bool, path: str) -> list:
@@ -92,7 +68,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     fields: ``result.groups[field][value]`` holds each group's impressions (``count``) and
     values, ``meta["clicks_groups"][field][value]`` the same details as ``meta["clicks"]``.
     ``engine="dask"`` reads a JSONL log of impression objects on a Dask cluster
-    (:mod:`evaltool.engines.dask`); the result is identical.
+    (:mod:`evaltool.clicks.distributed`); the result is identical.
 
     >>> log = [{"consulta": "envíos a Quito", "resultados": ["HAW001", "HAW002", "HAW003"], "clicks": ["HAW002"]},
     ...        {"consulta": "envíos a Quito", "resultados": ["HAW002", "HAW001"], "clicks": ["HAW002"]},
@@ -114,7 +90,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     if measures is not None:
         parse_click_measures(measures)  # a misspelt measure fails before any reading
     if engine == "dask":
-        from evaltool.engines.dask import click_values
+        from evaltool.clicks.distributed import click_values
 
         data = click_values(log, measures, by, first_click, scheduler=scheduler)
         requests = _requests(measures, data.has_timestamps, data.path)
@@ -134,7 +110,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
 def click_result(data: ClickValues, requests, per_query: bool, *, average: str, first_click: str, by: list,
                  confidence: float, n_resamples: int, seed, timings: dict):
     """Summaries, intervals, groups and meta of the values per impression, as an EvalResult."""
-    from evaltool.results import Column, EvalResult
+    from evaltool.evaluation.result import Column, EvalResult
 
     clock = time.perf_counter()
     n_queries = len(data.query_ids)

@@ -101,11 +101,11 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
            sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
-    ``result`` is an :class:`~evaltool.results.EvalResult` (or its ``to_dict()`` JSON).
+    ``result`` is an :class:`~evaltool.evaluation.result.EvalResult` (or its ``to_dict()`` JSON).
     ``name`` defaults to the run's file name (as ``compare`` names runs), else its run tag; ``at`` (ISO-8601 text, a
     date or a datetime; default now) backfills an old result. ``thresholds`` are the
     label thresholds in force (default: the result's ``thresholds``, else
-    :data:`evaltool.results.DEFAULT_THRESHOLDS`);
+    :data:`evaltool.evaluation.labels.DEFAULT_THRESHOLDS`);
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
     of ``meta``. ``fingerprints`` maps ``qrels`` / ``run`` / ``queries`` to sha256 digests
     (default: the digests of the files in ``sources``); ``commit`` is the git commit
@@ -127,7 +127,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     from evaltool.history import schema
     from evaltool.history.dates import now, parse_when, stamp
     from evaltool.history.store import open_history
-    from evaltool.results import DEFAULT_THRESHOLDS
+    from evaltool.evaluation.labels import DEFAULT_THRESHOLDS
 
     if kind not in KINDS:
         raise HistoryError(f"record(): kind {kind!r}; expected one of {', '.join(KINDS)}")

@@ -125,18 +125,33 @@ class EvalResult:
         shown = [c for c in self.columns if c.per_query]
         return {qid: {c.name: self._value(c, i) for c in shown} for i, qid in enumerate(self.qids)}
 
+    def measure_facts(self) -> dict[str, dict]:
+        """``{output name: {"aggregate": how the summary combines the queries}}``, for each output
+        (see :attr:`Column.aggregation`): what a reader of the JSON needs to judge a value
+        without the measure registry (a count such as ``num_ret`` is summed, not averaged)."""
+        return {c.name: {"aggregate": c.aggregation} for c in self.columns}
+
     def to_dict(self, per_query: bool | None = None) -> dict:
-        """``{"measures", "summary", "per_query" (when asked), "meta"}``, plus ``groups``, and ``labels``
-        with the ``thresholds`` that gave them, when computed: the JSON output, as Python objects
-        (nan stays a float here)."""
+        """The one JSON contract of a result, as Python objects (nan stays a float here).
+
+        ``{"measures", "summary", "per_query" (when asked), "meta"}``, plus ``groups``, and
+        ``labels`` with the ``thresholds`` that gave them, when computed; ``meta["measures"]``
+        holds :meth:`measure_facts`. ``-o json``, ``--save-reference``, the history's
+        ``record()`` and ``POST /api/executions`` all read this, so a result recorded from
+        its JSON is the result recorded from the object.
+
+        >>> from evaltool import evaluate
+        >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["num_ret", "map"]).to_dict()["meta"]["measures"]
+        {'num_ret': {'aggregate': 'sum'}, 'map': {'aggregate': 'mean'}}
+        """
         if per_query is None:
             per_query = self.per_query_requested
         out = {"measures": self.measures, "summary": self.summary}
-        meta = self.meta
+        meta = dict(self.meta, measures=self.measure_facts())
         if per_query:
             out["per_query"] = self.per_query
             if "relevance" in meta:
-                meta = dict(meta, relevance=dict(meta["relevance"], per_query=self.strategies))
+                meta["relevance"] = dict(meta["relevance"], per_query=self.strategies)
         out["meta"] = meta
         if self.groups:
             out["groups"] = self.groups

@@ -531,9 +531,9 @@ def finish_comparison(cmp, *, fields: Sequence[str] = (), topics=None, threshold
     """
     for message in run_warnings(cmp.names, caught):
         warn(cmp.warnings, message)
-    message = comparison_warning(cmp)
-    if message:
-        warn(cmp.warnings, message, QueriesSkippedWarning)
+    skipped = comparison_warning(cmp)
+    if skipped:
+        warn(cmp.warnings, skipped, QueriesSkippedWarning)
     if topics is not None:
         for name in fields:
             groups = group_queries(cmp.qids, field_values(topics, name), field_order(topics, name))

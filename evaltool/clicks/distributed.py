@@ -96,7 +96,9 @@ def click_values(log, measures, fields: list[str], first_click: str, *, schedule
     if not blocks:
         read_click_log(path, fields=fields)  # the local reader's message for a log without impressions
     index: dict[str, int] = {}
-    imp_query, values, field_values = [], {}, {name: [] for name in fields}
+    imp_query: list[np.ndarray] = []
+    values: dict[str, list[np.ndarray]] = {}
+    field_values: dict[str, list] = {name: [] for name in fields}
     counts: dict[str, int] = {}
     for block in blocks:
         codes = np.array([index.setdefault(q, len(index)) for q in block["query_ids"]], dtype=np.int64)

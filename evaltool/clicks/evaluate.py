@@ -10,7 +10,6 @@ from evaltool.clicks.metrics import (
     FIRST_CLICK_RULES,
     click_measure_of,
     parse_click_measures,
-    request_cutoff,
 )
 from evaltool.clicks.stats import summarise
 from evaltool.clicks.values import ClickValues, impression_values
@@ -59,7 +58,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
 
     ``measures``: ``click_mrr``, ``ctr``, ``ctr@k``, ``abandonment``, ``clicks_per_query``,
     ``mean_click_rank``, ``time_to_first_click`` (default: all but the last, which is added
-    when the log has timestamps). ``average``: ``micro`` (over impressions, the seed's mean)
+    when the log has timestamps). ``average``: ``micro`` (over impressions: a query searched often weighs more)
     or ``macro`` (over distinct queries); ``result.summary`` holds the chosen mean,
     ``result.per_query`` each query's mean over its impressions. ``meta["clicks"]`` gives,
     per measure, both means, the percentile bootstrap interval of the chosen one
@@ -147,4 +146,4 @@ def click_result(data: ClickValues, requests, per_query: bool, *, average: str, 
     if by:
         meta["clicks_groups"] = group_details
     return EvalResult(qids, columns, summary, meta, timings=timings, per_query_requested=per_query,
-                      strategies={q: "clicks" for q in qids}, groups=groups)
+                      strategies=dict.fromkeys(qids, "clicks"), groups=groups)

@@ -186,9 +186,9 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
     count; the run tag of its last content line; its three smallest query ids.
     """
     data = read_lines_block(path, offset, length)
-    pieces = [[] for _ in range(partitions)]
-    firsts = [[] for _ in range(partitions)]
-    counts = [[] for _ in range(partitions)]
+    pieces: list[list] = [[] for _ in range(partitions)]
+    firsts: list[list[int]] = [[] for _ in range(partitions)]
+    counts: list[list[int]] = [[] for _ in range(partitions)]
     cache: dict[bytes, int] = {}
     line = 1
     last_content = None

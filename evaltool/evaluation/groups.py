@@ -29,7 +29,7 @@ def group_queries(qids: Sequence[str], value_of: Mapping[str, object], order: Se
     found: dict[str, list[int]] = {}
     for i, qid in enumerate(qids):
         value = value_of.get(qid)
-        found.setdefault(NO_GROUP if value is None else value, []).append(i)
+        found.setdefault(NO_GROUP if value is None else str(value), []).append(i)
     rank = {value: i for i, value in enumerate(order)}
     first = {value: i for i, value in enumerate(found)}
     return dict(sorted(found.items(), key=lambda item: (rank.get(item[0], len(rank)), first[item[0]])))
@@ -64,7 +64,7 @@ def group_summaries(series: Sequence[Series], groups: Mapping[str, Sequence[int]
     return out
 
 
-def summary_series(result: EvalResult) -> list[Series]:
+def summary_series(result) -> list[Series]:
     """The columns of ``result`` that have a numeric summary, as :class:`Series`."""
     return [Series(c.name, np.asarray(c.values), c.measure.agg, c.integer_summary and not result.zscores)
             for c in result.columns

@@ -87,7 +87,7 @@ def label_word(key: str | None, lang: str = "en", summary: bool = False) -> str 
 
 def _thresholded(values: Mapping, thresholds: Mapping[str, float]) -> list[tuple[object, float]]:
     """(value, threshold) for each threshold whose measure is among ``values`` (by identity)."""
-    by_identity = {}
+    by_identity: dict[str, object] = {}
     for name, value in values.items():
         by_identity.setdefault(_identity(name), value)
     return [(by_identity[_identity(name)], limit) for name, limit in thresholds.items()
@@ -144,7 +144,7 @@ def threshold_request(thresholds) -> tuple[dict[str, float] | None, list[str]]:
     return parse_thresholds(specs), given
 
 
-def row_labels(result: EvalResult, thresholds: Mapping[str, float]) -> dict[str, str | None]:
+def row_labels(result, thresholds: Mapping[str, float]) -> dict[str, str | None]:
     """``{row: label}``: the summary ``all``, every query, every group ``FIELD=VALUE``."""
     labels = {SUMMARY_ROW: label(result.summary, thresholds)}
     labels.update({qid: label(values, thresholds) for qid, values in result.per_query.items()})

@@ -198,7 +198,7 @@ def summarize_columns(columns: Sequence[Column], n_queries: int, runid: str, *, 
         if m.agg is Agg.RUNID:
             summary[column.name] = runid
         elif m.agg is not Agg.NONE:
-            value = summarize(m.agg, column.values, n_queries)
+            value = summarize(m.agg, np.asarray(column.values), n_queries)
             if qrels_if_complete is not None and m.complete_summary is not None:
                 value = m.complete_summary(qrels_if_complete)
             summary[column.name] = int(value) if m.integer_summary and not zscores else value

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -84,9 +85,9 @@ class Scored:
 
     pieces: list[Piece]
     run: dict
-    qrels: object
+    qrels: Any  # Qrels
     run_kind: str = "trec"
-    resolution: object = None
+    resolution: Any = None  # evaltool.relevance.resolve.Resolution
     timings: dict = field(default_factory=dict)
 
 
@@ -97,16 +98,18 @@ def batch_columns(requests: Sequence[Request], batch, ztable: Mapping | None) ->
         m = request.measure
         values = request.compute(batch)
         for j, name in enumerate(request.names):
+            col: list | np.ndarray
             if isinstance(values, list):
                 col = list(values)
                 if m.on_missing is not None:
                     col = [m.on_missing if batch.missing[i] else v for i, v in enumerate(col)]
             else:
-                col = values[:, j].copy()
+                array = values[:, j].copy()
                 if m.on_missing is not None:
-                    col[batch.missing] = m.on_missing
+                    array[batch.missing] = m.on_missing
                 if ztable is not None and m.agg is not Agg.RUNID:
-                    col = to_zscores(col, batch.qids, name, ztable)
+                    array = to_zscores(array, batch.qids, name, ztable)
+                col = array
             columns.append(Column(name, request, col))
     return columns
 
@@ -114,8 +117,8 @@ def batch_columns(requests: Sequence[Request], batch, ztable: Mapping | None) ->
 def columns_of(requests: Sequence[Request], values: Sequence) -> list[Column]:
     """Columns rebuilt from their values alone, in the order :func:`batch_columns` made them
     (what comes back from a Dask worker)."""
-    values = iter(values)
-    return [Column(name, request, next(values)) for request in requests for name in request.names]
+    each = iter(values)
+    return [Column(name, request, next(each)) for request in requests for name in request.names]
 
 
 def merge(pieces: list[Piece]) -> Piece:
@@ -127,6 +130,7 @@ def merge(pieces: list[Piece]) -> Piece:
     merged = []
     for j, column in enumerate(pieces[0][1]):
         parts = [cols[j].values for _, cols in pieces]
+        values: list | np.ndarray
         if isinstance(column.values, list):
             flat = [v for part in parts for v in part]
             values = [flat[i] for i in order]
@@ -158,7 +162,7 @@ def score_chunk(qrels_t, chunk: Run, scoring: Scoring):
 class ChunkedScores:
     """Scores of a run evaluated in pieces of whole queries (``--stream``, the Dask engine)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.parts: list = []
         self.seen: set = set()
         self.unjudged: set = set()

@@ -6,12 +6,14 @@ The reference table (``qid measure mean stddev`` lines) is read by
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 MISSING_ZSCORE = -1000000.0
 
 
-def to_zscores(values: np.ndarray, qids: list[str], name: str, table: dict) -> np.ndarray:
+def to_zscores(values: np.ndarray, qids: list[str], name: str, table: Mapping) -> np.ndarray:
     """Deviation from the reference mean in standard deviations; -1000000 where unknown (trec_eval's ``-Z``).
 
     >>> to_zscores(np.array([0.5, 0.2, 0.3]), ["a", "b", "c"], "map", {("a", "map"): (0.3, 0.1), ("b", "map"): (0.2, 0)})

@@ -156,7 +156,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     summary_rows = [{"position": i, "measure": _storable_text(measure), "value": _number(value),
                      "aggregate": aggregates.get(measure)}
                     for i, (measure, value) in enumerate(summary.items())
-                    if value is None or isinstance(value, (int, float)) and not isinstance(value, bool)]
+                    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))]
     if not summary_rows:
         raise HistoryError("record(): the result has no summary value of a measure to record")
     query_rows = [{"query_id": _storable_text(qid), "measure": _storable_text(measure), "value": _number(value)}

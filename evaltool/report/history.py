@@ -18,7 +18,7 @@ def _count(n: int, lang: str) -> str:
 
 
 def comparative_report(out: dict, lang: str = "en") -> Report:
-    """The seed's comparative table: a row per execution, then the summary row."""
+    """The comparative table of ``history report``: a row per execution, then the summary row."""
     measures = list(out["summary"]["values"])
     labelled = out["summary"]["label"] is not None or any(r["label"] is not None for r in out["rows"])
     header = ["id", "name", "recorded_at", *measures] + (["label"] if labelled else [])

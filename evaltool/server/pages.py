@@ -1,4 +1,5 @@
-"""The dashboard's pages: each renders the dict its view returned, and nothing else (style rule 13).
+"""The dashboard's pages: each renders the dict its view returned, and nothing else, so that a page and its
+JSON twin can never disagree.
 
 Every page links to its JSON twin. Tables and charts come from :mod:`evaltool.report.html`
 (the same pieces as the ``-o html`` files), so every user string is escaped there.

@@ -146,7 +146,7 @@ MEASURE = Param("measure", "string", "a measure column (recorded name such as nd
                 split=True)
 LABELS = Param("labels", "boolean", "label rows good / fair / poor and the summary efficient / acceptable / "
                "needs improvement (false: null labels)", default=True)
-LANG = Param("lang", "string", "label vocabulary: en, or es for the seed's Bueno / Regular / Mejorable", default="en")
+LANG = Param("lang", "string", "label vocabulary: en, or es for Bueno / Regular / Mejorable", default="en")
 LIMIT = Param("limit", "integer", "executions per page", default=1000, minimum=1, maximum=10000)
 OFFSET = Param("offset", "integer", "executions skipped before the page", default=0, minimum=0)
 EXECUTION_ID = Param("id", "integer", "an execution id", where="path", minimum=1)

@@ -223,7 +223,7 @@ class Backend(ABC):
     def corpus_ids(self) -> set[str] | None:
         return None
 
-    async def close(self) -> None:  # noqa: B027  (a default that does nothing: not every backend holds connections)
+    async def close(self) -> None:
         """Release what the run opened (connections); called once, when the run ends."""
 
 

@@ -41,12 +41,10 @@ def _rows(db: str, execution_id: int) -> dict:
 
 
 def test_object_json_and_http_record_the_same_rows(tmp_path):
-    from starlette.testclient import TestClient
-
     from evaltool import evaluate
     from evaltool.history import open_history, record
     from evaltool.server import create_app
-    from tests.dashboard_data import require_dashboard
+    from tests.dashboard_data import dashboard_client, require_dashboard
 
     require_dashboard()
     qrels, run = "data/qrels.txt", "data/run.txt"
@@ -64,7 +62,7 @@ def test_object_json_and_http_record_the_same_rows(tmp_path):
     from_json = record(as_json, db=db, name="bm25", at=when, fingerprints={}, commit=None)
     history = open_history(db)
     try:
-        with TestClient(create_app(history, token=TOKEN)) as client:
+        with dashboard_client(create_app(history, token=TOKEN)) as client:
             response = client.post(f"/api/executions?name=bm25&at={when}", content=printed.stdout,
                                    headers={"authorization": f"Bearer {TOKEN}"})
     finally:

@@ -267,6 +267,7 @@ def test_several_runs_as_json_are_a_list_of_single_run_objects(many):
     qrels, folder = many
     runs = [folder / name for name in RUNS]
     together = json.loads(invoke("-m", "recip_rank", qrels, *runs, "-o", "json").stdout)
+    assert [entry.pop("name") for entry in together] == list(RUNS)  # each run's name, then its single-run object
     assert together == [json.loads(invoke("-m", "recip_rank", qrels, run, "-o", "json").stdout) for run in runs]
 
 

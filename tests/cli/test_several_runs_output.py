@@ -161,3 +161,14 @@ def test_record_options_without_record_are_named_together(many):
 def test_the_help_says_how_runs_are_named():
     text = re.sub(r"\s+", " ", invoke("eval", "--help").stdout)
     assert "NAME=PATH" in text and "--run-name" in text and "shortest tail" in text
+
+
+def test_compare_names_colliding_files_by_their_shortest_distinct_tail(tmp_path, many):
+    qrels, runs = many
+    for year in ("dl19", "dl20"):
+        (tmp_path / year).mkdir()
+        (tmp_path / year / "a.txt").write_text(RUNS["a.txt" if year == "dl19" else "c.txt"])
+    result = invoke("compare", qrels, tmp_path / "dl19" / "a.txt", tmp_path / "dl20" / "a.txt", "-m", "P.1",
+                    "-o", "csv")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(set(pd.read_csv(io.StringIO(result.stdout))["run"])) == ["dl19/a.txt", "dl20/a.txt"]

@@ -7,7 +7,7 @@ Formatting only: every number, group and label comes computed on the result obje
 
 from __future__ import annotations
 
-from evaltool.report.table import Report, Table, cell_text
+from evaltool.report.table import Report, Table, cell_text, p_text
 from evaltool.report.trec import number_text
 
 # ---------------------------------------------------------------- eval
@@ -153,13 +153,6 @@ def compare_notes(cmp) -> list[str]:
     if cmp.ignored_measures:
         notes.append(f"not compared (no per-query mean): {', '.join(cmp.ignored_measures)}")
     return notes
-
-
-def p_text(p) -> str | None:
-    """p-values below 0.0001 in scientific notation (0.0000 would say nothing)."""
-    if p is None or p != p or p >= 1e-4 or p == 0:
-        return cell_text(p)
-    return f"{p:.1e}"
 
 
 def _ci_text(ci) -> str:

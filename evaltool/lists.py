@@ -196,10 +196,15 @@ def mean_average_precision(queries_relevances) -> float:
     >>> mean_average_precision([[1, 0], [0, 1]])
     0.75
     """
+    return _mean_over_lists(queries_relevances, "AP")
+
+
+def _mean_over_lists(queries_relevances, measure: str) -> float:
+    """The summary mean of ``measure`` over relevance vectors, one per query; 0.0 for none."""
     lists = [_grades(r) for r in queries_relevances]
     if not lists:
         return 0.0
-    values = [v["AP"] for v in _score(lists, [[]] * len(lists), ["AP"])]
+    values = [v[measure] for v in _score(lists, [[]] * len(lists), [measure])]
     return summarize(Agg.MEAN, np.array(values), len(values))
 
 
@@ -218,11 +223,7 @@ def mean_reciprocal_rank(queries_relevances) -> float:
     >>> mean_reciprocal_rank([[1, 0], [0, 1], [0, 0]])
     0.5
     """
-    lists = [_grades(r) for r in queries_relevances]
-    if not lists:
-        return 0.0
-    values = [v["RR"] for v in _score(lists, [[]] * len(lists), ["RR"])]
-    return summarize(Agg.MEAN, np.array(values), len(values))
+    return _mean_over_lists(queries_relevances, "RR")
 
 
 def dcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.helpers import missing
@@ -70,3 +71,14 @@ def build(db: str) -> dict[str, int]:
     ids["panel"] = record(_result(PER_QUERY["rm3"]), db=db, name="panel", at="2025-03-02", kind="suite",
                           fingerprints={}, commit=None)
     return ids
+
+
+def english_only_words() -> set[str]:
+    """Words of the English catalogue that no Spanish entry uses (so their presence on a Spanish page
+    is an untranslated text)."""
+    from evaltool.i18n import CATALOGUE
+
+    def words(lang):
+        return {w.lower() for entry in CATALOGUE.values() for w in re.findall(r"[A-Za-z]{3,}", entry[lang])}
+
+    return words("en") - words("es")

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from evaltool.report.table import p_text
-from tests.dashboard_data import require_dashboard
+from tests.dashboard_data import dashboard_client, require_dashboard
 from tests.helpers import invoke, write
 from tests.html_pages import Page
 
@@ -31,8 +31,6 @@ def _run(ranks, tag):
 
 def test_compare_history_diff_and_the_side_by_side_page_write_one_p(tmp_path):
     require_dashboard()
-    from starlette.testclient import TestClient
-
     from evaltool.history import open_history
     from evaltool.server import create_app
 
@@ -56,12 +54,17 @@ def test_compare_history_diff_and_the_side_by_side_page_write_one_p(tmp_path):
 
     history = open_history(db)
     try:
-        with TestClient(create_app(history)) as client:
-            page = Page(client.get("/compare?ids=1,2").text)
+        with dashboard_client(create_app(history)) as client:
+            response = client.get("/compare?ids=1,2")
+            spanish = client.get("/compare?ids=1,2&lang=es")
     finally:
         history.close()
+    assert response.status_code == 200, response.text[:300]
+    page = Page(response.text)
     paired = next(t for t in page.tables if t[0][:5] == ["measure", "mean A", "mean B", "delta", "p"])
     assert paired[1][4:6] == [shown, shown]
+    spanish_rows = [row for table in Page(spanish.text).tables for row in table if len(row) == 10 and row[0] == "recip_rank"]
+    assert spanish.status_code == 200 and spanish_rows[0][4:6] == [shown, shown]
 
 
 @pytest.mark.parametrize(("p", "text"), [(0.5, "0.5000"), (0.001, "0.0010"), (0.00063, "6.3e-04"),

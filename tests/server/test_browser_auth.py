@@ -12,8 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.browser import browser, console_errors, screenshot, wait_for_charts  # noqa: F401
-from tests.dashboard_data import build, require_dashboard
-from tests.server.test_language import english_only_words
+from tests.dashboard_data import build, english_only_words, require_dashboard
 from tests.server_process import Server
 
 OPERATOR = "s3cret-operator"

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from evaltool.i18n import CATALOGUE
-from tests.dashboard_data import XSS, build, dashboard_client, require_dashboard
+from tests.dashboard_data import XSS, build, dashboard_client, english_only_words, require_dashboard
 from tests.helpers import invoke
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
@@ -34,15 +33,6 @@ def client(history_file):
     with dashboard_client(create_app(history)) as test_client:
         yield test_client
     history.close()
-
-
-def english_only_words() -> set[str]:
-    """Words of the English catalogue that no Spanish entry uses (so their presence on a Spanish page
-    is an untranslated text)."""
-    def words(lang):
-        return {w.lower() for entry in CATALOGUE.values() for w in re.findall(r"[A-Za-z]{3,}", entry[lang])}
-
-    return words("en") - words("es")
 
 
 def test_the_console_report_is_spanish_to_its_last_line(history_file):

@@ -81,14 +81,25 @@ def trec_qrels_text(queries: list[BenchQuery], run: dict) -> str:
 
 
 def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, runid: str, topics=None):
+    """``evaluate()`` of the answered queries; one answered with nothing is a ranking of none: it scores 0.
+
+    Its warnings are not passed on: they speak of a qrels file and a run that do not match
+    ("are these judgments for this run?" when most queries retrieved nothing), and here
+    both are built from the same queries.
+    """
+    import warnings
+
+    from evaltool.errors import EvaltoolWarning
     from evaltool.inputs import Run
     from evaltool.evaluation import evaluate
 
-    if not any(run.values()):  # nothing retrieved at all: an empty Run, every query scores 0
+    if not any(run.values()):  # nothing retrieved at all: a Run that names every query and holds no row
         zeros = np.zeros(0, dtype=np.int64)
-        run = Run([], zeros, [], zeros, np.zeros(0), zeros, runid=runid, path="<bench>")
-    return evaluate(qrels, run, plan.eval_specs, complete=True, relevance_level=relevance_level, runid=runid,
-                    group_by=GROUP_FIELDS if topics else (), topics=topics)
+        run = Run(list(run), zeros, [], zeros, np.zeros(0), zeros, runid=runid, path="<bench>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaltoolWarning)
+        return evaluate(qrels, run, plan.eval_specs, complete=True, relevance_level=relevance_level, runid=runid,
+                        group_by=GROUP_FIELDS if topics else (), topics=topics)
 
 
 @dataclass

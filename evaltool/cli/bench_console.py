@@ -85,6 +85,7 @@ class Console(Listener):
         self.progress: Progress | None = None
         self.count = 0
         self.total = 0
+        self.checkpoint = ""
 
     def write(self, text: str = "") -> None:
         if self.progress:
@@ -127,11 +128,18 @@ class Console(Listener):
         for qid, missing in unknown.items():
             self.warn(f"  query {qid}: {', '.join(missing)}")
 
+    def checkpoint_opened(self, path: str, resumed: int, discarded: int) -> None:
+        self.checkpoint = path
+        if discarded:
+            self.write(f"Restarting: the unfinished run in {path} ({discarded} "
+                       f"quer{'y' if discarded == 1 else 'ies'} done) is discarded")
+
     def started(self, total: int, pending: list[BenchQuery], resumed: int) -> None:
         self.total, self.count = total, resumed
         self.write()
         if resumed:
-            self.write(f"Resuming: {resumed} of {total} queries are done (checkpoint); {len(pending)} to go")
+            self.write(f"Resuming: {resumed} of {total} queries are done ({self.checkpoint}); "
+                       f"{len(pending)} to go")
         self.write("Starting benchmark execution...")
         self.write()
         self.progress = Progress(self.err, total, resumed)

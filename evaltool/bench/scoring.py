@@ -168,6 +168,15 @@ def latency(outcomes: list[Outcome]) -> dict:
             "mean": round(float(times.mean()), 3), "max": round(float(times.max()), 3)}
 
 
+def redirect_counts(outcomes: list[Outcome]) -> dict:
+    """How many redirects the queries met: followed within the origin, followed to another origin
+    (without the ``--header`` headers), refused (to another origin, not asked to follow)."""
+    met = [r for o in outcomes for r in (o.redirects or ())]
+    return {"followed_same_origin": sum(r["followed"] and not r["cross_origin"] for r in met),
+            "followed_cross_origin": sum(r["followed"] and r["cross_origin"] for r in met),
+            "refused": sum(not r["followed"] for r in met)}
+
+
 def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -> dict:
     """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates, HTTP status)."""
     entry = {"query_id": query.id, "query": query.text}
@@ -180,6 +189,8 @@ def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -
     entry.update({"metrics": metrics, "execution_time_ms": outcome.execution_time_ms, "error": outcome.error,
                   "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed,
                   "http_status": outcome.http_status})
+    if outcome.redirects:
+        entry["redirects"] = outcome.redirects
     if query.fields:
         entry["fields"] = query.fields
     return entry

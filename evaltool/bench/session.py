@@ -31,6 +31,7 @@ from evaltool.bench.scoring import (
     group_table,
     latency,
     plan_measures,
+    redirect_counts,
     query_metrics,
     run_dict,
     score,
@@ -62,6 +63,7 @@ class BenchSettings:
     response_path: str | None = None
     headers: tuple[str, ...] = field(default_factory=tuple)
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    follow_cross_origin_redirects: bool = False
     checkpoint_name: str | None = None  # a run with a name of its own (a suite): its own checkpoint file
 
     @property
@@ -168,7 +170,8 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
         raise EvaltoolError(f"--max-response-bytes {settings.max_response_bytes}: expected 1 or more")
     backend = make_backend(settings.backend, queries, request_template=settings.request_template,
                            response_path=settings.response_path, headers=settings.headers,
-                           max_response_bytes=settings.max_response_bytes, concurrency=settings.concurrency)
+                           max_response_bytes=settings.max_response_bytes, concurrency=settings.concurrency,
+                           follow_cross_origin_redirects=settings.follow_cross_origin_redirects)
     listener.loaded(queries, backend, plan)
     corpus = _corpus(settings, backend)
     unknown = {} if corpus is None else {
@@ -232,6 +235,7 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
             "timeout_seconds": settings.timeout,
             "retries": settings.retries,
             "max_response_bytes": settings.max_response_bytes if backend.kind == "http" else None,
+            "redirects": redirect_counts(list(outcomes.values())) if backend.kind == "http" else None,
             "latency_ms": latency(list(outcomes.values())),
             "unknown_expected_ids": unknown if corpus is not None else None,
             "run_file": run_path,

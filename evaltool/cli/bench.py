@@ -73,7 +73,11 @@ SETTINGS_OPTIONS = (
                      help="HTTP: a request header; repeatable."),
         click.option("--max-response-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RESPONSE_BYTES,
                      show_default=True, metavar="N",
-                     help="HTTP: a longer answer fails its query (read no further)."),
+                     help="HTTP: a longer answer (in bytes, or in characters once decoded) fails its query "
+                          "(read no further)."),
+        click.option("--follow-cross-origin-redirects", is_flag=True,
+                     help="HTTP: follow a redirect to another scheme, host or port (never with the --header "
+                          "headers); by default it fails its query."),
 )
 out_option = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,
                           help="Folder of the report, the TREC files and the checkpoint.")

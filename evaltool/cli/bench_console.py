@@ -221,6 +221,11 @@ def summary_lines(result: BenchResult) -> list[str]:
     for title, table, capitalize in (("BY DIFFICULTY", report["per_difficulty"], True),
                                      ("BY CATEGORY", report["per_category"], False)):
         lines += ["", f"{title}:", *_group_lines(table, plan, capitalize)]
+    redirects = meta.get("redirects") or {}
+    if redirects.get("followed_cross_origin") or redirects.get("refused"):
+        lines += ["", f"REDIRECTS: {redirects['followed_cross_origin']} followed to another origin (without the "
+                      f"--header headers), {redirects['refused']} refused (another origin; "
+                      "--follow-cross-origin-redirects follows them); each query's are in detailed_results"]
     timing = meta["latency_ms"]
     lines += ["", f"LATENCY: p50 {milliseconds(timing['p50'])} | p95 {milliseconds(timing['p95'])} | "
                   f"max {milliseconds(timing['max'])}"]

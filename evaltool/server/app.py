@@ -39,7 +39,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from evaltool.errors import EvaltoolError
-from evaltool.i18n import LANGUAGES, t
+from evaltool.report.i18n import LANGUAGES, t
 from evaltool.report.html import content_security_policy
 from evaltool.server import auth, pages
 from evaltool.server.params import RequestError, parse

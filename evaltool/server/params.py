@@ -22,17 +22,17 @@ from evaltool.errors import EvaltoolError
 class RequestError(EvaltoolError):
     """A request the server cannot answer as asked: ``status`` 400 (bad parameters) or 404 (no such thing).
 
-    Raised with ``key`` (and its ``values``), the message is the catalogue's (:mod:`evaltool.i18n`),
+    Raised with ``key`` (and its ``values``), the message is the catalogue's (:mod:`evaltool.report.i18n`),
     and :meth:`localized` gives it in another language; without, the message is the text given."""
 
     def __init__(self, message: str | None = None, status: int = 400, *, key: str | None = None, **values):
-        from evaltool.i18n import t
+        from evaltool.report.i18n import t
 
         super().__init__(t(key, "en", **values) if key else message)
         self.status, self.key, self.values = status, key, values
 
     def localized(self, lang: str) -> str:
-        from evaltool.i18n import t
+        from evaltool.report.i18n import t
 
         return t(self.key, lang, **self.values) if self.key else str(self)
 

@@ -7,7 +7,7 @@ the JSON of each command is the library's dict itself.
 
 from __future__ import annotations
 
-from evaltool.i18n import t
+from evaltool.report.i18n import t
 from evaltool.report.table import Report, Table, p_text
 
 

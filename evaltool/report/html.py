@@ -34,7 +34,7 @@ from functools import cache
 from importlib.resources import files
 
 from evaltool.errors import EvaltoolError
-from evaltool.i18n import t
+from evaltool.report.i18n import t
 from evaltool.report.json import dump_json
 from evaltool.report.table import Report, Table, cell_text
 

@@ -2,7 +2,7 @@
 JSON twin can never disagree.
 
 Every page links to its JSON twin and is drawn in the language of its ``lang`` parameter
-(``en``, or ``es``); every word comes from :mod:`evaltool.i18n`. Tables and charts come
+(``en``, or ``es``); every word comes from :mod:`evaltool.report.i18n`. Tables and charts come
 from :mod:`evaltool.report.html` (the same pieces as the ``-o html`` files), so every
 user string is escaped there.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from evaltool.i18n import LANGUAGE_NAMES, LANGUAGES, t, t_or
+from evaltool.report.i18n import LANGUAGE_NAMES, LANGUAGES, t, t_or
 from evaltool.report.html import (
     Markup, chart, difference_histogram, document, escape, facts, join, paired_scatter, per_query_bars, table, tag,
     trend,

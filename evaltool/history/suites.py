@@ -35,8 +35,16 @@ class Suite:
 
 
 def _suite(row) -> Suite:
-    return Suite(row.name, row.queries_file, row.backend, json.loads(row.measures), json.loads(row.settings),
-                 bool(row.active), row.created_at)
+    from evaltool.history.queries import _damaged, _json, _object, _text
+
+    where = f"suite {row.name!r}"
+    measures = _json(row.measures, f"{where}: measures", "a JSON list of measure names")
+    if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
+        raise _damaged(row.measures, f"{where}: measures", "a JSON list of measure names")
+    settings = _object(row.settings, f"{where}: settings")
+    return Suite(_text(row.name, "a suite name"), _text(row.queries_file, f"{where}: queries_file"),
+                 _text(row.backend, f"{where}: backend"), measures, settings, bool(row.active),
+                 _text(row.created_at, f"{where}: created_at"))
 
 
 def add_suite(db, name: str, queries_file, backend: str, measures=(), settings=None) -> Suite:

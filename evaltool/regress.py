@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from evaltool.errors import EvaltoolError, InputError, ParseError, quote
+from evaltool.io import jsontext
 from evaltool.measures import MEASURES
 from evaltool.measures.base import Agg
 
@@ -155,7 +156,7 @@ def read_reference(path) -> Reference:
     name, text = read_text(path)
     if text.lstrip().startswith("{"):
         try:
-            parsed = json.loads(text)
+            parsed = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(name, exc.lineno, text.splitlines()[exc.lineno - 1][:80] if text.splitlines() else "",
                              f"valid JSON ({exc.msg})") from None

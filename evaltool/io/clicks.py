@@ -60,6 +60,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from evaltool.errors import EvaltoolError, ParseError
+from evaltool.io import jsontext
 
 QUERY_KEYS = ("consulta", "query")
 QUERY_ID_KEYS = ("query_id", "qid")
@@ -73,6 +74,7 @@ TABLE_BATCH_ROWS = 1 << 17         # events table rows per Arrow batch
 CSV_BLOCK_BYTES = 1 << 24
 JSON_BLOCK_BYTES = 1 << 20         # Arrow's JSON reader holds dozens of its blocks while parsing
 PARQUET_MAGIC = b"PAR1"
+ARROW_NESTING_LIMIT = 1000         # '[' and '{' on one line beyond which Arrow's JSON reader is not trusted
 ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
 
 
@@ -713,7 +715,7 @@ def _json_array(path: str, text: str, reader: _ObjectReader) -> None:
     else:
         while True:
             try:
-                obj, end = decoder.raw_decode(text, at)
+                obj, end = jsontext.raw_decode(decoder, text, at)
             except json.JSONDecodeError as exc:
                 raise ParseError(path, line_at(exc.pos), _short(text[exc.pos: exc.pos + 40]),
                                  f"a JSON value ({exc.msg})") from None
@@ -1091,7 +1093,7 @@ def layout_of_first_line(text: str) -> str:
         return "json"
     if head.startswith("{"):
         try:
-            obj = json.loads(text)
+            obj = jsontext.loads(text)
         except json.JSONDecodeError:
             return "jsonl"              # the reader names the line
         return "events-jsonl" if isinstance(obj, dict) and "action" in obj else "jsonl"
@@ -1208,10 +1210,62 @@ def _read_events_jsonl_arrow(opener, builder: _Builder) -> None:
     with opener() as raw:
         options = pajson.ReadOptions(block_size=JSON_BLOCK_BYTES, use_threads=False)
         events = None
-        for batch in _gathered(pajson.open_json(raw, read_options=options), TABLE_BATCH_ROWS):
+        for batch in _gathered(pajson.open_json(_ShallowLines(raw), read_options=options), TABLE_BATCH_ROWS):
             if events is None:
                 events = _EventBatches(builder, batch.schema.names, lambda row: (None, None))
             events.add(batch)
+
+
+class _TooDeepForArrow(EvaltoolError):
+    """A line that might nest deeper than Arrow's JSON reader goes (the line reader takes the log)."""
+
+
+class _ShallowLines(io.RawIOBase):
+    """A binary stream passed through unchanged, refusing (:class:`_TooDeepForArrow`) a line
+    with :data:`ARROW_NESTING_LIMIT` or more ``[`` and ``{``: Arrow's JSON reader (RapidJSON)
+    recurses once per level on the C stack and crashes the process (a segmentation fault)
+    on a line nested about 20,000 deep. A line that deep has at least as many bytes, so
+    only long lines are counted; event lines are a hundred bytes or so, and the cost is one
+    pass of numpy over the bytes for their newlines. The count bounds the depth from above
+    (brackets inside strings count too): a refused line goes to the line reader, which
+    parses it with Python's ``json`` and names it when it really is too deep.
+    """
+
+    def __init__(self, raw) -> None:
+        super().__init__()
+        self.raw = raw
+        self.line_bytes = 0       # of the line not ended yet, read so far
+        self.line_openers = 0     # its '[' and '{' so far, once it is long
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        if data:
+            self._check(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def _check(self, data: bytes) -> None:
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        starts = np.concatenate(([0], ends + 1))
+        stops = np.concatenate((ends, [len(data)]))
+        lengths = stops - starts
+        lengths[0] += self.line_bytes
+        for i in np.flatnonzero(lengths >= ARROW_NESTING_LIMIT):
+            if self._openers(data, int(starts[i]), int(stops[i]), i == 0) >= ARROW_NESTING_LIMIT:
+                raise _TooDeepForArrow("a line with many '[' or '{'")
+        last = len(starts) - 1
+        self.line_openers = self._openers(data, int(starts[last]), len(data), last == 0)
+        self.line_bytes = int(lengths[last])
+
+    def _openers(self, data: bytes, start: int, stop: int, continued: bool) -> int:
+        return data.count(b"[", start, stop) + data.count(b"{", start, stop) + (self.line_openers if continued else 0)
 
 
 def _gathered(batches, rows: int):
@@ -1243,7 +1297,7 @@ def _read_jsonl(path: str, opener, builder: _Builder, layout: str) -> None:
     events = _JsonlEvents(builder) if layout == "events-jsonl" else None
     for number, text in _lines(path, opener):
         try:
-            obj = json.loads(text)
+            obj = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(path, number, _short(text), f"a JSON object on each line ({exc.msg})") from None
         if events is not None:

@@ -1226,7 +1226,7 @@ class _ShallowLines(io.RawIOBase):
     recurses once per level on the C stack and crashes the process (a segmentation fault)
     on a line nested about 20,000 deep. A line that deep has at least as many bytes, so
     only long lines are counted; event lines are a hundred bytes or so, and the cost is one
-    pass of numpy over the bytes for their newlines. The count bounds the depth from above
+    pass of numpy over the bytes looking for a newline in every 500. The count bounds the depth from above
     (brackets inside strings count too): a refused line goes to the line reader, which
     parses it with Python's ``json`` and names it when it really is too deep.
     """
@@ -1235,7 +1235,8 @@ class _ShallowLines(io.RawIOBase):
         super().__init__()
         self.raw = raw
         self.line_bytes = 0       # of the line not ended yet, read so far
-        self.line_openers = 0     # its '[' and '{' so far, once it is long
+        self.line_openers = 0     # its '[' and '{' so far
+        self.scratch = np.empty(0, dtype=bool)
 
     def readable(self) -> bool:
         return True
@@ -1252,6 +1253,28 @@ class _ShallowLines(io.RawIOBase):
         return len(data)
 
     def _check(self, data: bytes) -> None:
+        first = data.find(b"\n")
+        if 0 <= first and self.line_bytes + first < ARROW_NESTING_LIMIT and not self._long_line_inside(data):
+            last = data.rfind(b"\n") + 1          # the common case: no line is long, only the last goes on
+            self.line_bytes = len(data) - last
+            self.line_openers = data.count(b"[", last) + data.count(b"{", last)
+            return
+        self._check_each_line(data)
+
+    def _long_line_inside(self, data: bytes) -> bool:
+        """Might ``data`` hold a line of ARROW_NESTING_LIMIT bytes or more? Such a line covers a whole
+        aligned block of half that many bytes, so it is enough that every block has a newline.
+        The comparison goes into a buffer kept from read to read: a new one for each block of
+        bytes would be fresh pages from the system each time, and cost more than the comparison."""
+        size = ARROW_NESTING_LIMIT // 2
+        whole = len(data) // size * size
+        if len(self.scratch) < whole:
+            self.scratch = np.empty(whole, dtype=bool)
+        blocks = np.frombuffer(data, dtype=np.uint8, count=whole).reshape(-1, size)
+        newlines = np.equal(blocks, 10, out=self.scratch[:whole].reshape(-1, size))
+        return not newlines.any(axis=1).all()
+
+    def _check_each_line(self, data: bytes) -> None:
         ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
         starts = np.concatenate(([0], ends + 1))
         stops = np.concatenate((ends, [len(data)]))

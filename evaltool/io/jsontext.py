@@ -1,4 +1,4 @@
-"""JSON text parsed by the standard library, with nesting too deep for it reported as a syntax error.
+"""JSON text parsed by the standard library, with what it cannot take reported as a syntax error.
 
 Python's parser recurses once per level of nesting and gives up with a ``RecursionError``
 near 1,000 levels (the interpreter's recursion limit, less the frames already in use).
@@ -19,6 +19,7 @@ JSON nested 100000 levels deep (Python's parser stops near 1000) 100000
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 _OPENERS, _CLOSERS = "[{", "]}"
@@ -50,17 +51,34 @@ def too_deep(doc: str, start: int = 0) -> json.JSONDecodeError:
     return json.JSONDecodeError(message, doc, where)
 
 
+def too_long(doc: str, start: int = 0) -> json.JSONDecodeError:
+    """The error for an integer of more digits than Python converts (``sys.get_int_max_str_digits()``)."""
+    limit = sys.get_int_max_str_digits()
+    found = re.compile(r"\d{%d,}" % (limit + 1)).search(doc, start)
+    return json.JSONDecodeError(f"a number of more than {limit} digits", doc, found.start() if found else start)
+
+
 def loads(text: str):
-    """``json.loads(text)``; nesting too deep for the parser raises :class:`json.JSONDecodeError`."""
+    """``json.loads(text)``; nesting too deep for the parser, or an integer of more than 4300
+    digits (Python's limit on converting text to int), raise :class:`json.JSONDecodeError`."""
     try:
         return json.loads(text)
     except RecursionError:
         raise too_deep(text) from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or "digits" not in str(exc):
+            raise
+        raise too_long(text) from None
 
 
 def raw_decode(decoder: json.JSONDecoder, text: str, pos: int):
-    """``decoder.raw_decode(text, pos)``; nesting too deep raises :class:`json.JSONDecodeError`."""
+    """``decoder.raw_decode(text, pos)``; nesting too deep, or a number too long, raise
+    :class:`json.JSONDecodeError`."""
     try:
         return decoder.raw_decode(text, pos)
     except RecursionError:
         raise too_deep(text, pos) from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or "digits" not in str(exc):
+            raise
+        raise too_long(text, pos) from None

@@ -121,3 +121,28 @@ def test_the_arrow_guard_counts_brackets_across_reads(tmp_path):
     shallow = b'{"a": [[1]]}\n' * 1000 + b'{"a": "' + b"[" * (ARROW_NESTING_LIMIT - 2) + b'"}\n'
     guarded = _ShallowLines(io.BytesIO(shallow))
     assert b"".join(iter(lambda: guarded.read(64), b"")) == shallow
+
+
+HUGE = "9" * 5000
+
+
+def test_a_number_of_5000_digits_in_json(tmp_path):
+    """Python converts at most 4300 digits of text to an int (ValueError, a traceback before)."""
+    queries = write(tmp_path / "q.jsonl", _lines(QUERY))
+    results = write(tmp_path / "r.jsonl", _lines(RESULT) + json.dumps(dict(RESULT, docid="d2"))[:-1]
+                    .replace('"rank": 1', f'"rank": {HUGE}') + "}\n")
+    assert_fails(invoke(queries, results), f"{results}:2", "a number of more than 4300 digits")
+    bench = write(tmp_path / "bench.json", '[{"id": 1, "query": "a", "relevant_ids": ["d1"]},\n'
+                                           f'{{"id": {HUGE}, "query": "b", "relevant_ids": ["d2"]}}]')
+    run = write(tmp_path / "run.txt", "1 Q0 d1 1 1.0 x\n")
+    assert_fails(invoke("bench", bench, "--backend", run, "--out", tmp_path / "out"), f"{bench}:2",
+                 "a number of more than 4300 digits")
+
+
+def test_a_qrels_grade_of_5000_digits(tmp_path):
+    qrels = write(tmp_path / "qrels.txt", f"q1 0 d1 1\nq1 0 d2 {HUGE}\n")
+    message = assert_fails(invoke(qrels, ROOT / "data" / "run.txt"), f"{qrels}:2", "(5008 characters)",
+                           "an integer grade between -9223372036854775808 and 9223372036854775807 in field 4")
+    assert len(message) < 600
+    negative = write(tmp_path / "negative.txt", f"q1 0 d1 1\nq1 0 d2 -{HUGE}\n")
+    assert_fails(invoke(negative, ROOT / "data" / "run.txt"), f"{negative}:2", "an integer grade between")

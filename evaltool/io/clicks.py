@@ -53,6 +53,7 @@ import io
 import json
 import math
 import os
+import re
 from array import array
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -127,6 +128,10 @@ class ClickLog:
 # ---------------------------------------------------------------- shared building blocks
 
 
+class NotUtf8(EvaltoolError):
+    """An id of an events table (as Arrow read it) that is not UTF-8 text."""
+
+
 class _Vocab:
     """Ids in first-seen order: ``code`` adds one (objects), ``codes`` a whole Arrow column (tables)."""
 
@@ -158,6 +163,10 @@ class _Vocab:
 
         encoded = pc.dictionary_encode(column)
         distinct = encoded.dictionary
+        try:
+            distinct.validate(full=True)   # Arrow's JSON and Parquet readers let invalid UTF-8 through
+        except pa.ArrowInvalid as exc:
+            raise NotUtf8(f"ids that are UTF-8 text ({exc})") from None
         if self.table is None:
             self.table = _IdTable()
         table = self.table
@@ -412,13 +421,14 @@ def _bools(column) -> np.ndarray:
 
 
 def _floats(column) -> np.ndarray:
-    """An Arrow numeric column as float64 numpy, nulls as nan."""
+    """An Arrow numeric column as float64 numpy, nulls as nan (integers beyond 2**53 rounded)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from evaltool.io import columnar
 
-    return columnar.numpy_column(pc.fill_null(pc.cast(column, pa.float64()), math.nan), np.float64)
+    rounded = pa.types.is_integer(column.type)
+    return columnar.numpy_column(pc.fill_null(pc.cast(column, pa.float64(), safe=not rounded), math.nan), np.float64)
 
 
 class _Growing:
@@ -587,13 +597,21 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+POSITION_MAX = 2**31 - 1   # positions are stored as int32
+
+
 def _position(value) -> int | None:
-    """A 1-based position: a positive integer (or its text); None when it is not one."""
-    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        value = int(value.strip())
+    """A 1-based position: a positive integer (or its text) up to POSITION_MAX; None when it is not one.
+
+    >>> _position(3), _position("+3"), _position(3.0), _position("9" * 5000), _position(2**40), _position(0)
+    (3, 3, 3, None, None, None)
+    """
+    if isinstance(value, str):
+        digits = value.strip().lstrip("+")
+        value = int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 10 else None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= POSITION_MAX:
         return value
     return None
 
@@ -710,6 +728,7 @@ def _json_array(path: str, text: str, reader: _ObjectReader) -> None:
         return offset
 
     at = skip(at)
+    escapes = _SURROGATE_ESCAPE.search(text) is not None
     if at < len(text) and text[at] == "]":
         at += 1
     else:
@@ -719,6 +738,8 @@ def _json_array(path: str, text: str, reader: _ObjectReader) -> None:
             except json.JSONDecodeError as exc:
                 raise ParseError(path, line_at(exc.pos), _short(text[exc.pos: exc.pos + 40]),
                                  f"a JSON value ({exc.msg})") from None
+            if escapes:
+                _check_surrogates(path, line_at(at), text[at:end], obj)
             reader.add(obj, line_at(at))
             at = skip(end)
             if at < len(text) and text[at] == ",":
@@ -915,14 +936,17 @@ def _csv_line_of(path: str, opener):
         with opener() as raw:
             text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
             reader = csv.reader(text)
-            next(reader, None)
             seen = -1
-            for cells in reader:
-                if not any(cells):
-                    continue
-                seen += 1
-                if seen == row:
-                    return reader.line_num, _short(",".join(cells))
+            try:
+                next(reader, None)
+                for cells in reader:
+                    if not any(cells):
+                        continue
+                    seen += 1
+                    if seen == row:
+                        return reader.line_num, _short(",".join(cells))
+            except csv.Error:   # Python's csv module reads less than Arrow's (fields up to 128 KB)
+                return None, None
             return reader.line_num, None
 
     return line_of
@@ -935,10 +959,13 @@ def _read_events_csv(path: str, opener, builder: _Builder) -> None:
     line_of = _csv_line_of(path, opener)
     with opener() as raw:
         try:
-            header_line = raw.readline().decode("utf-8", "surrogateescape").strip()
+            header_line = _utf8(path, 1, raw.readline()).strip()
         except OSError as exc:
             raise EvaltoolError(f"cannot read {path}: {exc.strerror or exc}") from None
-    columns = [c.strip() for c in next(csv.reader([header_line]), [])]
+    try:
+        columns = [c.strip() for c in next(csv.reader([header_line]), [])]
+    except csv.Error as exc:
+        raise ParseError(path, 1, _short(header_line), f"a header line of column names ({exc})") from None
     if len(set(columns)) != len(columns) or not all(columns):
         raise ParseError(path, 1, _short(header_line), "a header line of distinct column names")
     events = _EventBatches(builder, columns, line_of)
@@ -959,12 +986,23 @@ def _read_events_csv(path: str, opener, builder: _Builder) -> None:
 
 
 def _first_bad_csv_line(opener, width: int):
+    """The first line with another number of fields than ``width``, or that Python's csv module
+    cannot read either (a field over its 128 KB limit, a newline in an unquoted field)."""
     with opener() as raw:
         reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline=""))
-        for cells in reader:
-            if any(cells) and len(cells) != width:
-                return reader.line_num
+        try:
+            for cells in reader:
+                if any(cells) and len(cells) != width:
+                    return reader.line_num
+        except csv.Error:
+            return reader.line_num + 1
     return None
+
+
+def _first_line(exc: Exception) -> str:
+    """What a library said, on one line (Arrow's messages may end in a newline or go on for several)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _read_events_parquet(path: str, builder: _Builder) -> None:
@@ -974,7 +1012,7 @@ def _read_events_parquet(path: str, builder: _Builder) -> None:
     try:
         handle = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise ParseError(path, None, None, f"a readable Parquet file ({exc})") from None
+        raise ParseError(path, None, None, f"a readable Parquet file ({_first_line(exc)})") from None
     columns = handle.schema_arrow.names
     start = 0
 
@@ -985,11 +1023,14 @@ def _read_events_parquet(path: str, builder: _Builder) -> None:
     wanted = [c for c in columns if c in RESERVED or c in ("session_id", "query_id") or c in builder.field_names]
     # a reader per row group: one reader over the whole file keeps decoded pages of the row
     # groups it has passed (~100 MB more at 10M events)
-    for group in range(handle.num_row_groups):
-        for batch in handle.iter_batches(batch_size=TABLE_BATCH_ROWS, row_groups=[group], columns=wanted,
-                                         use_threads=False):
-            events.add(batch)
-            start += batch.num_rows
+    try:
+        for group in range(handle.num_row_groups):
+            for batch in handle.iter_batches(batch_size=TABLE_BATCH_ROWS, row_groups=[group], columns=wanted,
+                                             use_threads=False):
+                events.add(batch)
+                start += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:   # a damaged page, a column chunk that cannot be decoded
+        raise ParseError(path, f"row {start + 1}", None, f"a readable Parquet file ({_first_line(exc)})") from None
 
 
 class _JsonlEvents:
@@ -1065,25 +1106,50 @@ class _JsonlEvents:
 
 def _opener(path: str):
     """The file's magic bytes, and a function returning a fresh binary stream of its content
-    (decompressed as every reader does, :func:`evaltool.io.common.open_binary`; Parquet as stored)."""
-    from evaltool.io.common import open_binary, read_head
+    (decompressed as every reader does, :func:`evaltool.io.common.reading`: a broken compressed
+    stream is a ParseError wherever it is read; Parquet as stored)."""
+    from evaltool.io.common import read_head, reading
 
     magic = read_head(path, 4)
     if magic == PARQUET_MAGIC:
         return magic, lambda: open(path, "rb")
-    return magic, lambda: open_binary(path)
+    return magic, lambda: reading(path)
 
 
 def _lines(path: str, opener):
-    """(line number, text) of each non-blank line."""
+    """(line number, text) of each non-blank line; a line that is not UTF-8 is a ParseError (Arrow,
+    which holds the ids, takes nothing else)."""
     with opener() as raw:
         try:
             for number, data in enumerate(raw, 1):
-                text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+                text = _utf8(path, number, data).rstrip("\r\n")
                 if text.strip():
                     yield number, text
         except (OSError, EOFError) as exc:
             raise ParseError(path, None, None, f"a readable file ({exc})") from None
+
+
+def _utf8(path: str, line: int, data: bytes) -> str:
+    """``data`` (line ``line`` on, of ``path``) as text; invalid UTF-8 is a ParseError naming its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line += data.count(b"\n", 0, exc.start)
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise ParseError(path, line, _short(data[start:exc.start + 40].decode("utf-8", "replace").split("\n")[0]),
+                         f"UTF-8 text ({exc.reason} at byte {exc.start - start + 1} of the line)") from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")   # \ud800 to \udfff: half of a UTF-16 pair
+
+
+def _check_surrogates(path: str, line, text: str, obj) -> None:
+    """Refuse a string with half a surrogate pair ("\\ud800" alone): it has no UTF-8 spelling."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ParseError(path, line, _short(text), "text with whole characters (a \\ud800-\\udfff escape "
+                                                   "is half of a surrogate pair, and its other half is missing)") from None
 
 
 def layout_of_first_line(text: str) -> str:
@@ -1176,12 +1242,15 @@ def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
     _, opener = _opener(path)
     builder = _Builder(path, layout, fields)
     if layout == "events-parquet":
-        _read_events_parquet(path, builder)
+        try:
+            _read_events_parquet(path, builder)
+        except NotUtf8 as exc:
+            raise ParseError(path, None, None, str(exc)) from None
     elif layout == "events-csv":
         _read_events_csv(path, opener, builder)
     elif layout == "json":
         with opener() as raw:
-            text = raw.read().decode("utf-8", "surrogateescape")
+            text = _utf8(path, 1, raw.read())
         reader = _ObjectReader(builder)
         _json_array(path, text, reader)
         del text
@@ -1191,7 +1260,7 @@ def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
 
         try:
             _read_events_jsonl_arrow(opener, builder)
-        except (EvaltoolError, pa.ArrowException):   # the line reader decides, and names the line
+        except (EvaltoolError, pa.ArrowException, UnicodeError):   # the line reader decides, and names the line
             builder = _Builder(path, layout, fields)
             _read_jsonl(path, opener, builder, layout)
     else:
@@ -1323,6 +1392,8 @@ def _read_jsonl(path: str, opener, builder: _Builder, layout: str) -> None:
             obj = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(path, number, _short(text), f"a JSON object on each line ({exc.msg})") from None
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+            _check_surrogates(path, number, text, obj)
         if events is not None:
             if not isinstance(obj, dict):
                 raise ParseError(path, number, _short(text), "an event object with 'action'")

@@ -9,6 +9,8 @@ version with a migration step, and the first version's file stays in the tests
 
 Version 1: executions, their summary values, per-query values and tags.
 Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
+Version 3: the audit trail (``audit``): who wrote what and when, one row per write made
+through the server (:mod:`evaltool.history.audit`).
 
 Dates are ISO-8601 text in UTC (``2025-01-28T09:30:00Z``, one fixed width), so they
 sort and compare as text on every backend.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 metadata = sa.MetaData()
 
@@ -83,6 +85,21 @@ suites = sa.Table(
     sa.Column("created_at", sa.String(20), nullable=False),
 )
 
+audit = sa.Table(
+    "audit", metadata,
+    # AUTOINCREMENT: an entry's number is never given to another, even after the newest is deleted
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.String(20), nullable=False),
+    sa.Column("actor", sa.Text, nullable=False),  # the name of the token that wrote
+    sa.Column("role", sa.String(20), nullable=False),  # operator | rater
+    sa.Column("action", sa.String(40), nullable=False),  # record | create | edit | run | cancel | judge | ...
+    sa.Column("subject_kind", sa.String(40), nullable=False),  # execution | suite | job | ...
+    sa.Column("subject", sa.Text, nullable=False),  # its id or name, as text
+    sa.Column("detail", sa.Text),  # JSON object: what was asked (short), or NULL
+    sa.Index("audit_subject", "subject_kind", "subject", "id"),
+    sqlite_autoincrement=True,
+)
+
 TABLES = tuple(metadata.tables)
 
 
@@ -90,5 +107,9 @@ def _add_suites(conn) -> None:
     suites.create(conn)
 
 
+def _add_audit(conn) -> None:
+    audit.create(conn)
+
+
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites}
+MIGRATIONS = {1: _add_suites, 2: _add_audit}

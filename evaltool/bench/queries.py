@@ -33,7 +33,7 @@ import numbers
 import re
 from dataclasses import dataclass, field, replace
 
-from evaltool.errors import EvaltoolError
+from evaltool.errors import EvaltoolError, quote
 
 EXPECTED_FIELDS = ("expected_modules", "relevant_ids", "qrels")
 ID_FIELDS = ("id", "qid", "query_id")
@@ -77,6 +77,9 @@ class BenchQuery:
         return out
 
 
+ID_SHOWN = 80   # characters of an id a problem quotes (a file's 100 KB id must not make a 100 KB message)
+
+
 def _kind(value) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
             type(None): "null"}.get(type(value), "a number")
@@ -87,7 +90,7 @@ def id_problem(value, what: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
         return f"{what} must be a string or an integer, not {_kind(value)} ({json.dumps(value)[:40]})"
     if isinstance(value, str) and (not value or _WHITESPACE.search(value)):
-        return f"{what} {value!r} must be non-empty without whitespace (TREC files separate fields by it)"
+        return f"{what} {quote(value, ID_SHOWN)} must be non-empty without whitespace (TREC files separate fields by it)"
     return None
 
 
@@ -108,7 +111,8 @@ def _expected(obj: dict) -> tuple[str | None, list[str], dict[str, int]]:
         for doc, grade in value.items():
             problem = id_problem(doc, "'qrels' id")
             if problem is None and (isinstance(grade, bool) or not isinstance(grade, int)):
-                problem = f"'qrels' grade of {doc!r} must be an integer, not {_kind(grade)} ({json.dumps(grade)})"
+                problem = (f"'qrels' grade of {quote(str(doc), ID_SHOWN)} must be an integer, not {_kind(grade)} "
+                           f"({json.dumps(grade)[:40]})")
             if problem:
                 problems.append(problem)
             else:
@@ -125,7 +129,7 @@ def _expected(obj: dict) -> tuple[str | None, list[str], dict[str, int]]:
         if problem:
             problems.append(problem)
         elif str(item) in judgments:
-            problems.append(f"{name!r} lists {item!r} twice")
+            problems.append(f"{name!r} lists {quote(str(item), ID_SHOWN)} twice")
         else:
             judgments[str(item)] = 1
     return name, problems, judgments

@@ -64,26 +64,31 @@ def _execution(row, summaries, tag_rows) -> Execution:
         id=_whole(row.id, "an execution id"), name=_text(row.name, f"{where}: name"),
         recorded_at=_text(row.recorded_at, f"{where}: recorded_at"), kind=_text(row.kind, f"{where}: kind"),
         note=_text(row.note, f"{where}: note", optional=True),
-        tags={_text(t.key, f"{where}: a tag key"): _text(t.value, f"{where}: tag {t.key!r}") for t in tag_rows},
-        summary={_text(s.measure, f"{where}: a measure"): _number(s.value, f"{where}: {s.measure!r}")
+        tags={_text(t.key, f"{where}: a tag key"): _text(t.value, f"{where}: tag {_named(t.key)}") for t in tag_rows},
+        summary={_text(s.measure, f"{where}: a measure"): _number(s.value, f"{where}: {_named(s.measure)}")
                  for s in summaries},
         query_count=_whole(row.query_count, f"{where}: query_count", optional=True),
         evaltool_version=_text(row.evaltool_version, f"{where}: evaltool_version"),
         options=_object(row.options, f"{where}: options"),
-        thresholds={k: _number(v, f"{where}: threshold {k!r}")
+        thresholds={k: _number(v, f"{where}: threshold {_named(k)}")
                     for k, v in _object(row.thresholds, f"{where}: thresholds").items()},
         sources=_object(row.sources, f"{where}: sources"),
         fingerprints={kind: _text(value, f"{where}: {kind}_sha256", optional=True)
                       for kind, value in (("qrels", row.qrels_sha256), ("run", row.run_sha256),
                                           ("queries", row.queries_sha256))},
         git_commit=_text(row.git_commit, f"{where}: git_commit", optional=True),
-        aggregates={s.measure: _text(s.aggregate, f"{where}: aggregate of {s.measure!r}", optional=True)
+        aggregates={s.measure: _text(s.aggregate, f"{where}: aggregate of {_named(s.measure)}", optional=True)
                     for s in summaries},
     )
 
 
 # A history holds what evaltool wrote; a value of another type (a hand edit, a disk fault) is
 # refused where it is read, naming the execution and the column, rather than failing later.
+
+
+def _named(name) -> str:
+    """A measure, tag or query id as a message names it: quoted, 40 characters at most."""
+    return quote(str(name), 40)
 
 
 def _damaged(value, what: str, expected: str) -> DamagedHistory:
@@ -224,8 +229,8 @@ def _with_per_query(conn, execution: Execution) -> Execution:
     where = f"execution {execution.id}"
     for r in conn.execute(sa.select(q).where(q.c.execution_id == execution.id).order_by(q.c.query_id)):
         qid = _text(r.query_id, f"{where}: a query id")
-        per_query.setdefault(qid, {})[_text(r.measure, f"{where}: a measure of query {qid!r}")] = _number(
-            r.value, f"{where}: {r.measure!r} of query {qid!r}")
+        per_query.setdefault(qid, {})[_text(r.measure, f"{where}: a measure of query {_named(qid)}")] = _number(
+            r.value, f"{where}: {_named(r.measure)} of query {_named(qid)}")
     order = list(execution.summary)
     execution.per_query = {qid: dict(sorted(values.items(), key=lambda kv: _position(order, kv[0])))
                            for qid, values in per_query.items()}

@@ -35,9 +35,9 @@ class Suite:
 
 
 def _suite(row) -> Suite:
-    from evaltool.history.queries import _damaged, _json, _object, _text
+    from evaltool.history.queries import _damaged, _json, _named, _object, _text
 
-    where = f"suite {row.name!r}"
+    where = f"suite {_named(row.name)}"
     measures = _json(row.measures, f"{where}: measures", "a JSON list of measure names")
     if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
         raise _damaged(row.measures, f"{where}: measures", "a JSON list of measure names")

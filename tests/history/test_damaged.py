@@ -77,15 +77,13 @@ def test_a_blob_or_bytes_that_are_not_utf8_in_a_text_column(tmp_path):
 
 
 def test_the_dashboard_answers_a_damaged_history_with_a_message(tmp_path):
-    from starlette.testclient import TestClient
-
     from evaltool.history import open_history
     from evaltool.server import create_app
+    from tests.dashboard_data import dashboard_client
 
     db = _history(tmp_path)
     _damage(db, "UPDATE executions SET thresholds = '[[[' WHERE id = 1")
-    with closing(open_history(db)) as history, TestClient(create_app(history, cache_size=0),
-                                                          raise_server_exceptions=False) as client:
+    with closing(open_history(db)) as history, dashboard_client(create_app(history, cache_size=0)) as client:
         for url in ("/api/report", "/api/executions", "/api/executions/1", "/api/diff?a=1&b=2", "/", "/trends",
                     "/executions/1"):
             response = client.get(url)
@@ -111,3 +109,11 @@ def test_a_damaged_suite(tmp_path, column, value, fragment):
                   "--db", db).exit_code == 0
     _damage(db, f"UPDATE suites SET {column} = ?", value)
     assert_fails(invoke("suite", "list", "--db", db), "damaged history", fragment)
+
+
+def test_a_long_name_in_a_damaged_row_is_quoted_short(tmp_path):
+    db = _history(tmp_path)
+    _damage(db, "UPDATE summary_values SET measure = ?, value = 'x' WHERE execution_id = 1 AND measure = 'map'",
+            "m" * 100_000)
+    message = assert_fails(invoke("history", "report", "--db", db), "execution 1: 'mmmm", "(100000 characters) holds 'x'")
+    assert len(message) < 500

@@ -146,3 +146,15 @@ def test_a_qrels_grade_of_5000_digits(tmp_path):
     assert len(message) < 600
     negative = write(tmp_path / "negative.txt", f"q1 0 d1 1\nq1 0 d2 -{HUGE}\n")
     assert_fails(invoke(negative, ROOT / "data" / "run.txt"), f"{negative}:2", "an integer grade between")
+
+
+def test_a_first_line_just_too_deep_is_reported_as_jsonl(tmp_path):
+    """Near the parser's limit the first line failed while the format was being recognised, and
+    the file was then read as a JSON document ('expected an array of query objects')."""
+    for depth in (985, 990, 1000):
+        nested = "[" * depth + "]" * depth
+        queries = write(tmp_path / "q.jsonl", json.dumps(QUERY)[:-1] + f', "x": {nested}}}\n')
+        results = write(tmp_path / "r.jsonl", _lines(RESULT))
+        result = invoke(queries, results)
+        if result.exit_code == 2:
+            assert_fails(result, f"{queries}:1", "expected one JSON object per line", MESSAGE)

@@ -174,3 +174,13 @@ def test_a_problem_quotes_a_long_id_short(tmp_path):
     message = str(caught.value)
     assert "'a xxxx" in message and "(100002 characters) must be non-empty without whitespace" in message
     assert "lists 'd' twice" in message and len(message) < 1000
+
+
+def test_half_a_surrogate_pair_in_an_id(tmp_path):
+    """A JSON escape '\\ud800' in an id ended in a UnicodeEncodeError writing the TREC files (tests/fuzzing.py)."""
+    path = write(tmp_path / "queries.json", '[{"id": "q\\ud800", "query": "a", "relevant_ids": ["d1", "d\\udfff"]}]')
+    with pytest.raises(QueriesError) as caught:
+        load_queries(path)
+    message = str(caught.value)
+    assert "'id' 'q\\ud800' must be text with whole characters" in message, message
+    assert "'relevant_ids' item 'd\\udfff' must be text with whole characters" in message, message

@@ -233,3 +233,17 @@ def test_parameterised_output_names_map_back_to_measures(files):
     assert {"ndcg_1=3,2=9", "utility_1,-1,0,0", "iprec_at_recall_0.10", "rbp_p=0.8", "runid"} <= set(names)
     result = invoke("check", reference, files.qrels, files.run, "--per-query")
     assert result.exit_code == 0, result.stdout
+
+
+@pytest.mark.parametrize("options, shown", [
+    ({"relevance_level": "1"}, 'meta.options.relevance_level: "1"'), ({"complete": 1}, "meta.options.complete: 1"),
+    ({"max_ret": 1.5}, "meta.options.max_ret: 1.5"), ({"on_duplicate": ["x"]}, 'meta.options.on_duplicate: ["x"]'),
+])
+def test_a_json_reference_with_options_of_the_wrong_type(tmp_path, options, shown):
+    """A reference's options go to evaluate(): a text relevance level ended in a TypeError (tests/fuzzing.py)."""
+    from tests.helpers import ROOT, assert_fails, invoke, write
+
+    reference = write(tmp_path / "ref.json", json.dumps({"summary": {"map": 0.49}, "meta": {"options": options}}))
+    assert_fails(invoke("check", reference, ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt"), reference, shown)
+    fine = write(tmp_path / "fine.json", json.dumps({"summary": {"map": 0.4907}, "meta": {"options": {"max_ret": None}}}))
+    assert invoke("check", fine, ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt").exit_code == 0

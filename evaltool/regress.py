@@ -128,7 +128,7 @@ def _from_json(path: str, data) -> Reference:
         if not (value is None and key in NULLABLE_OPTIONS) and (
                 isinstance(value, bool) != (kinds is bool) or not isinstance(value, kinds)):
             raise ParseError(path, None, f"meta.options.{key}: {json.dumps(value)[:60]}", expected)
-    return Reference(path, values, {key: None for key in values}, options)
+    return Reference(path, values, dict.fromkeys(values), options)
 
 
 def _from_text(path: str, text: str) -> Reference:
@@ -184,7 +184,7 @@ def reference_from_mapping(values: dict, path: str = "<reference>") -> Reference
     flat = {}
     for key, value in values.items():
         flat[key if isinstance(key, tuple) else (key, SUMMARY)] = value
-    return Reference(path, flat, {key: None for key in flat})
+    return Reference(path, flat, dict.fromkeys(flat))
 
 
 def reference_measures(reference: Reference) -> list[str]:

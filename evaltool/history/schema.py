@@ -1,14 +1,20 @@
 """The tables of the history, its schema version and the forward migrations.
 
-A history holds one ``evaltool_schema`` row with the version of its layout. A fresh
-history is created at :data:`CURRENT_VERSION`; an older one is brought forward by the
-steps of :data:`MIGRATIONS` in one transaction; a newer one is refused, since this
-evaltool cannot know what it would lose. Every change to the tables below is a new
-version with a migration step, and the first version's file stays in the tests
+A history holds one ``evaltool_schema`` row: the version of its layout and a counter of
+the write transactions committed to it. A fresh history is created at
+:data:`CURRENT_VERSION`; an older one is brought forward only when asked (``evaltool
+history upgrade``), by the steps of :data:`MIGRATIONS` in one transaction, so that a
+reader never changes a shared database behind its owner's back; a newer one is refused,
+since this evaltool cannot know what it would lose. Every change to the tables below is
+a new version with a migration step, after which the database has exactly the tables,
+columns and indexes a fresh one has; the first version's file stays in the tests
 (``tests/history/fixtures``) so the chain is exercised from the start.
 
 Version 1: executions, their summary values, per-query values and tags.
 Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
+Version 3: execution ids are never reused (SQLite ``AUTOINCREMENT``; PostgreSQL's sequence
+never went back), and ``evaltool_schema.changes`` counts the writes, so that a reader
+(the dashboard's cache) knows when anything changed.
 
 Dates are ISO-8601 text in UTC (``2025-01-28T09:30:00Z``, one fixed width), so they
 sort and compare as text on every backend.
@@ -18,13 +24,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 metadata = sa.MetaData()
 
 schema_table = sa.Table(
     "evaltool_schema", metadata,
     sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("changes", sa.Integer, nullable=False, server_default="0"),  # write transactions committed
 )
 
 executions = sa.Table(
@@ -45,6 +52,7 @@ executions = sa.Table(
     sa.Column("git_commit", sa.String(64)),
     sa.Index("executions_recorded_at", "recorded_at"),
     sa.Index("executions_name", "name", "recorded_at"),
+    sqlite_autoincrement=True,  # an id freed by prune is never given again (PostgreSQL's sequence never is)
 )
 
 summary_values = sa.Table(
@@ -86,9 +94,37 @@ suites = sa.Table(
 TABLES = tuple(metadata.tables)
 
 
+def add_column(conn, table: sa.Table, name: str) -> None:
+    """Add ``table``'s declared column ``name`` to the stored table, with the DDL a fresh table has."""
+    column = sa.schema.CreateColumn(table.c[name]).compile(dialect=conn.dialect)
+    conn.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column}")
+
+
+def rebuild_sqlite_table(conn, table: sa.Table) -> None:
+    """Give a stored SQLite table the declared layout (what ALTER TABLE cannot: AUTOINCREMENT, a
+    constraint), rows kept: SQLite's own recipe of a new table, a copy, the old one dropped and the
+    new one renamed, then the indexes again. Other tables' foreign keys name the table, so they hold."""
+    temporary = table.to_metadata(sa.MetaData(), name=f"{table.name}_rebuilt")
+    for index in list(temporary.indexes):  # created under their own names once the old table is gone
+        temporary.indexes.discard(index)
+    conn.execute(sa.schema.CreateTable(temporary))
+    columns = ", ".join(c.name for c in table.columns)
+    conn.exec_driver_sql(f"INSERT INTO {temporary.name} ({columns}) SELECT {columns} FROM {table.name}")
+    conn.exec_driver_sql(f"DROP TABLE {table.name}")
+    conn.exec_driver_sql(f"ALTER TABLE {temporary.name} RENAME TO {table.name}")
+    for index in table.indexes:
+        index.create(conn)
+
+
 def _add_suites(conn) -> None:
     suites.create(conn)
 
 
+def _ids_never_reused_and_a_change_counter(conn) -> None:
+    if conn.dialect.name == "sqlite":
+        rebuild_sqlite_table(conn, executions)
+    add_column(conn, schema_table, "changes")
+
+
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites}
+MIGRATIONS = {1: _add_suites, 2: _ids_never_reused_and_a_change_counter}

@@ -27,7 +27,7 @@ class View:
     compute: object  # (history, arguments) -> dict
     summary: str
     title: str = ""
-    cached: bool = True  # its answer depends on the executions alone (see app.ResponseCache)
+    cached: bool = True  # its answer changes only when the history is written (see app.ResponseCache)
 
 
 def query_string(arguments: dict, **changes) -> str:
@@ -146,5 +146,5 @@ VIEWS = (
                   required=True, minimum=1), *STATISTICS), side_by_side,
          "Two or more executions side by side, each compared with the first", "Side by side"),
     View("suites", "/api/suites", "/suites", (), suites,
-         "Controlled-test suites with their last result", "Suites", cached=False),  # suites change in place
+         "Controlled-test suites with their last result", "Suites"),
 )

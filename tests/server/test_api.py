@@ -320,6 +320,27 @@ def test_answers_are_kept_until_the_history_changes(client, history_file, tmp_pa
     assert client.get("/api/report?name=late", headers={"if-none-match": first.headers["etag"]}).status_code == 200
 
 
+def test_a_pruned_execution_is_not_served_again(tmp_path):
+    """The newest execution pruned and another recorded: the cache (once keyed on the count and the
+    highest id, which came back to what they were) must not serve the deleted one."""
+    from starlette.testclient import TestClient
+
+    from evaltool.history import open_history, prune, record
+    from evaltool.server import create_app
+
+    db = str(tmp_path / "h.sqlite")
+    record({"summary": {"recip_rank": 0.5}}, db=db, name="x", at="2025-01-02")
+    doomed = record({"summary": {"recip_rank": 0.4}}, db=db, name="x", at="2025-01-01")
+    with open_history(db) as history, TestClient(create_app(history)) as test_client:
+        assert [r["id"] for r in _get(test_client, "/api/report").json()["rows"]] == [doomed, doomed - 1]
+        assert _get(test_client, f"/api/executions/{doomed}").json()["name"] == "x"
+        prune(db, keep=1)
+        new = record({"summary": {"recip_rank": 0.9}}, db=db, name="y", at="2025-01-03")
+        rows = _get(test_client, "/api/report").json()["rows"]
+        assert [(r["id"], r["name"]) for r in rows] == [(doomed - 1, "x"), (new, "y")] and new != doomed
+        _get(test_client, f"/api/executions/{doomed}", status=404)
+
+
 def test_recording_rejects_bad_bodies(recorder):
     auth = {"authorization": f"Bearer {TOKEN}"}
     too_big = {**RESULT, "meta": {"padding": "x" * 5000}}

@@ -2,14 +2,22 @@
 
 A date without a time is midnight UTC when it is a recording date or the start of a
 range, and the whole day when it ends a range (both ends are inclusive). A time
-without an offset is UTC; one with an offset is converted.
+without an offset is UTC; one with an offset is converted. Stored dates are compared
+as text, so every one has four digits of year (``0999-06-01T00:00:00Z``, never
+``999-06-01...``, which sorts after every date of this millennium).
+
+A recording date (``--at``) lies between :data:`EARLIEST` and a day from now: one
+outside, a typo such as 0999 for 1999 or 2205 for 2025, would sort before or after
+every real execution, and as the newest become what ``history check`` compares. A
+date that leaves the calendar once converted to UTC (``0001-01-01T00:00:00+01:00``)
+is refused with one message.
 
 >>> stamp(parse_when("2025-01-28"))
 '2025-01-28T00:00:00Z'
->>> stamp(parse_when("2025-01-28T10:15:00+02:00"))
-'2025-01-28T08:15:00Z'
->>> range_bounds("2025-01-01", "2025-01-31")
-('2025-01-01T00:00:00Z', '2025-01-31T23:59:59Z')
+>>> stamp(parse_when("2025-01-28T10:15:00+02:00")), stamp(parse_when("0999-06-01"))
+('2025-01-28T08:15:00Z', '0999-06-01T00:00:00Z')
+>>> range_bounds("2025-01-01", "2025-01-31"), range_bounds(None, "9999-12-31")
+(('2025-01-01T00:00:00Z', '2025-01-31T23:59:59Z'), (None, '9999-12-31T23:59:59Z'))
 """
 
 from __future__ import annotations
@@ -17,9 +25,10 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta, timezone
 
-from evaltool.errors import HistoryError
+from evaltool.errors import HistoryError, quote
 
-STAMP = "%Y-%m-%dT%H:%M:%SZ"
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)  # the earliest recording date
+FUTURE = timedelta(days=1)  # how far ahead of this machine's clock a recording date may be (clocks differ)
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 EXPECTED = "an ISO-8601 date or time such as 2025-01-28, 2025-01-28T09:30 or 2025-01-28T09:30:00Z"
 
@@ -42,17 +51,33 @@ def parse_when(value, what: str = "date") -> datetime:
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
-            raise HistoryError(f"{what} {value!r}: expected {EXPECTED}") from None
+            raise HistoryError(f"{what} {quote(value, 60)}: expected {EXPECTED}") from None
     else:
-        raise HistoryError(f"{what} {value!r}: expected {EXPECTED}")
+        raise HistoryError(f"{what} {quote(str(value), 60)}: expected {EXPECTED}")
     if moment.tzinfo is None:
         return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise HistoryError(f"{what} {quote(str(value), 60)}: outside the calendar (years 1 to 9999) once "
+                           "converted to UTC") from None
+
+
+def recording_date(value, what: str = "--at") -> datetime:
+    """When an execution happened, from what :func:`parse_when` reads, between :data:`EARLIEST` and a
+    day from now (see the module)."""
+    moment = parse_when(value, what)
+    latest = now() + FUTURE
+    if not EARLIEST <= moment <= latest:
+        raise HistoryError(f"{what} {quote(str(value), 60)}: a recording date lies between "
+                           f"{stamp(EARLIEST)[:10]} and {stamp(latest)[:10]} (UTC); check the year")
+    return moment
 
 
 def stamp(moment: datetime) -> str:
-    """The stored form: UTC to the second."""
-    return moment.astimezone(timezone.utc).strftime(STAMP)
+    """The stored form: UTC to the second, four digits of year whatever the C library pads."""
+    m = moment.astimezone(timezone.utc)
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
 
 
 def now() -> datetime:
@@ -66,7 +91,7 @@ def range_bounds(date_from=None, date_to=None) -> tuple[str | None, str | None]:
     if date_to is not None:
         end = parse_when(date_to, "--to")
         if _is_day(date_to):
-            end = end + timedelta(days=1) - timedelta(seconds=1)
+            end = end.replace(hour=23, minute=59, second=59)
         high = stamp(end)
     if low is not None and high is not None and low > high:
         raise HistoryError(f"--from {date_from} is after --to {date_to}: the range is empty; swap them")

@@ -103,7 +103,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
 
     ``result`` is an :class:`~evaltool.results.EvalResult` (or its ``to_dict()`` JSON).
     ``name`` defaults to the run's file name (as ``compare`` names runs), else its run tag; ``at`` (ISO-8601 text, a
-    date or a datetime; default now) backfills an old result. ``thresholds`` are the
+    date or a datetime from 1970 to a day from now; default now) backfills an old result. ``thresholds`` are the
     label thresholds in force (default: the result's ``thresholds``, else
     :data:`evaltool.results.DEFAULT_THRESHOLDS`);
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
@@ -125,14 +125,14 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     """
     from evaltool import __version__
     from evaltool.history import schema
-    from evaltool.history.dates import now, parse_when, stamp
+    from evaltool.history.dates import now, recording_date, stamp
     from evaltool.history.store import open_history
     from evaltool.results import DEFAULT_THRESHOLDS
 
     if kind not in KINDS:
         raise HistoryError(f"record(): kind {kind!r}; expected one of {', '.join(KINDS)}")
     summary, per_query, meta, aggregates = _parts(result)
-    recorded_at = stamp(parse_when(at, "--at") if at is not None else now())
+    recorded_at = stamp(recording_date(at, "--at") if at is not None else now())
     if sources is None:
         sources = {side: meta[side] for side in ("qrels", "run") if isinstance(meta.get(side), str)}
     sources = {key: str(value) for key, value in sources.items() if value is not None}

@@ -13,8 +13,9 @@ columns and indexes a fresh one has; the first version's file stays in the tests
 Version 1: executions, their summary values, per-query values and tags.
 Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
 Version 3: execution ids are never reused (SQLite ``AUTOINCREMENT``; PostgreSQL's sequence
-never went back), and ``evaltool_schema.changes`` counts the writes, so that a reader
-(the dashboard's cache) knows when anything changed.
+never went back), ``evaltool_schema.changes`` counts the writes, so that a reader
+(the dashboard's cache) knows when anything changed, and dates before the year 1000 get
+the leading zeros of their year.
 
 Dates are ISO-8601 text in UTC (``2025-01-28T09:30:00Z``, one fixed width), so they
 sort and compare as text on every backend.
@@ -124,6 +125,12 @@ def _ids_never_reused_and_a_change_counter(conn) -> None:
     if conn.dialect.name == "sqlite":
         rebuild_sqlite_table(conn, executions)
     add_column(conn, schema_table, "changes")
+    # dates before the year 1000 were stored without the year's leading zeros ('999-06-01T...'), and so
+    # sorted after every other: given their fixed width, they sort where they belong
+    e = executions
+    short = conn.execute(sa.select(e.c.id, e.c.recorded_at).where(sa.func.length(e.c.recorded_at) < 20)).all()
+    for row in short:
+        conn.execute(e.update().where(e.c.id == row.id).values(recorded_at=row.recorded_at.rjust(20, "0")))
 
 
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)

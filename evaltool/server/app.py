@@ -188,6 +188,10 @@ async def _record(request: Request) -> Response:
                             headers={"www-authenticate": "Bearer"})
     args = parse(request.query_params, (NAME, TAG, Param("note", "string", "a note"),
                                         Param("at", "date", "when (ISO-8601; default now)")))
+    if args["at"] is not None:  # refused under the API's own parameter name, before the body is read
+        from evaltool.history.dates import recording_date
+
+        recording_date(args["at"], "at")
     body = await _body(request, settings.max_body)
     try:
         result = json.loads(body)

@@ -75,12 +75,12 @@ def _integer(param: Param, text: str) -> int:
 
 
 def _date(param: Param, text: str) -> str:
-    from evaltool.history.dates import EXPECTED, parse_when
+    from evaltool.history.dates import parse_when
 
     try:
         parse_when(text, param.name)
-    except EvaltoolError:
-        raise RequestError(f"{param.name} {text!r}: expected {EXPECTED}") from None
+    except EvaltoolError as exc:  # one message: not ISO-8601, or outside the calendar in UTC
+        raise RequestError(str(exc)) from None
     return text
 
 

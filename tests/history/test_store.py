@@ -263,3 +263,16 @@ def test_the_default_is_evaltool_db_then_the_current_folder(tmp_path, monkeypatc
     monkeypatch.setenv("EVALTOOL_DB", str(tmp_path / "elsewhere.sqlite"))
     record({"summary": {"map": 1.0}}, name="there")
     assert [e.name for e in list_executions()] == ["there"]
+
+
+def test_upgrade_gives_old_short_dates_their_four_digits(tmp_path):
+    """An older evaltool stored 0999-06-01 as '999-06-01T00:00:00Z', which sorted as the newest date."""
+    db = tmp_path / "old.sqlite"
+    shutil.copy(FIXTURES / "history-v1.sqlite", db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO executions (name, recorded_at, kind, evaltool_version, options, thresholds, sources)"
+                     " VALUES ('bm25', '999-06-01T00:00:00Z', 'eval', '0.1', '{}', '{}', '{}')")
+        conn.execute("INSERT INTO summary_values VALUES (3, 0, 'recip_rank', 0.1, 'mean')")
+    upgrade(str(db))
+    assert [(e.id, e.recorded_at) for e in list_executions(str(db))] == [
+        (3, "0999-06-01T00:00:00Z"), (1, "2025-01-28T09:00:00Z"), (2, "2025-02-01T09:00:00Z")]

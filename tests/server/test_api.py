@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
 
@@ -161,6 +162,8 @@ def test_suites_with_their_last_result(client, history_file):
     ("/api/report?date_from=2025-13-01", 400, "date_from '2025-13-01'"),
     ("/api/report?date_from=yesterday", 400, "expected an ISO-8601 date"),
     ("/api/report?date_from=2025-03-01&date_to=2025-01-01", 400, "date_from 2025-03-01 is after date_to 2025-01-01"),
+    ("/api/report?date_from=0001-01-01T00:00:00%2B01:00", 400, "outside the calendar (years 1 to 9999)"),
+    ("/api/report?date_to=9999-12-31T23:00:00-05:00", 400, "outside the calendar (years 1 to 9999)"),
     ("/api/report?fecha_desde=2025-01-01", 400, "unknown parameter 'fecha_desde'"),
     ("/api/report?measure=nope", 400, "-m nope"),
     ("/api/report?lang=fr", 400, "fr"),
@@ -339,6 +342,21 @@ def test_a_pruned_execution_is_not_served_again(tmp_path):
         rows = _get(test_client, "/api/report").json()["rows"]
         assert [(r["id"], r["name"]) for r in rows] == [(doomed - 1, "x"), (new, "y")] and new != doomed
         _get(test_client, f"/api/executions/{doomed}", status=404)
+
+
+def test_a_range_may_reach_the_calendars_ends(client):
+    whole = _get(client, "/api/report?date_from=0001-01-01&date_to=9999-12-31").json()
+    assert (whole["from"], whole["to"]) == ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z") and whole["rows"]
+
+
+@pytest.mark.parametrize("at", ["0999-06-01", "9999-12-31", "0001-01-01T00:00:00%2B01:00"])
+def test_a_recording_date_at_the_calendars_edge_is_a_400(recorder, at):
+    response = recorder.post(f"/api/executions?name=x&at={at}", json=RESULT,
+                             headers={"authorization": f"Bearer {TOKEN}"})
+    assert response.status_code == 400, response.text
+    assert list(response.json()) == ["error"] and re.match(
+        r"at '[^']+': (a recording date lies between 1970-01-01 and|outside the calendar)", response.json()["error"])
+    assert recorder.get("/api/executions?name=x").json()["executions"] == []
 
 
 def test_recording_rejects_bad_bodies(recorder):

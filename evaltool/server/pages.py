@@ -113,16 +113,18 @@ def _value_cell(value) -> Markup:
     return tag("td", f"{value:.4f}", class_="num", data_value=repr(value))
 
 
+def _value_of(execution: dict, spellings: list[str]):
+    """An execution's summary value of a measure recorded under any of ``spellings``."""
+    return next((execution["summary"][s] for s in spellings if execution["summary"].get(s) is not None), None)
+
+
 def trends_page(data: dict, args: dict, view) -> Markup:
     """A chart per measure over time (a point per execution; click one for its page) and the list."""
     found = data["executions"]
-    measures: list[str] = []
-    for e in found:
-        measures.extend(m for m in e["summary"] if m not in measures)
     charts = []
-    for m in measures:
-        points = [{"name": e["name"], "recorded_at": e["recorded_at"], "value": e["summary"][m], "note": e["note"],
-                   "link": execution_link(e["id"])} for e in found if e["summary"].get(m) is not None]
+    for m, spellings in data["series"].items():  # a measure recorded under several spellings is one trend
+        points = [{"name": e["name"], "recorded_at": e["recorded_at"], "value": value, "note": e["note"],
+                   "link": execution_link(e["id"])} for e in found if (value := _value_of(e, spellings)) is not None]
         charts.append(chart(trend(points, m), follow=True, name=f"trend-{m}"))
     rows = [[e["id"], e["name"], e["recorded_at"], e["note"], ", ".join(f"{k}={v}" for k, v in e["tags"].items())]
             for e in found]
@@ -171,16 +173,28 @@ def _diff_tables(d: dict) -> Markup:
     a, b = d["a"], d["b"]
     title = f"{b['name']} (#{b['id']}) against {a['name']} (#{a['id']}): {d['queries']} shared queries"
     moved = [[m, x["query_id"], x["a"], x["b"], x["delta"]] for m, s in d["measures"].items() for x in s["moved"]]
+    # B better or worse than A, as each measure declares (lower is better for FirstRelPos, ARP; counts neither)
+    paired_classes = {i: _change(s["delta"], s["better"]) for i, s in enumerate(d["measures"].values())}
+    moved_classes = {i: _change(x["delta"], s["better"])
+                     for i, x in enumerate(x for s in d["measures"].values() for x in s["moved"])}
     notes = [tag("p", w, class_="warning") for w in d["warnings"]]
     only = [f"{len(d[k])} queries only in {side}" for k, side in (("only_in_a", a["name"]), ("only_in_b", b["name"]))
             if d[k]]
     return join([tag("h2", title), notes,
                  table(["measure", "mean A", "mean B", "delta", "p", "p adjusted", "ci", "wins", "ties", "losses"],
-                       rows, name="paired"),
+                       rows, name="paired", row_classes=paired_classes),
                  tag("p", f"test: {d['test']}; correction over the measures: {d['correction']}"
                           + (f"; {', '.join(only)}" if only else ""), class_="note"),
                  tag("h3", "Queries that moved most"),
-                 table(["measure", "query", "A", "B", "delta"], moved, name="moved", sortable=True)])
+                 table(["measure", "query", "A", "B", "delta"], moved, name="moved", sortable=True,
+                       row_classes=moved_classes)])
+
+
+def _change(delta, better: str) -> str | None:
+    """``better`` or ``worse`` for a difference B - A of a measure better ``higher`` or ``lower``."""
+    if delta is None or delta != delta or delta == 0 or better not in ("higher", "lower"):
+        return None
+    return "better" if (delta > 0) == (better == "higher") else "worse"
 
 
 def diff_page(data: dict, args: dict, view) -> Markup:
@@ -194,11 +208,8 @@ def side_by_side_page(data: dict, args: dict, view) -> Markup:
     """The executions' means side by side, then for each against the first: the paired statistics,
     the movers, the scatter of per-query values and the distribution of differences with the interval."""
     found = data["executions"]
-    measures: list[str] = []
-    for e in found:
-        measures.extend(m for m in e["summary"] if m not in measures)
     header = ["measure", *[f"#{e['id']} {e['name']}" for e in found]]
-    rows = [[m, *[e["summary"].get(m) for e in found]] for m in measures]
+    rows = [[m, *[_value_of(e, spellings) for e in found]] for m, spellings in data["series"].items()]
     body = [tag("h1", "Side by side"),
             tag("p", f"baseline: #{found[0]['id']} {found[0]['name']} ({found[0]['recorded_at']})", class_="meta"),
             table(header, rows, name="means")]
@@ -207,8 +218,9 @@ def side_by_side_page(data: dict, args: dict, view) -> Markup:
         body.append(_diff_tables(d))
         shared = sorted(set(base["per_query"] or {}) & set(other["per_query"] or {}))
         for m, stats in d["measures"].items():
-            a = [_number(base["per_query"][q].get(m)) for q in shared]
-            b = [_number(other["per_query"][q].get(m)) for q in shared]
+            in_a, in_b = stats["spellings"]
+            a = [_number(base["per_query"][q].get(in_a)) for q in shared]
+            b = [_number(other["per_query"][q].get(in_b)) for q in shared]
             differences = [y - x for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y))]
             name_a, name_b = f"#{base['id']} {base['name']}", f"#{other['id']} {other['name']}"
             body.append(tag("div", chart(paired_scatter(shared, a, b, name_a, name_b, m), name="scatter"),

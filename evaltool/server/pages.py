@@ -175,8 +175,8 @@ def _diff_tables(d: dict) -> Markup:
     moved = [[m, x["query_id"], x["a"], x["b"], x["delta"]] for m, s in d["measures"].items() for x in s["moved"]]
     # B better or worse than A, as each measure declares (lower is better for FirstRelPos, ARP; counts neither)
     paired_classes = {i: _change(s["delta"], s["better"]) for i, s in enumerate(d["measures"].values())}
-    moved_classes = {i: _change(x["delta"], s["better"])
-                     for i, x in enumerate(x for s in d["measures"].values() for x in s["moved"])}
+    moved_classes = dict(enumerate(_change(x["delta"], s["better"]) for s in d["measures"].values()
+                                   for x in s["moved"]))
     notes = [tag("p", w, class_="warning") for w in d["warnings"]]
     only = [f"{len(d[k])} queries only in {side}" for k, side in (("only_in_a", a["name"]), ("only_in_b", b["name"]))
             if d[k]]

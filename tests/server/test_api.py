@@ -389,3 +389,30 @@ def test_openapi_describes_every_api_address(client):
     assert {p["name"] for p in spec["paths"]["/api/report"]["get"]["parameters"]} == {
         "date_from", "date_to", "name", "tag", "measure", "labels", "lang"}
     assert "post" in spec["paths"]["/api/executions"]
+
+
+def test_differences_are_coloured_by_the_measures_direction(tmp_path):
+    """FirstRelPos falling from 3 to 1 is better (green), P_5 falling worse (red), in the paired table
+    and among the queries that moved; a count is neither."""
+    from starlette.testclient import TestClient
+
+    from evaltool.history import open_history, record
+    from evaltool.server import create_app
+
+    db = str(tmp_path / "h.sqlite")
+    ids = [record({"summary": {"FirstRelPos": first, "P_5": p5, "num_ret": ret},
+                   "per_query": {"q1": {"FirstRelPos": first, "P_5": p5, "num_ret": ret},
+                                 "q2": {"FirstRelPos": 2.0, "P_5": 0.2, "num_ret": 10}}},
+                  db=db, name="x", at=at, fingerprints={}, commit=None)
+           for first, p5, ret, at in ((3.0, 0.4, 10, "2025-01-01"), (1.0, 0.2, 9, "2025-01-02"))]
+    with open_history(db) as history, TestClient(create_app(history)) as test_client:
+        data = _get(test_client, f"/api/diff?a={ids[0]}&b={ids[1]}").json()
+        assert {m: cell["better"] for m, cell in data["measures"].items()} == {
+            "FirstRelPos": "lower", "P_5": "higher", "num_ret": "neither"}
+        coloured = [("better", "FirstRelPos"), ("worse", "P_5"), ("", "num_ret")]
+        means = [("", "FirstRelPos"), ("", "P_5"), ("", "num_ret")]
+        for url, expected in ((f"/diff?a={ids[0]}&b={ids[1]}", coloured * 2),  # the paired table, what moved
+                              (f"/compare?ids={ids[0]},{ids[1]}", means + coloured * 2)):
+            text = _get(test_client, url).text
+            rows = re.findall(r'<tr(?: class="(\w+)")?><td[^>]*>(FirstRelPos|P_5|num_ret)</td>', text)
+            assert rows == expected, url

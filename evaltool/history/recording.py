@@ -98,7 +98,8 @@ def _parts(result) -> tuple[dict, dict, dict, dict]:
 def record(result, db=None, *, name: str | None = None, note: str | None = None,
            tags: Mapping[str, str] | None = None, at=None, kind: str = "eval",
            thresholds: Mapping[str, float] | None = None, options: Mapping | None = None,
-           sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO) -> int:
+           sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO,
+           audit: Mapping | None = None) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
     ``result`` is an :class:`~evaltool.results.EvalResult` (or its ``to_dict()`` JSON).
@@ -109,7 +110,9 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
     of ``meta``. ``fingerprints`` maps ``qrels`` / ``run`` / ``queries`` to sha256 digests
     (default: the digests of the files in ``sources``); ``commit`` is the git commit
-    (default: that of the current directory, if any).
+    (default: that of the current directory, if any). ``audit`` (``actor``, ``role`` and
+    optionally ``action`` and ``detail``, as :func:`evaltool.history.audit.log_write` takes them)
+    adds an audit entry for the new execution in the same transaction (a server's write).
 
     >>> import tempfile, os
     >>> from evaltool import evaluate
@@ -185,6 +188,10 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
             if tags:
                 conn.execute(schema.tags.insert(), [{"execution_id": execution_id, "key": _storable_text(k),
                                                      "value": _storable_text(v)} for k, v in tags.items()])
+            if audit is not None:
+                from evaltool.history.audit import log_write
+
+                log_write(conn, **{"action": "record", **audit}, subject_kind="execution", subject=execution_id)
     finally:
         if history is not db:
             history.close()

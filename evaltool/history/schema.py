@@ -12,7 +12,9 @@ columns and indexes a fresh one has; the first version's file stays in the tests
 
 Version 1: executions, their summary values, per-query values and tags.
 Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
-Version 3: execution ids are never reused (SQLite ``AUTOINCREMENT``; PostgreSQL's sequence
+Version 3: the audit trail (``audit``): who wrote what and when, one row per write made
+through the server (:mod:`evaltool.history.audit`).
+Version 4: execution ids are never reused (SQLite ``AUTOINCREMENT``; PostgreSQL's sequence
 never went back), ``evaltool_schema.changes`` counts the writes, so that a reader
 (the dashboard's cache) knows when anything changed, and dates before the year 1000 get
 the leading zeros of their year.
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 metadata = sa.MetaData()
 
@@ -92,6 +94,21 @@ suites = sa.Table(
     sa.Column("created_at", sa.String(20), nullable=False),
 )
 
+audit = sa.Table(
+    "audit", metadata,
+    # AUTOINCREMENT: an entry's number is never given to another, even after the newest is deleted
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.String(20), nullable=False),
+    sa.Column("actor", sa.Text, nullable=False),  # the name of the token that wrote
+    sa.Column("role", sa.String(20), nullable=False),  # operator | rater
+    sa.Column("action", sa.String(40), nullable=False),  # record | create | edit | run | cancel | judge | ...
+    sa.Column("subject_kind", sa.String(40), nullable=False),  # execution | suite | job | ...
+    sa.Column("subject", sa.Text, nullable=False),  # its id or name, as text
+    sa.Column("detail", sa.Text),  # JSON object: what was asked (short), or NULL
+    sa.Index("audit_subject", "subject_kind", "subject", "id"),
+    sqlite_autoincrement=True,
+)
+
 TABLES = tuple(metadata.tables)
 
 
@@ -102,29 +119,39 @@ def add_column(conn, table: sa.Table, name: str) -> None:
 
 
 def rebuild_sqlite_table(conn, table: sa.Table) -> None:
-    """Give a stored SQLite table the declared layout (what ALTER TABLE cannot: AUTOINCREMENT, a
-    constraint), rows kept: SQLite's own recipe of a new table, a copy, the old one dropped and the
-    new one renamed, then the indexes again. Other tables' foreign keys name the table, so they hold."""
-    temporary = table.to_metadata(sa.MetaData(), name=f"{table.name}_rebuilt")
-    for index in list(temporary.indexes):  # created under their own names once the old table is gone
-        temporary.indexes.discard(index)
-    conn.execute(sa.schema.CreateTable(temporary))
-    columns = ", ".join(c.name for c in table.columns)
-    conn.exec_driver_sql(f"INSERT INTO {temporary.name} ({columns}) SELECT {columns} FROM {table.name}")
-    conn.exec_driver_sql(f"DROP TABLE {table.name}")
-    conn.exec_driver_sql(f"ALTER TABLE {temporary.name} RENAME TO {table.name}")
+    """Give a stored SQLite table exactly the declared layout (what ALTER TABLE cannot: AUTOINCREMENT, a
+    column where a fresh table has it), rows kept: the old table renamed aside, the declared one created
+    with its indexes, the rows copied, the old one dropped. The rename leaves other tables' foreign keys
+    naming the table (legacy_alter_table), so they hold the new one."""
+    old = f"{table.name}_before_upgrade"
+    kept = [row[1] for row in conn.exec_driver_sql(f"PRAGMA table_info({table.name})")]
+    columns = ", ".join(c.name for c in table.columns if c.name in kept)
     for index in table.indexes:
-        index.create(conn)
+        conn.exec_driver_sql(f"DROP INDEX IF EXISTS {index.name}")
+    conn.exec_driver_sql("PRAGMA legacy_alter_table = ON")
+    try:
+        conn.exec_driver_sql(f"ALTER TABLE {table.name} RENAME TO {old}")
+    finally:
+        conn.exec_driver_sql("PRAGMA legacy_alter_table = OFF")
+    table.create(conn)
+    conn.exec_driver_sql(f"INSERT INTO {table.name} ({columns}) SELECT {columns} FROM {old}")
+    conn.exec_driver_sql(f"DROP TABLE {old}")
 
 
 def _add_suites(conn) -> None:
     suites.create(conn)
 
 
+def _add_audit(conn) -> None:
+    audit.create(conn)
+
+
 def _ids_never_reused_and_a_change_counter(conn) -> None:
     if conn.dialect.name == "sqlite":
         rebuild_sqlite_table(conn, executions)
-    add_column(conn, schema_table, "changes")
+        rebuild_sqlite_table(conn, schema_table)  # the very DDL of a fresh one, which ADD COLUMN does not write
+    else:
+        add_column(conn, schema_table, "changes")
     # dates before the year 1000 were stored without the year's leading zeros ('999-06-01T...'), and so
     # sorted after every other: given their fixed width, they sort where they belong
     e = executions
@@ -134,4 +161,4 @@ def _ids_never_reused_and_a_change_counter(conn) -> None:
 
 
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites, 2: _ids_never_reused_and_a_change_counter}
+MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _ids_never_reused_and_a_change_counter}

@@ -118,16 +118,19 @@ def test_dates_are_stored_with_four_digits_of_year():
 
     assert stamp(datetime(999, 6, 1, 8, 5, 3, tzinfo=timezone.utc)) == "0999-06-01T08:05:03Z"
     assert stamp(datetime(5, 1, 1, tzinfo=timezone.utc)) == "0005-01-01T00:00:00Z"
-    # a range may reach the calendar's ends: the whole last day, not an overflow
-    assert range_bounds("0001-01-01", "9999-12-31") == ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z")
+    assert range_bounds("1000-01-01", "9999-12-30") == ("1000-01-01T00:00:00Z", "9999-12-30T23:59:59Z")
+    for edge in ("0999-12-31", "9999-12-31", "0001-01-01T00:00:00+01:00", "9999-12-30T23:00:00-05:00"):
+        with pytest.raises(HistoryError, match="outside the dates the history holds; expected a date from "
+                                               "1000-01-01 to 9999-12-30"):
+            range_bounds(edge)
 
 
 @pytest.mark.parametrize("at, message", [
     ("0999-06-01", r"--at '0999-06-01': a recording date lies between 1970-01-01 and \d{4}-\d\d-\d\d \(UTC\)"),
     ("9999-12-31", r"--at '9999-12-31': a recording date lies between 1970-01-01"),
     ("0001-01-01", r"--at '0001-01-01': a recording date lies between"),
-    ("0001-01-01T00:00:00+01:00", r"--at '0001-01-01T00:00:00\+01:00': outside the calendar \(years 1 to 9999\)"),
-    ("9999-12-31T23:00:00-05:00", r"outside the calendar \(years 1 to 9999\) once converted to UTC"),
+    ("0001-01-01T00:00:00+01:00", r"--at '0001-01-01T00:00:00\+01:00': a recording date lies between"),
+    ("9999-12-31T23:00:00-05:00", r"--at '9999-12-31T23:00:00-05:00': a recording date lies between"),
     ("10000-01-01", r"--at '10000-01-01': expected an ISO-8601 date"),
 ])
 def test_recording_dates_at_the_calendars_edges_are_one_message(tmp_path, at, message):

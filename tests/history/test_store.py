@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from evaltool.errors import HistoryError
 from evaltool.history import (
     get_execution,
+    list_audit,
     list_executions,
     list_suites,
     open_history,
@@ -68,6 +69,7 @@ def test_an_old_schema_is_refused_until_upgraded_then_kept_whole(tmp_path):
     rows = report(str(db), labels=True)["rows"]
     assert [r["label"] for r in rows] == ["fair", "good"]
     assert list_suites(str(db)) == []  # the table version 2 added
+    assert list_audit(str(db)) == []  # and version 3's
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version FROM evaltool_schema").fetchall() == [(schema.CURRENT_VERSION,)]
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
@@ -190,6 +192,22 @@ def test_every_write_moves_the_change_counter(db, tmp_path):
         write()
         seen.append(state(db))
     assert seen == sorted(set(seen)), seen  # strictly growing: never back to a value a reader has seen
+
+
+def test_a_migrated_history_has_the_schema_of_a_fresh_one(tmp_path):
+    """Every table, index and column as a new history makes them, whatever version the file started at."""
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    shutil.copy(FIXTURES / "history-v1.sqlite", old)
+    upgrade(str(old))
+    record({"summary": {"map": 0.5}}, db=str(new), name="x")
+
+    def layout(path):
+        with sqlite3.connect(path) as conn:
+            return sorted((name, " ".join(sql.split())) for name, sql in
+                          conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+
+    assert layout(old) == layout(new)
+    assert "audit" in dict(layout(new))
 
 
 def test_a_newer_schema_is_refused(db):

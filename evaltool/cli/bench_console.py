@@ -85,6 +85,7 @@ class Console(Listener):
         self.progress: Progress | None = None
         self.count = 0
         self.total = 0
+        self.checkpoint = ""
 
     def write(self, text: str = "") -> None:
         if self.progress:
@@ -127,11 +128,18 @@ class Console(Listener):
         for qid, missing in unknown.items():
             self.warn(f"  query {qid}: {', '.join(missing)}")
 
+    def checkpoint_opened(self, path: str, resumed: int, discarded: int) -> None:
+        self.checkpoint = path
+        if discarded:
+            self.write(f"Restarting: the unfinished run in {path} ({discarded} "
+                       f"quer{'y' if discarded == 1 else 'ies'} done) is discarded")
+
     def started(self, total: int, pending: list[BenchQuery], resumed: int) -> None:
         self.total, self.count = total, resumed
         self.write()
         if resumed:
-            self.write(f"Resuming: {resumed} of {total} queries are done (checkpoint); {len(pending)} to go")
+            self.write(f"Resuming: {resumed} of {total} queries are done ({self.checkpoint}); "
+                       f"{len(pending)} to go")
         self.write("Starting benchmark execution...")
         self.write()
         self.progress = Progress(self.err, total, resumed)
@@ -213,6 +221,11 @@ def summary_lines(result: BenchResult) -> list[str]:
     for title, table, capitalize in (("BY DIFFICULTY", report["per_difficulty"], True),
                                      ("BY CATEGORY", report["per_category"], False)):
         lines += ["", f"{title}:", *_group_lines(table, plan, capitalize)]
+    redirects = meta.get("redirects") or {}
+    if redirects.get("followed_cross_origin") or redirects.get("refused"):
+        lines += ["", f"REDIRECTS: {redirects['followed_cross_origin']} followed to another origin (without the "
+                      f"--header headers), {redirects['refused']} refused (another origin; "
+                      "--follow-cross-origin-redirects follows them); each query's are in detailed_results"]
     timing = meta["latency_ms"]
     lines += ["", f"LATENCY: p50 {milliseconds(timing['p50'])} | p95 {milliseconds(timing['p95'])} | "
                   f"max {milliseconds(timing['max'])}"]

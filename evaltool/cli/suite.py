@@ -124,20 +124,31 @@ def enable_command(name, db):
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @db_option
 @out_option
+@click.option("--resume", is_flag=True,
+              help="Finish each suite's unfinished run from its checkpoint in --out (a suite without one runs "
+                   "from the start).")
+@click.option("--restart", is_flag=True, help="Discard each suite's unfinished run in --out and start over.")
 @verbose_option
-def run_suites_command(names, db, out_dir, verbose):
+def run_suites_command(names, db, out_dir, resume, restart, verbose):
     """Run every active suite (or those named) through the benchmark runner and record each
-    execution under the suite's name. Exit 0 when every query of every suite got an answer,
-    1 when some failed (as 'evaltool bench'), 2 when a suite could not run or all its queries
-    failed, 128 + the signal's number when interrupted.
+    execution under the suite's name. Each suite's finished queries are kept in
+    OUT/suite-NAME.checkpoint.jsonl as they finish: after an interruption or a failure,
+    --resume finishes the run where it stopped, --restart throws it away; without either,
+    a suite with an unfinished run is not run. Exit 0 when every query of every suite got
+    an answer, 1 when some failed (as 'evaltool bench'), 2 when a suite could not run or
+    all its queries failed, 128 + the signal's number when interrupted.
 
     \b
       evaltool suite run
       evaltool suite run helpdesk --out results/ -v
+      evaltool suite run helpdesk --resume         # after Ctrl-C or a crash
     """
+    from evaltool.bench.session import BenchSettings, unfinished_queries
     from evaltool.history import open_history
     from evaltool.history.suites import list_suites
 
+    if resume and restart:
+        fail(EvaltoolError("--resume and --restart: choose one (finish the unfinished runs, or discard them)"))
     try:
         history = open_history(db)
         suites = list_suites(history, list(names) or None)
@@ -154,10 +165,16 @@ def run_suites_command(names, db, out_dir, verbose):
         for suite in suites:
             warn(f"suite {suite.name}: {suite.queries_file} against {suite.backend}")
             settings = dict(suite.settings, headers=tuple(suite.settings.get("headers", ())))
+            checkpoint = f"suite-{suite.name}"
             try:
+                resuming = resume and unfinished_queries(BenchSettings(suite.queries_file, suite.backend,
+                                                                       out_dir=out_dir, checkpoint_name=checkpoint)) > 0
+                if resume and not resuming:
+                    warn(f"suite {suite.name}: no unfinished run to resume; running it from the start")
                 code = run_command(Recording(history, None, {}, None, history), suite.name, "suite",
                                    queries=suite.queries_file, backend=suite.backend, measures=tuple(suite.measures),
-                                   out_dir=out_dir, verbose=verbose, resume=False, run_name=suite.name, **settings)
+                                   out_dir=out_dir, verbose=verbose, resume=resuming, restart=restart,
+                                   run_name=suite.name, checkpoint_name=checkpoint, **settings)
             except EvaltoolError as exc:
                 warn(f"suite {suite.name}: {exc}")
                 failed += 1

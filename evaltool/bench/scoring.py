@@ -8,7 +8,7 @@ go to one ``evaluate(..., complete=True)`` call, so a query that returned nothin
 averages, which the report says. The same two dicts are written as TREC files, so
 ``evaltool -c -m ... QRELS RUN`` prints the report's numbers again.
 
-Measures are named as written (SPEC-002's ``precision@3``, ``recall@10``, ``mrr`` by
+Measures are named as written (``precision@3``, ``recall@10``, ``mrr`` by
 default; ``-m ndcg_cut.10`` reports ``ndcg_cut_10``). Every query's ``hits_in_top_3``,
 ``hits_in_top_5`` and ``first_relevant_position`` are evaltool's ``hits@3``, ``hits@5``
 and ``first_relevant_position``.
@@ -147,7 +147,7 @@ def group_table(queries: list[BenchQuery], outcomes: dict[str, Outcome], scores:
 
     ``count`` is the group's queries that got an answer (the ones its means are over).
     """
-    from evaltool.results import group_queries
+    from evaltool.evaluation.groups import group_queries
 
     qids = [q.qid for q in queries]
     table: dict[str, dict] = {}
@@ -178,7 +178,8 @@ def redirect_counts(outcomes: list[Outcome]) -> dict:
 
 
 def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -> dict:
-    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates, HTTP status)."""
+    """One entry of ``detailed_results``: the query, what was expected and returned, its metrics and latency
+    (plus error, attempts, duplicates, HTTP status)."""
     entry = {"query_id": query.id, "query": query.text}
     if query.version is not None:
         entry["version"] = query.version

@@ -124,7 +124,7 @@ def exit_promptly() -> None:
 
 
 def run_command(history=None, record_name=None, record_kind="bench", **options) -> int:
-    """Run the benchmark, printing as SPEC-002 does, and record it in ``history`` (a
+    """Run the benchmark, printing its log and summary (:mod:`evaltool.cli.bench_console`), and record it in ``history`` (a
     :class:`~evaltool.cli.recording.Recording`) under ``record_name``; the exit code
     (EvaltoolError propagates)."""
     from evaltool.cli.bench_console import Console

@@ -41,7 +41,7 @@ def _is_day(value) -> bool:
         isinstance(value, str) and bool(DATE_ONLY.match(value.strip())))
 
 
-class _Outside(HistoryError):
+class OutsideDates(HistoryError):
     """A date that reads, but outside :data:`FIRST_DAY` .. :data:`LAST_DAY`."""
 
 
@@ -67,7 +67,7 @@ def parse_when(value, what: str = "date") -> datetime:
     except OverflowError:
         moment = None
     if moment is None or not FIRST_DAY <= moment.date() <= LAST_DAY:
-        raise _Outside(f"{what} {quote(str(value), 60)}: {OUTSIDE}")
+        raise OutsideDates(f"{what} {quote(str(value), 60)}: {OUTSIDE}")
     return moment
 
 
@@ -76,7 +76,7 @@ def recording_date(value, what: str = "--at") -> datetime:
     day from now (see the module)."""
     try:
         moment = parse_when(value, what)
-    except _Outside:
+    except OutsideDates:
         moment = None
     latest = now() + FUTURE
     if moment is None or not EARLIEST <= moment <= latest:

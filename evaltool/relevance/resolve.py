@@ -279,7 +279,7 @@ def relevance_meta(resolution: Resolution | None, qids: list[str], qrels: Qrels,
                    cutoffs: list[int], f1_threshold: float, inputs: dict) -> dict:
     """The provenance summary of the evaluated queries ``qids`` (the strategies count those)."""
     strategies = resolution.strategies if resolution else {}
-    counts = {s: 0 for s in STRATEGIES}
+    counts = dict.fromkeys(STRATEGIES, 0)
     for qid in qids:
         counts[strategies.get(qid, QRELS)] += 1
     relevant_qids = set(qrels.queries_with(qrels.grades >= relevance_level))

@@ -18,12 +18,19 @@ import math
 from dataclasses import dataclass, field
 
 from evaltool.errors import EvaltoolError, InputError, ParseError, quote
+from evaltool.io import jsontext
 from evaltool.measures import MEASURES
 from evaltool.measures.base import Agg
 
 SUMMARY = "all"
 # evaluate() keywords a JSON reference's meta.options may carry
 OPTION_KEYS = ("relevance_level", "complete", "max_ret", "judged_only", "num_docs_in_coll", "zscores", "on_duplicate")
+# what each of them must be, as -o json writes it
+OPTION_TYPES = {"relevance_level": (int, "a whole number"), "complete": (bool, "true or false"),
+                "max_ret": (int, "a whole number or null"), "judged_only": (bool, "true or false"),
+                "num_docs_in_coll": (int, "a whole number"), "zscores": (str, "a file name or null"),
+                "on_duplicate": (str, "error, first or max")}
+NULLABLE_OPTIONS = ("max_ret", "zscores")
 TEXT_MEASURES = {name for name, m in MEASURES.items() if m.agg in (Agg.RUNID, Agg.NONE)}
 
 
@@ -111,10 +118,16 @@ def _from_json(path: str, data) -> Reference:
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise ParseError(path, None, f"{qid} {name}: {json.dumps(value)[:60]}", "a number")
             if isinstance(value, str) and name not in TEXT_MEASURES:
-                raise ParseError(path, None, f"{qid} {name}: {value!r}", "a number")
+                raise ParseError(path, None, f"{qid} {name}: {quote(value)}", "a number")
             values[(name, qid)] = value
-    options = (data.get("meta") or {}).get("options") or {}
+    meta = data.get("meta") or {}
+    options = meta.get("options") or {} if isinstance(meta, dict) else {}
     options = {k: v for k, v in options.items() if k in OPTION_KEYS} if isinstance(options, dict) else {}
+    for key, value in options.items():
+        kinds, expected = OPTION_TYPES[key]
+        if not (value is None and key in NULLABLE_OPTIONS) and (
+                isinstance(value, bool) != (kinds is bool) or not isinstance(value, kinds)):
+            raise ParseError(path, None, f"meta.options.{key}: {json.dumps(value)[:60]}", expected)
     return Reference(path, values, dict.fromkeys(values), options)
 
 
@@ -155,7 +168,7 @@ def read_reference(path) -> Reference:
     name, text = read_text(path)
     if text.lstrip().startswith("{"):
         try:
-            parsed = json.loads(text)
+            parsed = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(name, exc.lineno, text.splitlines()[exc.lineno - 1][:80] if text.splitlines() else "",
                              f"valid JSON ({exc.msg})") from None

@@ -24,7 +24,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from evaltool.errors import EvaltoolError, HistoryError
+from evaltool.errors import EvaltoolError, HistoryError, quote
 
 DEFAULT_FILE = "evaltool-history.sqlite"
 ENV_VAR = "EVALTOOL_DB"
@@ -109,6 +109,11 @@ class History:
             yield
         except sa.exc.DBAPIError as exc:
             raise HistoryError(describe(exc, self.where)) from None
+        except DamagedHistory as exc:
+            raise HistoryError(f"{self.where}: damaged history: {exc}") from None
+        except UnicodeDecodeError as exc:   # SQLite hands back the bytes of a damaged text cell as they are
+            raise HistoryError(f"{self.where}: damaged history: a text value that is not UTF-8 "
+                               f"({exc.reason} at byte {exc.start})") from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -120,12 +125,35 @@ class History:
         self.close()
 
 
+class DamagedHistory(HistoryError):
+    """A value in the history that evaltool never writes there (a hand edit, a disk fault, a
+    foreign program). Raised by the readers of rows, which do not know where the history is;
+    :meth:`History.reading` turns it into a HistoryError naming the history."""
+
+
+def checked_version(value) -> int:
+    """The schema version stored in a history, refused unless it is a whole number of 1 or more.
+
+    >>> checked_version(2)
+    2
+    >>> checked_version("abc")
+    Traceback (most recent call last):
+    evaltool.history.store.DamagedHistory: evaltool_schema holds the version 'abc'; expected a whole number from 1
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DamagedHistory(f"evaltool_schema holds the version {quote(str(value), 40)}; expected a whole number "
+                             "from 1")
+    return value
+
+
 def describe(exc, where: str) -> str:
     """One line for a database error: where, and what the driver said (its first line)."""
     said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     text = said[0] if said else type(exc).__name__
     if "file is not a database" in text or "file is encrypted" in text:
         return f"{where}: not an evaltool history (SQLite says: {text})"
+    if "Could not decode to UTF-8" in text:
+        return f"{where}: damaged history: {text[:200]}"
     return f"{where}: {text}"
 
 
@@ -262,11 +290,7 @@ def _stored_version(history: History, conn) -> int | None:
     rows = conn.execute(sa.select(schema.schema_table.c.version)).scalars().all()
     if len(rows) != 1:
         raise HistoryError(f"{history.where}: damaged history: evaltool_schema holds {len(rows)} rows, expected 1")
-    version = rows[0]
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise HistoryError(f"{history.where}: damaged history: schema version {str(version)[:40]!r}, "
-                           "expected a whole number from 1")
-    return version
+    return checked_version(rows[0])
 
 
 def _newer(history: History, version: int) -> str:

@@ -251,3 +251,17 @@ def test_allow_improvement_reads_each_measures_direction(files):
     counts = files.make("counts.tsv", "num_ret all 3\n")  # the run retrieves 4: more is not better
     drifted = invoke("check", counts, files.qrels, files.run, "--allow-improvement")
     assert drifted.exit_code == 1 and "drift" in drifted.stdout, drifted.stdout
+
+
+@pytest.mark.parametrize("options, shown", [
+    ({"relevance_level": "1"}, 'meta.options.relevance_level: "1"'), ({"complete": 1}, "meta.options.complete: 1"),
+    ({"max_ret": 1.5}, "meta.options.max_ret: 1.5"), ({"on_duplicate": ["x"]}, 'meta.options.on_duplicate: ["x"]'),
+])
+def test_a_json_reference_with_options_of_the_wrong_type(tmp_path, options, shown):
+    """A reference's options go to evaluate(): a text relevance level ended in a TypeError (tests/fuzzing.py)."""
+    from tests.helpers import ROOT, assert_fails, invoke, write
+
+    reference = write(tmp_path / "ref.json", json.dumps({"summary": {"map": 0.49}, "meta": {"options": options}}))
+    assert_fails(invoke("check", reference, ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt"), reference, shown)
+    fine = write(tmp_path / "fine.json", json.dumps({"summary": {"map": 0.4907}, "meta": {"options": {"max_ret": None}}}))
+    assert invoke("check", fine, ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt").exit_code == 0

@@ -210,13 +210,23 @@ def _holds(reference, current, tolerance: float) -> bool:
     return abs(current - reference) <= tolerance * (1 + 1e-9)
 
 
+def _improved(name: str, current: float, expected: float) -> bool:
+    """Whether ``current`` is better than ``expected`` for the measure output ``name``."""
+    from evaltool.names import direction
+
+    better = direction(name)
+    gain = better.gain(current, expected) if better is not None else None
+    return gain is not None and gain > 0
+
+
 def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_query: bool = False,
           allow_improvement: bool = False, **options) -> CheckResult:
     """Evaluate ``run`` as the reference asks and list every value that moved past ``tolerance``.
 
     Summary values (query ``all``) are always checked, per-query values with ``per_query``.
-    ``allow_improvement`` accepts values above the reference (higher is better for every
-    trec_eval effectiveness measure); they are still listed, as ``improved``.
+    ``allow_improvement`` accepts values better than the reference, as each measure declares
+    (higher for most, lower for ranks such as FirstRelPos and ARP; a count such as
+    ``num_ret`` never improves, it only drifts); they are still listed, as ``improved``.
     """
     from evaltool.evaluation import evaluate
 
@@ -237,6 +247,6 @@ def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_quer
         if _holds(expected, current, tolerance):
             continue
         improved = (allow_improvement and not isinstance(current, str) and not isinstance(expected, str)
-                    and current > expected)
+                    and _improved(name, current, expected))
         drifts.append(Drift(name, qid, expected, current, "improved" if improved else "drift"))
     return CheckResult(reference.path, tolerance, allow_improvement, len(wanted), drifts)

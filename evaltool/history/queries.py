@@ -248,17 +248,16 @@ def get_execution(db, execution_id, per_query: bool = True) -> Execution:
         return _with_per_query(conn, execution) if per_query else execution
 
 
-def state(db) -> tuple[int, int | None]:
-    """(number of executions, highest id): it changes whenever an execution is recorded or pruned
-    (executions are never changed in place), so a reader may keep what it computed until it does."""
+def state(db) -> int:
+    """The number of write transactions ever committed to the history (``evaltool_schema.changes``):
+    it grows with every record, prune or suite change and never comes back to a value it had, so a
+    reader may keep what it computed until it moves."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
 
-    e = schema.executions
     with opened(db) as history, history.reading() as conn:
-        count, highest = conn.execute(sa.select(sa.func.count(), sa.func.max(e.c.id))).one()
-    return int(count), highest
+        return int(conn.execute(sa.select(schema.schema_table.c.changes)).scalar_one())
 
 
 def get_executions(db, ids) -> list[Execution]:

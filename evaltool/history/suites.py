@@ -35,8 +35,16 @@ class Suite:
 
 
 def _suite(row) -> Suite:
-    return Suite(row.name, row.queries_file, row.backend, json.loads(row.measures), json.loads(row.settings),
-                 bool(row.active), row.created_at)
+    from evaltool.history.queries import damaged, json_object, json_value, named, text_value
+
+    where = f"suite {named(row.name)}"
+    measures = json_value(row.measures, f"{where}: measures", "a JSON list of measure names")
+    if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
+        raise damaged(row.measures, f"{where}: measures", "a JSON list of measure names")
+    settings = json_object(row.settings, f"{where}: settings")
+    return Suite(text_value(row.name, "a suite name"), text_value(row.queries_file, f"{where}: queries_file"),
+                 text_value(row.backend, f"{where}: backend"), measures, settings, bool(row.active),
+                 text_value(row.created_at, f"{where}: created_at"))
 
 
 def add_suite(db, name: str, queries_file, backend: str, measures=(), settings=None) -> Suite:

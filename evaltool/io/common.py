@@ -180,7 +180,7 @@ def _reading(name: str, source):
         with handle:
             yield skip_bom(handle)
     except Exception as exc:
-        plain = handle is source or isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO
+        plain = handle is source or (isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO)
         error = None if plain else broken_stream(name, exc)
         if error is None:
             raise

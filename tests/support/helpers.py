@@ -31,6 +31,7 @@ from click.testing import CliRunner
 from evaltool import evaluate
 from evaltool.bench import TransientError
 from evaltool.cli import main
+from evaltool.cli.app import Interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,15 +71,18 @@ def missing(reason: str):
 # ---------------------------------------------------------------------------- command line
 
 
+INTERRUPTED = (Interrupted, KeyboardInterrupt)  # the console script prints one line for these and exits 130
+
+
 def invoke(*args, input=None, env=None):
     """Run the command line in process as `evaltool ARGS` (the one way the tests run it).
 
     A traceback is always a failure, whatever the test expects of the exit code: an exception
-    other than SystemExit escaping the command (the user would see its traceback), or a
-    traceback printed on either stream.
+    escaping the command that the console script (:func:`evaltool.cli.app.run`) does not turn
+    into an exit code (the user would see its traceback), or a traceback printed on either stream.
     """
     result = CliRunner().invoke(main, [str(a) for a in args], input=input, env=env, prog_name="evaltool")
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
+    if result.exception is not None and not isinstance(result.exception, (SystemExit, *INTERRUPTED)):
         raise AssertionError("evaltool " + " ".join(map(str, args)) + " raised:\n"
                              + "".join(traceback.format_exception(*result.exc_info))) from result.exception
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.output

@@ -342,7 +342,7 @@ def _columnar_qrels(frame, names, source: str) -> Qrels | None:
     grades = None if qids is None or docs is None else _arrow_numbers(frame[names[2]], integral=True)
     if grades is None or not len(grades):
         return None
-    encoded_qids = columnar._qids(qids)
+    encoded_qids = columnar.encode_qids(qids)
     if encoded_qids is None:
         return None
     encoded = columnar.kernels().call_function("dictionary_encode", [docs])

@@ -33,11 +33,12 @@ class Outcome:
     attempts: int
     duplicates_removed: int = 0
     http_status: int | None = None  # of the last failed HTTP answer
+    texts: list[dict] | None = None  # per id {"title", "snippet"} when the backend returned text
 
     @classmethod
     def from_record(cls, record: dict) -> Outcome:
         """An outcome from its checkpoint line (a field added since the line was written takes its default)."""
-        optional = {"duplicates_removed", "http_status"}
+        optional = {"duplicates_removed", "http_status", "texts"}
         return cls(**{name: record[name] for name in cls.__dataclass_fields__
                       if name in record or name not in optional})
 

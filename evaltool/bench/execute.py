@@ -114,7 +114,8 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
     elapsed = round((time.perf_counter() - start) * 1000, 3)
     if retrieved is None:
         return Outcome(query.qid, [], None, error, elapsed, attempts, http_status=status)
-    return Outcome(query.qid, retrieved.ids, retrieved.scores, None, elapsed, attempts, retrieved.duplicates)
+    return Outcome(query.qid, retrieved.ids, retrieved.scores, None, elapsed, attempts, retrieved.duplicates,
+                   texts=retrieved.texts)
 
 
 class DaemonThreads(ThreadPoolExecutor):

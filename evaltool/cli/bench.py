@@ -116,10 +116,10 @@ def exit_promptly() -> None:
     atexit.register(gc.freeze)
 
 
-def run_command(history=None, record_name=None, record_kind="bench", **options) -> int:
+def run_command(history=None, record_name=None, record_kind="bench", record_details=None, **options) -> int:
     """Run the benchmark, printing as SPEC-002 does, and record it in ``history`` (a
-    :class:`~evaltool.cli.recording.Recording`) under ``record_name``; the exit code
-    (EvaltoolError propagates)."""
+    :class:`~evaltool.cli.recording.Recording`) under ``record_name`` (with ``record_details``,
+    :func:`~evaltool.history.record` keywords); the exit code (EvaltoolError propagates)."""
     from evaltool.cli.bench_console import Console
     from evaltool.bench.execute import Interrupted
     from evaltool.bench.session import BenchSettings, run_benchmark
@@ -130,7 +130,7 @@ def run_command(history=None, record_name=None, record_kind="bench", **options) 
     try:
         result = run_benchmark(settings, console)
         if history is not None:
-            history.record_bench(result, record_name, record_kind)
+            history.record_bench(result, record_name, record_kind, **(record_details or {}))
     except Interrupted as stop:
         from evaltool.bench.checkpoint import checkpoint_path
 

@@ -9,6 +9,11 @@ version with a migration step, and the first version's file stays in the tests
 
 Version 1: executions, their summary values, per-query values and tags.
 Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
+Version 3: a suite's queries and ground truth live in the history, versioned (``suite_versions``,
+``suite_queries``; ``executions.suite_version`` names the version an execution ran); what the search
+returned per query (``query_outcomes``, ``returned``); the server's queue of suite runs (``jobs``).
+The upgrade reads each suite's queries file in; a file that cannot be read leaves the suite empty
+with the reason in ``suites.problem`` and the path in ``suites.source``.
 
 Dates are ISO-8601 text in UTC (``2025-01-28T09:30:00Z``, one fixed width), so they
 sort and compare as text on every backend.
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 metadata = sa.MetaData()
 
@@ -43,6 +48,7 @@ executions = sa.Table(
     sa.Column("run_sha256", sa.String(64)),
     sa.Column("queries_sha256", sa.String(64)),
     sa.Column("git_commit", sa.String(64)),
+    sa.Column("suite_version", sa.Integer),  # the version of the suite (of the same name) a suite execution ran
     sa.Index("executions_recorded_at", "recorded_at"),
     sa.Index("executions_name", "name", "recorded_at"),
 )
@@ -75,20 +81,114 @@ tags = sa.Table(
 suites = sa.Table(
     "suites", metadata,
     sa.Column("name", sa.Text, primary_key=True),
-    sa.Column("queries_file", sa.Text, nullable=False),
     sa.Column("backend", sa.Text, nullable=False),
     sa.Column("measures", sa.Text, nullable=False),  # JSON list of -m values; [] for the runner's default
     sa.Column("settings", sa.Text, nullable=False),  # JSON: the other bench options (limit, timeout, ...)
     sa.Column("active", sa.Boolean, nullable=False),
     sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),  # the current version of its queries
+    sa.Column("source", sa.Text),  # the file its queries were last imported from, if any
+    sa.Column("problem", sa.Text),  # why it cannot run (its queries file was unreadable at the upgrade)
+)
+
+suite_versions = sa.Table(
+    "suite_versions", metadata,
+    sa.Column("suite", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("author", sa.Text),  # the token's name of a change made through the server
+    sa.Column("change", sa.Text, nullable=False),  # what changed, one line
+)
+
+suite_queries = sa.Table(
+    "suite_queries", metadata,
+    sa.Column("suite", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("category", sa.Text),
+    sa.Column("difficulty", sa.Text),
+    sa.Column("expected_field", sa.String(20), nullable=False),  # relevant_ids | expected_modules | qrels
+    sa.Column("judgments", sa.Text, nullable=False),  # JSON {doc id: grade}, in the order given
+    sa.Column("fields", sa.Text, nullable=False),  # JSON: every other field of the query (version, metadata)
+)
+
+query_outcomes = sa.Table(
+    "query_outcomes", metadata,
+    sa.Column("execution_id", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text),
+    sa.Column("judgments", sa.Text),  # JSON {doc id: grade}: the ground truth the query was scored against
+    sa.Column("latency_ms", sa.Float),
+    sa.Column("error", sa.Text),
+    sa.Column("returned", sa.Integer, nullable=False),  # ids the search returned (more than stored if cut)
+)
+
+returned = sa.Table(
+    "returned", metadata,
+    sa.Column("execution_id", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, primary_key=True),
+    sa.Column("rank", sa.Integer, primary_key=True),  # 1, 2, ...
+    sa.Column("doc_id", sa.Text, nullable=False),
+    sa.Column("score", sa.Float),
+    sa.Column("title", sa.Text),
+    sa.Column("snippet", sa.Text),
+)
+
+jobs = sa.Table(
+    "jobs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("suite", sa.Text, nullable=False),
+    sa.Column("suite_version", sa.Integer, nullable=False),
+    sa.Column("state", sa.String(20), nullable=False),  # queued | running | done | failed | cancelled | interrupted
+    sa.Column("author", sa.Text),
+    sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("started_at", sa.String(20)),
+    sa.Column("finished_at", sa.String(20)),
+    sa.Column("done", sa.Integer, nullable=False),
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("failures", sa.Integer, nullable=False),
+    sa.Column("elapsed_seconds", sa.Float),  # of the runs before a resume, plus the current one once ended
+    sa.Column("execution_id", sa.Integer),
+    sa.Column("error", sa.Text),
+    sa.Column("work_dir", sa.Text),  # the runner's folder: its checkpoint, for a resume
+    sa.Index("jobs_suite_state", "suite", "state"),
 )
 
 TABLES = tuple(metadata.tables)
 
 
 def _add_suites(conn) -> None:
-    suites.create(conn)
+    _VERSION_2_SUITES.create(conn)
+
+
+# the suites table as version 2 made it (a queries file's path); version 3 replaces it
+_VERSION_2_SUITES = sa.Table(
+    "suites", sa.MetaData(),
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("queries_file", sa.Text, nullable=False),
+    sa.Column("backend", sa.Text, nullable=False),
+    sa.Column("measures", sa.Text, nullable=False),
+    sa.Column("settings", sa.Text, nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    sa.Column("created_at", sa.String(20), nullable=False),
+)
+
+
+def _suites_in_the_history(conn) -> None:
+    """Version 2 -> 3: each suite's queries file is read into the history (see the module docstring)."""
+    from evaltool.history.suites import import_version_2_suite
+
+    old = [row._asdict() for row in conn.execute(sa.select(_VERSION_2_SUITES))]
+    _VERSION_2_SUITES.drop(conn)
+    conn.execute(sa.text("ALTER TABLE executions ADD COLUMN suite_version INTEGER"))
+    for table in (suites, suite_versions, suite_queries, query_outcomes, returned, jobs):
+        table.create(conn)
+    for row in old:
+        import_version_2_suite(conn, row)
 
 
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites}
+MIGRATIONS = {1: _add_suites, 2: _suites_in_the_history}

@@ -1,91 +1,283 @@
-"""Controlled tests: a named queries file with its expected ids and a backend to run it against.
+"""Controlled tests: named sets of queries with their ground truth, versioned in the history.
 
-A suite is what ``evaltool bench`` needs (a queries file, ``--backend`` and its other
-options), kept in the history so that ``evaltool suite run`` can run every active
-one and record each execution under the suite's name. File paths (the queries file,
-a TREC run given as the backend) are stored absolute, so a suite runs from any folder.
+A suite holds its queries (id, text, optional category and difficulty, any other field as
+metadata) and for each the relevant ids, with grades when given, plus what the benchmark
+runner needs to run them: a backend, the measures and the runner's settings (limit,
+timeout...). Its content is versioned: importing a file, adding, editing or removing a
+query makes a new version (the old ones stay, with who made each change and when), and an
+execution of the suite records the version it ran (``executions.suite_version``).
+
+The queries are those of a benchmark queries file (:mod:`evaltool.bench.queries`: a JSON
+list, JSONL) or of a CSV with a header row, validated by the same rules, every problem
+with its line. ``export_text`` writes a version back as a JSON file ``evaltool bench`` reads.
+
+>>> import os, tempfile
+>>> db = os.path.join(tempfile.mkdtemp(), "history.sqlite")
+>>> suite = add_suite(db, "helpdesk", backend="evaltool.bench.examples:bm25_search", queries=[
+...     {"id": "q1", "query": "flat tyre", "relevant_ids": ["bike-puncture"]}])
+>>> suite = put_query(db, "helpdesk", {"id": "q2", "query": "wifi slow", "qrels": {"net-wifi-channel": 2}})
+>>> suite.version, [(q.query_id, q.judgments) for q in suite.queries]
+(2, [('q1', {'bike-puncture': 1}), ('q2', {'net-wifi-channel': 2})])
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, field
 
-from evaltool.errors import HistoryError
+from evaltool.errors import EvaltoolError, HistoryError, NotFoundError
 from evaltool.measures.sets import DEFAULT_SETS
 
 # a suite's measures unless -m says otherwise: the comparative report's (MRR, nDCG@10, Precision@5), whose
 # output names are the ones the default label thresholds are set on
 SUITE_MEASURES = DEFAULT_SETS["suite"]
+MAX_QUERIES = 10_000  # per suite: a controlled test is read, edited and shown whole
+# a CSV cell listing ids: separated by whitespace or ';' (an id holds neither); qrels cells as id:grade
+_LIST_SEPARATOR = re.compile(r"[\s;]+")
+
+
+class SuiteConflict(HistoryError):
+    """The change cannot be made in the suite's present state (a name taken, a query id in use)."""
+
+    status = 409
+
+
+@dataclass
+class SuiteQuery:
+    """One query of a suite: what the runner sends and the ground truth it is scored against."""
+
+    query_id: str
+    text: str
+    category: str | None = None
+    difficulty: str | None = None
+    expected_field: str = "relevant_ids"  # how the file gave the ground truth: relevant_ids | expected_modules | qrels
+    judgments: dict[str, int] = field(default_factory=dict)  # doc id -> grade, in the order given
+    fields: dict = field(default_factory=dict)  # every other field (version, metadata)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_bench(self) -> dict:
+        """The query as an object of a benchmark queries file."""
+        out = {"id": self.query_id, "query": self.text}
+        for name in ("category", "difficulty"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        out[self.expected_field] = dict(self.judgments) if self.expected_field == "qrels" else list(self.judgments)
+        out.update(self.fields)
+        return out
 
 
 @dataclass
 class Suite:
+    """A suite and (from :func:`get_suite`) the queries of one of its versions."""
+
     name: str
-    queries_file: str
     backend: str
     measures: list[str]
     settings: dict  # the other bench options: limit, timeout, concurrency, retries, relevance_level, ...
     active: bool
     created_at: str
+    version: int
+    source: str | None = None
+    problem: str | None = None
+    queries: list[SuiteQuery] | None = None
+    shown_version: int | None = None  # the version ``queries`` belong to
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if self.queries is None:
+            out.pop("queries")
+            out.pop("shown_version")
+        return out
 
 
-def _suite(row) -> Suite:
-    return Suite(row.name, row.queries_file, row.backend, json.loads(row.measures), json.loads(row.settings),
-                 bool(row.active), row.created_at)
+def _suite(row, queries=None, shown=None) -> Suite:
+    return Suite(row.name, row.backend, json.loads(row.measures), json.loads(row.settings), bool(row.active),
+                 row.created_at, row.version, row.source, row.problem, queries, shown)
 
 
-def add_suite(db, name: str, queries_file, backend: str, measures=(), settings=None) -> Suite:
-    """Define a suite (a name not in use yet); returns it as stored. ``measures`` default to
-    :data:`SUITE_MEASURES`; ``settings`` are :class:`evaltool.bench.BenchSettings` fields."""
+def _query(bench) -> SuiteQuery:
+    known = {"category", "difficulty"}
+    return SuiteQuery(bench.qid, bench.text, bench.category, bench.difficulty, bench.expected_field,
+                      dict(bench.judgments),
+                      {**({"version": bench.version} if bench.version is not None else {}),
+                       **{k: v for k, v in bench.fields.items() if k not in known}})
+
+
+def check_queries(where: str, entries) -> list[SuiteQuery]:
+    """Validate (line, object) entries as a benchmark file's queries (every problem with its line)."""
+    from evaltool.bench.queries import check_entries
+
+    queries = [_query(q) for q in check_entries(where, list(entries))]
+    if len(queries) > MAX_QUERIES:
+        raise HistoryError(f"{where}: {len(queries)} queries; a suite holds at most {MAX_QUERIES}")
+    return queries
+
+
+def _csv_entries(where: str, text: str) -> list[tuple[int, dict]]:
+    """The rows of a queries CSV as (line, object): a header row naming the columns (``id``, ``query``,
+    ``relevant_ids`` or ``expected_modules`` as ids separated by spaces or ``;``, ``qrels`` as
+    ``id:grade`` pairs, ``category``, ``difficulty``, anything else as metadata); empty cells are left out."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return []
+    except csv.Error as exc:
+        raise HistoryError(f"{where}:1: not CSV ({exc})") from None
+    header = [name.strip().lstrip("\ufeff") for name in header]
+    entries = []
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) > len(header):
+                raise HistoryError(f"{where}:{line}: {len(row)} cells, the header names {len(header)}: "
+                                   f"{','.join(row)[:200]!r}")
+            obj: dict = {}
+            for name, cell in zip(header, row):
+                cell = cell.strip()
+                if not cell:
+                    continue
+                if name in ("relevant_ids", "expected_modules"):
+                    obj[name] = [part for part in _LIST_SEPARATOR.split(cell) if part]
+                elif name == "qrels":
+                    obj[name] = _csv_grades(where, line, cell)
+                else:
+                    obj[name] = cell
+            entries.append((line, obj))
+    except csv.Error as exc:
+        raise HistoryError(f"{where}:{reader.line_num}: not CSV ({exc})") from None
+    return entries
+
+
+def _csv_grades(where: str, line: int, cell: str) -> dict[str, int]:
+    grades = {}
+    for part in _LIST_SEPARATOR.split(cell):
+        if not part:
+            continue
+        doc, sep, grade = part.rpartition(":")
+        if not sep or not doc or not re.fullmatch(r"-?\d+", grade):
+            raise HistoryError(f"{where}:{line}: qrels cell {cell[:200]!r}: expected id:grade pairs such as "
+                               "'doc-1:2 doc-7:1'")
+        grades[doc] = int(grade)
+    return grades
+
+
+def parse_queries_file(where: str, data: bytes) -> list[SuiteQuery]:
+    """The queries of a file's bytes: CSV when ``where`` ends in ``.csv``, else JSON or JSONL."""
+    if where.lower().endswith(".csv"):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data[:exc.start].count(b"\n") + 1
+            raise HistoryError(f"{where}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+        return check_queries(where, _csv_entries(where, text))
+    from evaltool.io.jsonl import query_entries
+
+    _, entries = query_entries(where, data, objects_only=False)
+    return check_queries(where, entries)
+
+
+def read_queries_file(path) -> list[SuiteQuery]:
+    """The queries of a file (JSON, JSONL, CSV; compressed or not)."""
+    from evaltool.io.common import read_bytes
+
+    name, data = read_bytes(os.fspath(path))
+    return parse_queries_file(name, data)
+
+
+def queries_from_objects(objects, where: str = "queries") -> list[SuiteQuery]:
+    """Queries from objects of a queries file (dicts), numbered from 1 in messages."""
+    return check_queries(where, list(enumerate(objects, 1)))
+
+
+def _validated_setup(name: str, backend: str, measures, settings) -> tuple[str, list[str], dict]:
+    from evaltool.bench.scoring import plan_measures
+
+    name = (name or "").strip()
+    if not name:
+        raise HistoryError("suite: a suite needs a non-empty NAME")
+    if len(name) > 200:
+        raise HistoryError(f"suite name of {len(name)} characters; at most 200")
+    if not backend or not backend.strip():
+        raise HistoryError(f"suite {name}: the backend is empty; expected module:function, a URL or a run file")
+    measures = list(measures) or list(SUITE_MEASURES)
+    plan_measures(measures)
+    settings = dict(settings or {})
+    limit = settings.get("limit", 10)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise HistoryError(f"suite {name}: limit {limit!r}: expected a whole number of 1 or more")
+    return name, measures, settings
+
+
+def _write_version(conn, name: str, version: int, queries: list[SuiteQuery], at: str, author, change: str):
+    from evaltool.history import schema
+
+    conn.execute(schema.suite_versions.insert().values(suite=name, version=version, created_at=at, author=author,
+                                                       change=change[:500]))
+    if queries:
+        conn.execute(schema.suite_queries.insert(), [
+            {"suite": name, "version": version, "position": i, "query_id": q.query_id, "text": q.text,
+             "category": q.category, "difficulty": q.difficulty, "expected_field": q.expected_field,
+             "judgments": json.dumps(q.judgments), "fields": json.dumps(q.fields, sort_keys=True)}
+            for i, q in enumerate(queries)])
+
+
+def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), settings=None, *,
+              queries=None, author: str | None = None) -> Suite:
+    """Define a suite (a name not in use yet) with the content of ``queries_file`` or ``queries``
+    (:class:`SuiteQuery` s or queries-file objects; none: an empty suite to fill later); returns it.
+    ``measures`` default to :data:`SUITE_MEASURES`; ``settings`` are :class:`evaltool.bench.BenchSettings`
+    fields. A backend that is a file (a TREC run) is stored by its absolute path."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
     from evaltool.history.dates import now, stamp
-    from evaltool.history.store import History, open_history
+    from evaltool.history.queries import opened
 
-    name = (name or "").strip()
-    if not name:
-        raise HistoryError("suite add: a suite needs a non-empty NAME")
-    queries_file = os.fspath(queries_file)
-    if not os.path.isfile(queries_file):
-        raise HistoryError(f"suite add {name}: {queries_file}: no such file (the suite's queries file)")
-    if not backend or not backend.strip():
-        raise HistoryError(f"suite add {name}: --backend is empty; expected module:function, a URL or a run file")
-    from evaltool.bench.queries import load_queries
-    from evaltool.bench.scoring import plan_measures
-
-    load_queries(queries_file)  # a suite that cannot run is refused now, with the runner's own message
-    measures = list(measures) or list(SUITE_MEASURES)
-    plan_measures(measures)
+    name, measures, settings = _validated_setup(name, backend, measures, settings)
+    source = None
+    if queries_file is not None:
+        source = os.path.abspath(os.fspath(queries_file))
+        if not os.path.isfile(source):
+            raise HistoryError(f"suite add {name}: {queries_file}: no such file (the suite's queries file)")
+        content = read_queries_file(queries_file)
+    else:
+        content = _as_queries(queries or [])
     if "://" not in backend and os.path.isfile(backend):
         backend = os.path.abspath(backend)
-    settings = dict(settings or {})
     if settings.get("corpus"):
         settings["corpus"] = os.path.abspath(settings["corpus"])
-    suite = Suite(name, os.path.abspath(queries_file), backend, measures, settings, True,
-                  stamp(now()))
-    history = open_history(db, create=True)
-    try:
-        with history.writing() as conn:
-            taken = conn.execute(sa.select(schema.suites.c.name).where(schema.suites.c.name == name)).first()
-            if taken:
-                raise HistoryError(f"suite add: a suite named {name!r} exists already (see 'evaltool suite list')")
-            row = suite.to_dict()
-            row.update(measures=json.dumps(suite.measures), settings=json.dumps(suite.settings, sort_keys=True))
-            conn.execute(schema.suites.insert().values(**row))
-    finally:
-        if not isinstance(db, History):
-            history.close()
-    return suite
+    at = stamp(now())
+    with opened(db, create=True) as history, history.writing() as conn:
+        taken = conn.execute(sa.select(schema.suites.c.name).where(schema.suites.c.name == name)).first()
+        if taken:
+            raise SuiteConflict(f"suite add: a suite named {name!r} exists already (see 'evaltool suite list')")
+        conn.execute(schema.suites.insert().values(
+            name=name, backend=backend, measures=json.dumps(measures), settings=json.dumps(settings, sort_keys=True),
+            active=True, created_at=at, version=1, source=source, problem=None))
+        _write_version(conn, name, 1, content, at, author,
+                       f"imported {source}" if source else f"created with {len(content)} queries")
+    return get_suite(db, name)
+
+
+def _as_queries(items) -> list[SuiteQuery]:
+    items = list(items)
+    if all(isinstance(q, SuiteQuery) for q in items):
+        return items
+    return queries_from_objects(items)
 
 
 def list_suites(db=None, names=None, active_only: bool = False) -> list[Suite]:
-    """Suites by name; ``names`` picks some (an unknown name is an error), ``active_only`` the enabled."""
+    """Suites by name, without their queries; ``names`` picks some (an unknown name is an error),
+    ``active_only`` the enabled."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
@@ -98,9 +290,129 @@ def list_suites(db=None, names=None, active_only: bool = False) -> list[Suite]:
         unknown = [n for n in names if n not in known]
         if unknown:
             listed = ", ".join(known) or "none"
-            raise HistoryError(f"no suite named {unknown[0]!r} (suites: {listed})")
+            raise NotFoundError(f"no suite named {unknown[0]!r} (suites: {listed})")
         suites = [known[n] for n in dict.fromkeys(names)]
     return [s for s in suites if s.active] if active_only else suites
+
+
+def _read_suite(conn, name: str, version: int | None = None) -> Suite:
+    import sqlalchemy as sa
+
+    from evaltool.history import schema
+
+    row = conn.execute(sa.select(schema.suites).where(schema.suites.c.name == name)).first()
+    if row is None:
+        raise NotFoundError(f"no suite named {name!r} (see 'evaltool suite list')")
+    shown = row.version if version is None else int(version)
+    if not 1 <= shown <= row.version:
+        raise NotFoundError(f"suite {name!r} has versions 1 to {row.version}, not {version}")
+    q = schema.suite_queries
+    queries = [SuiteQuery(r.query_id, r.text, r.category, r.difficulty, r.expected_field, json.loads(r.judgments),
+                          json.loads(r.fields))
+               for r in conn.execute(sa.select(q).where(q.c.suite == name, q.c.version == shown)
+                                     .order_by(q.c.position))]
+    return _suite(row, queries, shown)
+
+
+def get_suite(db, name: str, version: int | None = None) -> Suite:
+    """A suite with the queries of ``version`` (default: the current one)."""
+    from evaltool.history.queries import opened
+
+    with opened(db) as history, history.reading() as conn:
+        return _read_suite(conn, name, version)
+
+
+def suite_versions(db, name: str) -> list[dict]:
+    """Every version of a suite, oldest first: ``{"version", "created_at", "author", "change", "queries"}``."""
+    import sqlalchemy as sa
+
+    from evaltool.history import schema
+    from evaltool.history.queries import opened
+
+    v, q = schema.suite_versions, schema.suite_queries
+    counts = (sa.select(sa.func.count()).where(q.c.suite == v.c.suite, q.c.version == v.c.version)
+              .scalar_subquery())
+    with opened(db) as history, history.reading() as conn:
+        rows = conn.execute(sa.select(v, counts.label("queries")).where(v.c.suite == name).order_by(v.c.version)).all()
+        if not rows:
+            raise NotFoundError(f"no suite named {name!r} (see 'evaltool suite list')")
+    return [{"version": r.version, "created_at": r.created_at, "author": r.author, "change": r.change,
+             "queries": r.queries} for r in rows]
+
+
+def save_queries(db, name: str, queries, *, author: str | None = None, change: str = "queries replaced",
+                 source: str | None = None, expected_version: int | None = None) -> Suite:
+    """Make ``queries`` the suite's new version (an unchanged content makes none); returns the suite.
+
+    ``expected_version``: the version the change was made on; when another change came first the
+    save is refused (:class:`SuiteConflict`) rather than silently undoing it.
+    """
+    from evaltool.history import schema
+    from evaltool.history.dates import now, stamp
+    from evaltool.history.queries import opened
+
+    queries = _as_queries(queries)
+    if len(queries) > MAX_QUERIES:
+        raise HistoryError(f"suite {name}: {len(queries)} queries; a suite holds at most {MAX_QUERIES}")
+    ids = [q.query_id for q in queries]
+    if len(set(ids)) != len(ids):
+        twice = next(i for i in ids if ids.count(i) > 1)
+        raise SuiteConflict(f"suite {name}: query id {twice!r} is used twice")
+    with opened(db) as history, history.writing() as conn:
+        current = _read_suite(conn, name)
+        if expected_version is not None and expected_version != current.version:
+            raise SuiteConflict(f"suite {name} changed meanwhile (version {current.version}, the change was made on "
+                                f"version {expected_version}); reload it and make the change again")
+        if [q.to_dict() for q in current.queries] == [q.to_dict() for q in queries] and source is None:
+            return current
+        version = current.version + 1
+        _write_version(conn, name, version, queries, stamp(now()), author, change)
+        values = {"version": version, "problem": None}
+        if source is not None:
+            values["source"] = source
+        conn.execute(schema.suites.update().where(schema.suites.c.name == name).values(**values))
+    return get_suite(db, name)
+
+
+def import_queries(db, name: str, path, *, author: str | None = None) -> Suite:
+    """Replace a suite's queries with a file's (a new version)."""
+    queries = read_queries_file(path)
+    source = os.path.abspath(os.fspath(path))
+    return save_queries(db, name, queries, author=author, change=f"imported {source}", source=source)
+
+
+def put_query(db, name: str, query, *, author: str | None = None, replace_id: str | None = None,
+              expected_version: int | None = None) -> Suite:
+    """Add a query, or replace the one with id ``replace_id`` (its id may change); a new version."""
+    new = _as_queries([query])[0]
+    suite = get_suite(db, name)
+    queries = list(suite.queries)
+    ids = [q.query_id for q in queries]
+    if replace_id is None:
+        if new.query_id in ids:
+            raise SuiteConflict(f"suite {name}: a query with id {new.query_id!r} exists already")
+        queries.append(new)
+        change = f"query {new.query_id} added"
+    else:
+        if replace_id not in ids:
+            raise NotFoundError(f"suite {name}: no query with id {replace_id!r}")
+        if new.query_id != replace_id and new.query_id in ids:
+            raise SuiteConflict(f"suite {name}: a query with id {new.query_id!r} exists already")
+        queries[ids.index(replace_id)] = new
+        change = f"query {replace_id} edited"
+    return save_queries(db, name, queries, author=author, change=change,
+                        expected_version=suite.version if expected_version is None else expected_version)
+
+
+def remove_query(db, name: str, query_id: str, *, author: str | None = None,
+                 expected_version: int | None = None) -> Suite:
+    """Remove a query (a new version)."""
+    suite = get_suite(db, name)
+    kept = [q for q in suite.queries if q.query_id != query_id]
+    if len(kept) == len(suite.queries):
+        raise NotFoundError(f"suite {name}: no query with id {query_id!r}")
+    return save_queries(db, name, kept, author=author, change=f"query {query_id} removed",
+                        expected_version=suite.version if expected_version is None else expected_version)
 
 
 def set_active(db, name: str, active: bool) -> Suite:
@@ -111,5 +423,56 @@ def set_active(db, name: str, active: bool) -> Suite:
     with opened(db) as history, history.writing() as conn:
         changed = conn.execute(schema.suites.update().where(schema.suites.c.name == name).values(active=active))
         if changed.rowcount == 0:
-            raise HistoryError(f"no suite named {name!r} (see 'evaltool suite list')")
+            raise NotFoundError(f"no suite named {name!r} (see 'evaltool suite list')")
     return list_suites(db, [name])[0]
+
+
+def export_text(suite: Suite) -> str:
+    """A suite version's queries as a JSON queries file (one query per line) that ``evaltool bench`` reads."""
+    lines = [json.dumps(q.to_bench(), ensure_ascii=False) for q in suite.queries or ()]
+    return "[\n" + ",\n".join(f"  {line}" for line in lines) + ("\n" if lines else "") + "]\n"
+
+
+def runnable(suite: Suite) -> None:
+    """Raise HistoryError when the suite cannot run as it stands (no queries, an upgrade problem); the
+    message says why, for the caller to put after the suite's name."""
+    if suite.problem:
+        raise HistoryError(suite.problem)
+    if not suite.queries:
+        raise HistoryError(f"it has no queries yet: add some, or import a queries file "
+                           f"('evaltool suite import {suite.name} FILE')")
+
+
+def import_version_2_suite(conn, row: dict) -> None:
+    """The schema upgrade's step for one suite of a version-2 history (a queries file's path): its
+    file is read in as version 1; when it cannot be (missing, not a valid queries file) the suite is
+    kept, empty, with the path in ``source`` and the reason in ``problem``. Executions of the suite
+    whose queries fingerprint is the file's are marked as having run that version."""
+    import hashlib
+
+    import sqlalchemy as sa
+
+    from evaltool.history import schema
+
+    path, problem, queries, digest = row["queries_file"], None, [], None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        digest = hashlib.sha256(data).hexdigest()
+        queries = parse_queries_file(path, data)
+    except OSError as exc:
+        problem = (f"its queries file {path} could not be read when the history was upgraded "
+                   f"({exc.strerror or exc}); import it with 'evaltool suite import {row['name']} FILE'")
+    except EvaltoolError as exc:
+        problem = (f"its queries file {path} was not valid when the history was upgraded ({str(exc)[:300]}); "
+                   f"import a corrected one with 'evaltool suite import {row['name']} FILE'")
+    conn.execute(schema.suites.insert().values(
+        name=row["name"], backend=row["backend"], measures=row["measures"], settings=row["settings"],
+        active=row["active"], created_at=row["created_at"], version=1, source=path, problem=problem))
+    _write_version(conn, row["name"], 1, queries, row["created_at"], None,
+                   f"imported {path} when the history was upgraded" if problem is None
+                   else f"could not import {path} when the history was upgraded")
+    if digest is not None:
+        e = schema.executions
+        conn.execute(e.update().where(e.c.name == row["name"], e.c.kind == "suite", e.c.queries_sha256 == digest)
+                     .values(suite_version=1))

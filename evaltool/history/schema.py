@@ -139,6 +139,7 @@ returned = sa.Table(
 
 jobs = sa.Table(
     "jobs", metadata,
+    # AUTOINCREMENT: a job's number is never given to another, even after the newest is deleted
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("suite", sa.Text, nullable=False),
     sa.Column("suite_version", sa.Integer, nullable=False),
@@ -155,6 +156,7 @@ jobs = sa.Table(
     sa.Column("error", sa.Text),
     sa.Column("work_dir", sa.Text),  # the runner's folder: its checkpoint, for a resume
     sa.Index("jobs_suite_state", "suite", "state"),
+    sqlite_autoincrement=True,
 )
 
 TABLES = tuple(metadata.tables)

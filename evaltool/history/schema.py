@@ -143,7 +143,7 @@ jobs = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("suite", sa.Text, nullable=False),
     sa.Column("suite_version", sa.Integer, nullable=False),
-    sa.Column("state", sa.String(20), nullable=False),  # queued | running | done | failed | cancelled | interrupted
+    sa.Column("state", sa.String(20), nullable=False),  # queued | running | cancelling | done | failed | cancelled | interrupted
     sa.Column("author", sa.Text),
     sa.Column("created_at", sa.String(20), nullable=False),
     sa.Column("started_at", sa.String(20)),

@@ -49,18 +49,25 @@ def bench_settings(suite, queries_path: str, out_dir: str, *, backend: str | Non
                          out_dir=out_dir, resume=resume, run_name=suite.name, **settings)
 
 
-def run_suite(history, name: str, out_dir: str, *, listener=None, resume: bool = False, backend: str | None = None,
-              note: str | None = None, tags=None) -> tuple[object, int]:
-    """Run the current version of suite ``name`` and record it; (the BenchResult, the execution id).
-    Raises EvaltoolError (a suite that cannot run) and :class:`evaltool.bench.Interrupted`."""
+def run_suite(history, name: str, out_dir: str, *, version: int | None = None, listener=None, resume: bool = False,
+              backend: str | None = None, overrides: dict | None = None, note: str | None = None,
+              tags=None) -> tuple[object, int]:
+    """Run suite ``name`` (its current ``version`` by default) and record it; (the BenchResult, the
+    execution id). ``backend`` and ``overrides`` (BenchSettings fields) replace the suite's own, for
+    a server that runs only what its operator declared. Raises EvaltoolError (a suite that cannot
+    run) and :class:`evaltool.bench.Interrupted`."""
+    from dataclasses import replace
+
     from evaltool.bench.session import run_benchmark
     from evaltool.history.recording import record_bench
     from evaltool.history.suites import get_suite, runnable
 
-    suite = get_suite(history, name)
+    suite = get_suite(history, name, version)
     runnable(suite)
+    suite.version = suite.shown_version
     path = write_queries_file(suite, out_dir)
-    result = run_benchmark(bench_settings(suite, path, out_dir, backend=backend, resume=resume), listener)
+    settings = replace(bench_settings(suite, path, out_dir, backend=backend, resume=resume), **(overrides or {}))
+    result = run_benchmark(settings, listener)
     execution_id = record_bench(result, history, name=suite.name, kind="suite", suite_version=suite.version,
                                 note=note, tags=tags)
     return result, execution_id

@@ -231,11 +231,12 @@ def _write_version(conn, name: str, version: int, queries: list[SuiteQuery], at:
 
 
 def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), settings=None, *,
-              queries=None, author: str | None = None) -> Suite:
+              queries=None, author: str | None = None, audit=None) -> Suite:
     """Define a suite (a name not in use yet) with the content of ``queries_file`` or ``queries``
     (:class:`SuiteQuery` s or queries-file objects; none: an empty suite to fill later); returns it.
     ``measures`` default to :data:`SUITE_MEASURES`; ``settings`` are :class:`evaltool.bench.BenchSettings`
-    fields. A backend that is a file (a TREC run) is stored by its absolute path."""
+    fields. A backend that is a file (a TREC run) is stored by its absolute path. ``audit(conn)``, if
+    given, runs in the same transaction (the server records who made the change)."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
@@ -265,6 +266,8 @@ def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), 
             active=True, created_at=at, version=1, source=source, problem=None))
         _write_version(conn, name, 1, content, at, author,
                        f"imported {source}" if source else f"created with {len(content)} queries")
+        if audit is not None:
+            audit(conn)
     return get_suite(db, name)
 
 
@@ -341,11 +344,12 @@ def suite_versions(db, name: str) -> list[dict]:
 
 
 def save_queries(db, name: str, queries, *, author: str | None = None, change: str = "queries replaced",
-                 source: str | None = None, expected_version: int | None = None) -> Suite:
+                 source: str | None = None, expected_version: int | None = None, audit=None) -> Suite:
     """Make ``queries`` the suite's new version (an unchanged content makes none); returns the suite.
 
     ``expected_version``: the version the change was made on; when another change came first the
-    save is refused (:class:`SuiteConflict`) rather than silently undoing it.
+    save is refused (:class:`SuiteConflict`) rather than silently undoing it. ``audit(conn)`` runs in
+    the same transaction when a version is made.
     """
     from evaltool.history import schema
     from evaltool.history.dates import now, stamp
@@ -371,6 +375,8 @@ def save_queries(db, name: str, queries, *, author: str | None = None, change: s
         if source is not None:
             values["source"] = source
         conn.execute(schema.suites.update().where(schema.suites.c.name == name).values(**values))
+        if audit is not None:
+            audit(conn)
     return get_suite(db, name)
 
 
@@ -382,7 +388,7 @@ def import_queries(db, name: str, path, *, author: str | None = None) -> Suite:
 
 
 def put_query(db, name: str, query, *, author: str | None = None, replace_id: str | None = None,
-              expected_version: int | None = None) -> Suite:
+              expected_version: int | None = None, audit=None) -> Suite:
     """Add a query, or replace the one with id ``replace_id`` (its id may change); a new version."""
     new = _as_queries([query])[0]
     suite = get_suite(db, name)
@@ -400,22 +406,22 @@ def put_query(db, name: str, query, *, author: str | None = None, replace_id: st
             raise SuiteConflict(f"suite {name}: a query with id {new.query_id!r} exists already")
         queries[ids.index(replace_id)] = new
         change = f"query {replace_id} edited"
-    return save_queries(db, name, queries, author=author, change=change,
+    return save_queries(db, name, queries, author=author, change=change, audit=audit,
                         expected_version=suite.version if expected_version is None else expected_version)
 
 
 def remove_query(db, name: str, query_id: str, *, author: str | None = None,
-                 expected_version: int | None = None) -> Suite:
+                 expected_version: int | None = None, audit=None) -> Suite:
     """Remove a query (a new version)."""
     suite = get_suite(db, name)
     kept = [q for q in suite.queries if q.query_id != query_id]
     if len(kept) == len(suite.queries):
         raise NotFoundError(f"suite {name}: no query with id {query_id!r}")
-    return save_queries(db, name, kept, author=author, change=f"query {query_id} removed",
+    return save_queries(db, name, kept, author=author, change=f"query {query_id} removed", audit=audit,
                         expected_version=suite.version if expected_version is None else expected_version)
 
 
-def set_active(db, name: str, active: bool) -> Suite:
+def set_active(db, name: str, active: bool, *, audit=None) -> Suite:
     """Enable or disable a suite (``suite enable`` / ``suite disable``)."""
     from evaltool.history import schema
     from evaltool.history.queries import opened
@@ -424,6 +430,8 @@ def set_active(db, name: str, active: bool) -> Suite:
         changed = conn.execute(schema.suites.update().where(schema.suites.c.name == name).values(active=active))
         if changed.rowcount == 0:
             raise NotFoundError(f"no suite named {name!r} (see 'evaltool suite list')")
+        if audit is not None:
+            audit(conn)
     return list_suites(db, [name])[0]
 
 

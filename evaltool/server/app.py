@@ -25,7 +25,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -107,6 +107,8 @@ class Settings:
     token: str | None = None
     max_body: int = MAX_BODY
     cache: ResponseCache | None = None
+    backends: dict = field(default_factory=dict)  # name -> evaltool.server.backends.DeclaredBackend
+    worker: object = None  # the evaltool.server.worker.JobWorker that runs queued suites (None: no runs)
 
 
 def _key(view, page: bool, args: dict) -> tuple:
@@ -243,9 +245,12 @@ class SecurityHeaders:
 
 
 def create_app(history, *, token: str | None = None, max_body: int = MAX_BODY,
-               cache_size: int = CACHE_SIZE) -> Starlette:
+               cache_size: int = CACHE_SIZE, backends: dict | None = None, worker=None) -> Starlette:
     """The dashboard over an open history (:func:`evaltool.history.open_history`);
-    ``cache_size`` answers are kept (:class:`ResponseCache`; 0: none)."""
+    ``cache_size`` answers are kept (:class:`ResponseCache`; 0: none). ``backends``: the search
+    systems the operator declared (:func:`evaltool.server.backends.parse_backends`), the only ones
+    suites may run here; ``worker``: the started :class:`~evaltool.server.worker.JobWorker`."""
+    from evaltool.server import workbench
     from starlette.middleware import Middleware
 
     routes = []
@@ -253,11 +258,13 @@ def create_app(history, *, token: str | None = None, max_body: int = MAX_BODY,
         routes.append(Route(view.api, _endpoint(view, page=False), methods=["GET"]))
         if view.page:
             routes.append(Route(view.page, _endpoint(view, page=True), methods=["GET"]))
+    routes += workbench.routes()
     routes += [Route("/api/executions", _record, methods=["POST"]),
                Route("/api/openapi.json", _openapi, methods=["GET"]),
                Route("/static/{name}", _asset, methods=["GET"])]
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)],
                     exception_handlers={EvaltoolError: _evaltool_error, HTTPException: _http_error,
                                         Exception: _unexpected})
-    app.state.settings = Settings(history, token or None, max_body, ResponseCache(cache_size) if cache_size else None)
+    app.state.settings = Settings(history, token or None, max_body, ResponseCache(cache_size) if cache_size else None,
+                                  dict(backends or {}), worker)
     return app

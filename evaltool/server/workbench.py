@@ -355,11 +355,74 @@ def _job_id(request: Request) -> int:
     return int(text)
 
 
+# ---------------------------------------------------------------- pages (GET): the views' dicts drawn in the frame
+
+
+def _drawn(request: Request, view_name: str, draw, title_key: str, **title) -> Response:
+    """Parse the view's parameters, compute its dict, draw it with ``draw(data, frame)`` in the dashboard's frame."""
+    from starlette.responses import HTMLResponse
+
+    from evaltool.i18n import t
+    from evaltool.server import pages
+    from evaltool.server.params import parse
+    from evaltool.server.views import VIEWS
+
+    view = next(v for v in VIEWS if v.name == view_name)
+    args = parse(request.query_params, view.params, path=request.path_params)
+    data = view.compute(_settings(request).history, args)
+    frame = pages.Frame.of(request)
+    heading = t(title_key, frame.lang, **{k: (v(data) if callable(v) else v) for k, v in title.items()})
+    return HTMLResponse(pages.page(frame, heading, draw(data, frame), current="suites"))
+
+
+def suites_page(request: Request) -> Response:
+    from evaltool.server.workbench_pages import suites_page as draw
+
+    backends = list(_settings(request).backends)
+    return _drawn(request, "suites", lambda data, frame: draw(data, frame, backends), "suites.title")
+
+
+def suite_page(request: Request) -> Response:
+    from evaltool.server.backends import resolve
+    from evaltool.server.workbench_pages import suite_page as draw
+
+    settings = _settings(request)
+
+    def drawn(data, frame):
+        here = resolve(settings.backends, data["suite"]["backend"]) is not None and settings.worker is not None
+        return draw(data, frame, here)
+
+    return _drawn(request, "suite", drawn, "wb.suite_title")
+
+
+def jobs_page(request: Request) -> Response:
+    from evaltool.server.workbench_pages import jobs_page as draw
+
+    return _drawn(request, "jobs", draw, "wb.jobs")
+
+
+def job_page(request: Request) -> Response:
+    from evaltool.server.workbench_pages import job_page as draw
+
+    return _drawn(request, "job", draw, "wb.job_title", id=lambda data: data["id"])
+
+
+def compare_results_page(request: Request) -> Response:
+    from evaltool.server.workbench_pages import compare_results_page as draw
+
+    return _drawn(request, "compare_results", draw, "wb.compare_title")
+
+
 def routes() -> list:
     from starlette.routing import Route
 
-    post = ["POST"]
-    return [Route("/api/suites", create_suite, methods=post),
+    post, get = ["POST"], ["GET"]
+    return [Route("/suites", suites_page, methods=get),
+            Route("/suites/{name}", suite_page, methods=get),
+            Route("/jobs", jobs_page, methods=get),
+            Route("/jobs/{id}", job_page, methods=get),
+            Route("/compare-results", compare_results_page, methods=get),
+            Route("/api/suites", create_suite, methods=post),
             Route("/api/suites/{name}/queries", add_query, methods=post),
             Route("/api/suites/{name}/queries/{query_id}", edit_query, methods=post),
             Route("/api/suites/{name}/queries/{query_id}/delete", remove_query, methods=post),

@@ -47,6 +47,7 @@ import threading
 import time
 import urllib.parse
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError
@@ -194,15 +195,53 @@ def in_daemon_thread(call) -> asyncio.Future:
     return future
 
 
+class Stopwatch:
+    """One query's latency clock: it starts when the query's first request is sent.
+
+    What happens before the send is the client's warm-up, not the backend's latency:
+    building the HTTP client and its pool (an SSL context: some 100 ms), the libraries
+    it imports on first use, opening a connection; counted in, they would show a
+    backend that answers in under 1 ms as a slow one for its first ``--concurrency``
+    queries. A backend calls :meth:`sent` as its request leaves (HTTP:
+    when the request headers are written; a Python callable: when it is called); a
+    retry does not restart the clock, so the time includes the retries and the pauses
+    between them. (A failed query's time is the time it had before it gave up, counted
+    from its start as ``--timeout`` is.)
+
+    >>> ticks = iter([10.0, 12.0])  # a retry sends again: the clock keeps its start
+    >>> watch = Stopwatch(lambda: next(ticks)); watch.sent(); watch.sent()
+    >>> watch.elapsed_ms(since=0.0)
+    2000.0
+    """
+
+    def __init__(self, now: Callable[[], float] | None = None):
+        self.now = now or time.perf_counter
+        self.started: float | None = None
+
+    def sent(self) -> None:
+        if self.started is None:
+            self.started = self.now()
+
+    def elapsed_ms(self, since: float) -> float:
+        """Milliseconds since the first send (since ``since``, the query's start, if nothing was sent)."""
+        return round((self.now() - (since if self.started is None else self.started)) * 1000, 3)
+
+
 class Backend(ABC):
     """Answers one query at a time; says which of its failures are worth a retry."""
 
     kind = ""
     label = ""
 
+    async def open(self) -> None:
+        """Get ready before any query's clock starts (an HTTP client and its pool); called once."""
+
     @abstractmethod
-    async def search(self, query: BenchQuery, limit: int, timeout: float):
-        """The raw answer to ``query``; ``timeout`` is what is left of the query's time."""
+    async def search(self, query: BenchQuery, limit: int, timeout: float, watch: Stopwatch):
+        """The raw answer to ``query``; ``timeout`` is what is left of the query's time.
+
+        ``watch.sent()`` is called as the request leaves (see :class:`Stopwatch`).
+        """
 
     def is_transient(self, exc: BaseException) -> bool:
         return isinstance(exc, (TransientError, ConnectionError))
@@ -262,8 +301,9 @@ class PythonBackend(Backend):
             kwargs["limit"] = limit
         return kwargs
 
-    async def search(self, query: BenchQuery, limit: int, timeout: float):
+    async def search(self, query: BenchQuery, limit: int, timeout: float, watch: Stopwatch):
         kwargs = self._arguments(query, limit)
+        watch.sent()
         if self.is_async:
             return await self.function(query.text, **kwargs)
         result = await in_daemon_thread(lambda: self.function(query.text, **kwargs))
@@ -427,10 +467,19 @@ class HttpBackend(Backend):
             text.feed(piece)
         return text.finish()
 
-    async def search(self, query: BenchQuery, limit: int, timeout: float):
+    async def open(self) -> None:
+        self._client_for_this_run()
+
+    async def search(self, query: BenchQuery, limit: int, timeout: float, watch: Stopwatch):
         method, url, body = self.request(query, limit)
         client = self._client_for_this_run()
-        async with client.stream(method, url, content=body) as response:
+
+        async def trace(event: str, info: dict) -> None:
+            # httpcore's events: connecting, then (http11|http2).send_request_headers.started
+            if event.endswith(".send_request_headers.started"):
+                watch.sent()
+
+        async with client.stream(method, url, content=body, extensions={"trace": trace}) as response:
             if response.status_code >= 400:
                 detail = b""
                 async for piece in response.aiter_bytes():
@@ -477,7 +526,8 @@ class RunFileBackend(Backend):
         for row, doc in zip(order.tolist(), docs, strict=True):
             self.rankings.setdefault(run.qid_vocab[run.qid_codes[row]], []).append((doc, float(run.scores[row])))
 
-    async def search(self, query: BenchQuery, limit: int, timeout: float):
+    async def search(self, query: BenchQuery, limit: int, timeout: float, watch: Stopwatch):
+        watch.sent()
         return self.rankings.get(query.qid, [])
 
 

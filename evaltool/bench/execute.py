@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from evaltool.bench.backends import Backend, normalize
+from evaltool.bench.backends import Backend, Stopwatch, normalize
 from evaltool.bench.checkpoint import Outcome
 from evaltool.bench.queries import BenchQuery
 
@@ -75,8 +75,14 @@ def backoff(attempt: int) -> float:
 
 
 async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: float, retries: int) -> Outcome:
-    """One query, start to finish: its ranking, or the error that ended it."""
+    """One query, start to finish: its ranking, or the error that ended it.
+
+    The time budget (``timeout``) counts from the start, and so does a failed query's
+    time; an answered query's time is its latency, counted from its first request's
+    send (:class:`~evaltool.bench.backends.Stopwatch`).
+    """
     start = time.perf_counter()
+    watch = Stopwatch()
     attempts = 0
     status = None  # HTTP status of the last answer that failed with one
 
@@ -88,7 +94,7 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
         while True:
             attempts += 1
             try:
-                retrieved = normalize(await backend.search(query, limit, max(left(), 0.001)), limit)
+                retrieved = normalize(await backend.search(query, limit, max(left(), 0.001), watch), limit)
             except Exception as exc:
                 status = getattr(exc, "status", status)
                 if attempts > retries or not backend.is_transient(exc):
@@ -111,11 +117,11 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
         retrieved = None
         timed_out = isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or backend.is_timeout(exc)
         error = TIMEOUT if timed_out else describe(exc)
-    elapsed = round((time.perf_counter() - start) * 1000, 3)
-    if retrieved is None:
+    if retrieved is None:  # how long the query had before it gave up, on the --timeout's clock
+        elapsed = round((time.perf_counter() - start) * 1000, 3)
         return Outcome(query.qid, [], None, error, elapsed, attempts, http_status=status)
-    return Outcome(query.qid, retrieved.ids, retrieved.scores, None, elapsed, attempts, retrieved.duplicates,
-                   texts=retrieved.texts)
+    return Outcome(query.qid, retrieved.ids, retrieved.scores, None, watch.elapsed_ms(since=start), attempts,
+                   retrieved.duplicates, texts=retrieved.texts)
 
 
 class DaemonThreads(ThreadPoolExecutor):
@@ -187,8 +193,10 @@ async def _run_all(backend, queries, limit, timeout, retries, concurrency, on_ou
         on_outcome(query, outcome)
 
     previous = _on_stop_signals(loop, stop)
-    tasks = [asyncio.create_task(one(query)) for query in queries]
+    tasks = []
     try:
+        await backend.open()  # before any query's clock starts
+        tasks = [asyncio.create_task(one(query)) for query in queries]
         await asyncio.gather(*tasks)
     except asyncio.CancelledError:
         for task in tasks:

@@ -176,3 +176,49 @@ def test_connection_refused_is_retried_then_recorded(tmp_path):
     assert result.exit_code == 2, result.stderr
     entry = only_report(tmp_path / "out")[0]["detailed_results"][0]
     assert entry["error"] == "ConnectError: All connection attempts failed" and entry["attempts"] == 2
+
+
+def test_latency_counts_the_request_not_the_client_warm_up(server, tmp_path, monkeypatch):
+    """The latency clock (time.perf_counter, made to jump here) runs from the request's send to the
+    parsed answer: building the client and opening its connections (the server closes each one, so
+    every query opens its own) happen outside it, the backend's work inside. Each jump is far longer
+    than the real run, so no real timing decides the test; one query at a time, so that no other
+    query's jump lands inside a query's window (the clock is the process's)."""
+    import anyio
+    import httpx
+
+    jumped = {"seconds": 0.0}
+    real_clock = time.perf_counter
+    monkeypatch.setattr(time, "perf_counter", lambda: real_clock() + jumped["seconds"])
+
+    def jump(seconds):
+        jumped["seconds"] += seconds
+
+    real_client_init, real_connect, real_send = httpx.AsyncClient.__init__, anyio.connect_tcp, Handler._send
+
+    def slow_client(self, *args, **kwargs):  # warm-up: the client, its pool, its SSL context
+        real_client_init(self, *args, **kwargs)
+        jump(1000.0)
+
+    async def slow_connect(*args, **kwargs):  # warm-up: a new connection
+        stream = await real_connect(*args, **kwargs)
+        jump(1000.0)
+        return stream
+
+    def slow_answer(self, status, body):  # the backend's own time: the request is in, the answer not yet out
+        jump(1.0)
+        real_send(self, status, body)
+
+    monkeypatch.setattr(httpx.AsyncClient, "__init__", slow_client)
+    monkeypatch.setattr(anyio, "connect_tcp", slow_connect)
+    monkeypatch.setattr(Handler, "_send", slow_answer)
+    path = write_queries(tmp_path / "q.json", [query(i, f"q{i}") for i in range(1, 7)])
+    result = bench(path, f"{server.url}/search", tmp_path / "out", "--response-path", "hits.*.id",
+                   "--concurrency", "1", "--timeout", "100000")
+    assert result.exit_code == 0, result.stderr
+    report, _ = only_report(tmp_path / "out")
+    # every query waited for its 1 s answer; none carries a 1000 s warm-up (before: the first one had
+    # the client's 1000 s and every one its connection's)
+    times = [entry["execution_time_ms"] for entry in report["detailed_results"]]
+    assert all(1000 <= t < 2000 for t in times), times
+    assert 1000 <= report["metadata"]["latency_ms"]["p50"] < 2000

@@ -25,11 +25,19 @@ def gated(query: str, limit: int = 10):
     return bm25_documents(query, limit)
 
 
+def _held(query: str) -> bool:
+    try:
+        with open(os.environ["EVALTOOL_TEST_HOLD"], encoding="utf-8") as hold:
+            return query in hold.read().splitlines()
+    except FileNotFoundError:
+        return False
+
+
 def file_gated(query: str, limit: int = 10):
     """For a server in another process: appends the query to $EVALTOOL_TEST_SENT, then waits while the
-    file $EVALTOOL_TEST_HOLD exists."""
+    file $EVALTOOL_TEST_HOLD lists it (a line of its own)."""
     with open(os.environ["EVALTOOL_TEST_SENT"], "a", encoding="utf-8") as log:
         log.write(query + "\n")
-    while os.path.exists(os.environ["EVALTOOL_TEST_HOLD"]):
+    while _held(query):
         time.sleep(0.05)
     return bm25_documents(query, limit)

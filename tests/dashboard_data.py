@@ -36,6 +36,14 @@ def require_dashboard() -> None:
         missing(f"the dashboard extra is not installed ({exc}): pip install 'evaltool[dashboard]'")
 
 
+def dashboard_client(app, **options):
+    """Starlette's in-process client for the dashboard ``app``, naming the server ``localhost`` (the
+    dashboard refuses other host names, such as the client's default ``testserver``)."""
+    from starlette.testclient import TestClient
+
+    return TestClient(app, base_url="http://localhost", raise_server_exceptions=False, **options)
+
+
 def _result(values: dict[str, tuple[float, float]]) -> dict:
     per_query = {q: {"recip_rank": rr, "P_5": p5} for q, (rr, p5) in values.items()}
     n = len(per_query)

@@ -43,13 +43,16 @@ class Server:
             try:
                 with urllib.request.urlopen(f"{self.url}/api/suites", timeout=5):
                     return self
+            except urllib.error.HTTPError:  # an answer (401 where reading needs a token): it is up
+                return self
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.2)
         raise AssertionError(f"evaltool serve did not answer on {self.url} within {timeout} s")
 
-    def get(self, path: str) -> tuple[int, dict, bytes]:
+    def get(self, path: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
         try:
-            with urllib.request.urlopen(f"{self.url}{path}", timeout=30) as response:
+            request = urllib.request.Request(f"{self.url}{path}", headers=headers or {})
+            with urllib.request.urlopen(request, timeout=30) as response:
                 return response.status, dict(response.headers), response.read()
         except urllib.error.HTTPError as error:
             return error.code, dict(error.headers), error.read()

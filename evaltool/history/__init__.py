@@ -35,6 +35,14 @@ Reading (every result has ``to_dict()`` or is a dict, JSON-ready):
 * ``export(db, fmt, date_from, date_to, name, tags) -> str``: CSV (tidy: execution,
   query, measure, value) or JSONL (an execution per line).
 
+The audit trail (every write made through the server, with its token's name and time;
+:mod:`~evaltool.history.audit`):
+
+* ``log_write(conn, *, actor, role, action, subject_kind, subject, detail, at) -> int`` on an
+  open ``history.writing()`` connection (the write and its entry in one transaction);
+  ``record_write(db, **same)`` opens its own; ``list_audit(db, subject_kind, subject, limit)
+  -> list[AuditEntry]``, oldest first.
+
 Controlled tests (the suites ``evaltool suite run`` runs through the benchmark runner):
 
 * ``add_suite(db, name, queries_file=None, backend, measures, settings, *, queries, author) -> Suite``;
@@ -67,6 +75,7 @@ _EXPORTS = {
     "Execution": "queries", "list_executions": "queries", "get_execution": "queries", "get_executions": "queries",
     "report": "comparative", "diff": "differences", "check": "alerts", "Verdict": "alerts",
     "export": "maintenance", "prune": "maintenance",
+    "AuditEntry": "audit", "log_write": "audit", "record_write": "audit", "list_audit": "audit",
     "Suite": "suites", "SuiteQuery": "suites", "add_suite": "suites", "list_suites": "suites",
     "set_active": "suites", "get_suite": "suites", "suite_versions": "suites", "save_queries": "suites",
     "put_query": "suites", "remove_query": "suites", "import_queries": "suites", "export_text": "suites",

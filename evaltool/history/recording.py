@@ -104,7 +104,8 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
            tags: Mapping[str, str] | None = None, at=None, kind: str = "eval",
            thresholds: Mapping[str, float] | None = None, options: Mapping | None = None,
            sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO,
-           results: list[dict] | None = None, suite_version: int | None = None) -> int:
+           results: list[dict] | None = None, suite_version: int | None = None,
+           audit: Mapping | None = None) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
     ``result`` is an :class:`~evaltool.results.EvalResult` (or its ``to_dict()`` JSON).
@@ -118,7 +119,9 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     (default: that of the current directory, if any). ``results`` is what the search returned, a
     dict per query: ``query_id``, ``text``, ``judgments`` ({id: grade}), ``latency_ms``, ``error``
     and ``returned`` (a list of ``{"doc_id", "score", "title", "snippet"}`` in rank order);
-    ``suite_version`` the version of the suite named ``name`` that was run.
+    ``suite_version`` the version of the suite named ``name`` that was run. ``audit`` (``actor``,
+    ``role`` and optionally ``action`` and ``detail``, as :func:`evaltool.history.audit.log_write`
+    takes them) adds an audit entry for the new execution in the same transaction (a server's write).
 
     >>> import tempfile, os
     >>> from evaltool import evaluate
@@ -200,6 +203,10 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
                 for start in range(0, len(rows), 5000):
                     conn.execute(table.insert(), [dict(r, execution_id=execution_id)
                                                   for r in rows[start:start + 5000]])
+            if audit is not None:
+                from evaltool.history.audit import log_write
+
+                log_write(conn, **{"action": "record", **audit}, subject_kind="execution", subject=execution_id)
     finally:
         if history is not db:
             history.close()

@@ -9,7 +9,9 @@ version with a migration step, and the first version's file stays in the tests
 
 Version 1: executions, their summary values, per-query values and tags.
 Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
-Version 3: a suite's queries and ground truth live in the history, versioned (``suite_versions``,
+Version 3: the audit trail (``audit``): who wrote what and when, one row per write made
+through the server (:mod:`evaltool.history.audit`).
+Version 4: a suite's queries and ground truth live in the history, versioned (``suite_versions``,
 ``suite_queries``; ``executions.suite_version`` names the version an execution ran); what the search
 returned per query (``query_outcomes``, ``returned``); the server's queue of suite runs (``jobs``).
 The upgrade reads each suite's queries file in; a file that cannot be read leaves the suite empty
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 metadata = sa.MetaData()
 
@@ -159,6 +161,21 @@ jobs = sa.Table(
     sqlite_autoincrement=True,
 )
 
+audit = sa.Table(
+    "audit", metadata,
+    # AUTOINCREMENT: an entry's number is never given to another, even after the newest is deleted
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.String(20), nullable=False),
+    sa.Column("actor", sa.Text, nullable=False),  # the name of the token that wrote
+    sa.Column("role", sa.String(20), nullable=False),  # operator | rater
+    sa.Column("action", sa.String(40), nullable=False),  # record | create | edit | run | cancel | judge | ...
+    sa.Column("subject_kind", sa.String(40), nullable=False),  # execution | suite | job | ...
+    sa.Column("subject", sa.Text, nullable=False),  # its id or name, as text
+    sa.Column("detail", sa.Text),  # JSON object: what was asked (short), or NULL
+    sa.Index("audit_subject", "subject_kind", "subject", "id"),
+    sqlite_autoincrement=True,
+)
+
 TABLES = tuple(metadata.tables)
 
 
@@ -166,7 +183,7 @@ def _add_suites(conn) -> None:
     _VERSION_2_SUITES.create(conn)
 
 
-# the suites table as version 2 made it (a queries file's path); version 3 replaces it
+# the suites table as versions 2 and 3 have it (a queries file's path); version 4 replaces it
 _VERSION_2_SUITES = sa.Table(
     "suites", sa.MetaData(),
     sa.Column("name", sa.Text, primary_key=True),
@@ -180,7 +197,7 @@ _VERSION_2_SUITES = sa.Table(
 
 
 def _suites_in_the_history(conn) -> None:
-    """Version 2 -> 3: each suite's queries file is read into the history (see the module docstring)."""
+    """Version 3 -> 4: each suite's queries file is read into the history (see the module docstring)."""
     from evaltool.history.suites import import_version_2_suite
 
     old = [row._asdict() for row in conn.execute(sa.select(_VERSION_2_SUITES))]
@@ -192,5 +209,9 @@ def _suites_in_the_history(conn) -> None:
         import_version_2_suite(conn, row)
 
 
+def _add_audit(conn) -> None:
+    audit.create(conn)
+
+
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites, 2: _suites_in_the_history}
+MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _suites_in_the_history}

@@ -7,29 +7,29 @@ the JSON of each command is the library's dict itself.
 
 from __future__ import annotations
 
+from evaltool.i18n import t
 from evaltool.report.table import Report, Table
-
-COUNT_WORDS = {"en": ("execution", "executions"), "es": ("evaluación", "evaluaciones")}
 
 
 def _count(n: int, lang: str) -> str:
-    one, many = COUNT_WORDS.get(lang, COUNT_WORDS["en"])
-    return f"{n} {one if n == 1 else many}"
+    return t("report.count_one" if n == 1 else "report.count", lang, count=n)
 
 
 def comparative_report(out: dict, lang: str = "en") -> Report:
-    """The seed's comparative table: a row per execution, then the summary row."""
+    """The seed's comparative table: a row per execution, then the summary row; every word in ``lang``
+    (the measures keep their recorded names)."""
     measures = list(out["summary"]["values"])
     labelled = out["summary"]["label"] is not None or any(r["label"] is not None for r in out["rows"])
-    header = ["id", "name", "recorded_at", *measures] + (["label"] if labelled else [])
+    header = [t("column.id", lang), t("column.name", lang), t("column.recorded_at", lang), *measures] + (
+        [t("column.label", lang)] if labelled else [])
     rows = []
     for row in out["rows"]:
         rows.append([row["id"], row["name"], row["recorded_at"], *row["values"].values()]
                     + ([row["label"]] if labelled else []))
     summary = out["summary"]
-    rows.append(["summary", _count(summary["count"], lang), None, *summary["values"].values()]
+    rows.append([t("report.summary", lang), _count(summary["count"], lang), None, *summary["values"].values()]
                 + ([summary["label"]] if labelled else []))
-    span = f"from {out['from'] or 'the first execution'} to {out['to'] or 'the last'}"
+    span = t("report.span", lang, low=out["from"] or t("range.first", lang), high=out["to"] or t("range.last", lang))
     return Report([Table(header, rows)], notes=[span])
 
 

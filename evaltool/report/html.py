@@ -34,6 +34,7 @@ from functools import lru_cache
 from importlib.resources import files
 
 from evaltool.errors import EvaltoolError
+from evaltool.i18n import t
 from evaltool.report.json import dump_json
 from evaltool.report.table import Report, Table, cell_text
 
@@ -169,9 +170,10 @@ def _axis(title: str, **more) -> dict:
 
 
 def per_query_bars(qids: list[str], series: dict[str, dict[str, list]], measures: list[str],
-                   title: str = "per-query values") -> dict:
+                   title: str | None = None, lang: str = "en") -> dict:
     """Bars of every query's value, one group of bars per series (a run, an execution), with a
-    menu to switch measure. ``series``: {name: {measure: [value per query in qids]}}."""
+    menu to switch measure. ``series``: {name: {measure: [value per query in qids]}}; words in ``lang``."""
+    title = t("chart.per_query_values", lang) if title is None else title
     x = [chart_text(q) for q in qids]
     data, buttons = [], []
     for i, m in enumerate(measures):
@@ -185,14 +187,15 @@ def per_query_bars(qids: list[str], series: dict[str, dict[str, list]], measures
         buttons.append({"label": chart_text(m), "method": "update",
                         "args": [{"visible": visible}, {"yaxis.title.text": chart_text(m)}]})
     layout = {"title": {"text": chart_text(title)}, "barmode": "group", "showlegend": per > 1,
-              "xaxis": _axis("query", type="category", tickangle=-45),
+              "xaxis": _axis(t("chart.query", lang), type="category", tickangle=-45),
               "yaxis": _axis(measures[0] if measures else "")}
     if len(measures) > 1:
         layout["updatemenus"] = [{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.2, "yanchor": "top"}]
     return {"data": data, "layout": layout}
 
 
-def paired_scatter(qids: list[str], a: list, b: list, name_a: str, name_b: str, measure: str) -> dict:
+def paired_scatter(qids: list[str], a: list, b: list, name_a: str, name_b: str, measure: str,
+                   lang: str = "en") -> dict:
     """Each query a point at (value in A, value in B); above the diagonal, B scores higher."""
     present = [v for v in [*a, *b] if v is not None and not (isinstance(v, float) and math.isnan(v))]
     low, high = (min(present + [0.0]), max(present + [1.0])) if present else (0.0, 1.0)
@@ -200,20 +203,20 @@ def paired_scatter(qids: list[str], a: list, b: list, name_a: str, name_b: str, 
     span = [low - pad, high + pad]
     return {
         "data": [
-            {"type": "scatter", "mode": "lines", "x": [low, high], "y": [low, high], "name": "equal",
+            {"type": "scatter", "mode": "lines", "x": [low, high], "y": [low, high], "name": "=",
              "line": {"color": "#9ca3af", "dash": "dot"}, "hoverinfo": "skip", "showlegend": False},
             {"type": "scatter", "mode": "markers", "x": a, "y": b, "text": [chart_text(q) for q in qids],
-             "name": "queries", "marker": {"size": 8, "opacity": 0.75}, "showlegend": False,
-             "hovertemplate": "query %{text}<br>" + f"{chart_text(name_a)} %{{x:.4f}}<br>"
+             "name": t("chart.queries", lang), "marker": {"size": 8, "opacity": 0.75}, "showlegend": False,
+             "hovertemplate": t("chart.query", lang) + " %{text}<br>" + f"{chart_text(name_a)} %{{x:.4f}}<br>"
                               f"{chart_text(name_b)} %{{y:.4f}}<extra></extra>"},
         ],
-        "layout": {"title": _title(f"{chart_text(measure)} per query"),
+        "layout": {"title": _title(t("chart.per_query", lang, measure=chart_text(measure))),
                    "xaxis": _axis(name_a, range=span), "yaxis": _axis(name_b, range=span)},
     }
 
 
 def difference_histogram(differences: list, ci, delta, name_a: str, name_b: str, measure: str,
-                         level: float) -> dict:
+                         level: float, lang: str = "en") -> dict:
     """The distribution of per-query differences B - A, the mean difference and its interval (shaded)."""
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": 0, "x1": 0, "y0": 0, "y1": 1,
                "line": {"color": "#6b7280", "dash": "dot"}}]
@@ -222,21 +225,23 @@ def difference_histogram(differences: list, ci, delta, name_a: str, name_b: str,
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": ci[0], "x1": ci[1], "y0": 0, "y1": 1,
                        "fillcolor": "rgba(36,88,166,0.15)", "line": {"width": 0}, "layer": "below"})
         annotations.append({"xref": "x", "yref": "paper", "x": (ci[0] + ci[1]) / 2, "y": 1.02, "showarrow": False,
-                            "text": f"{level:.0%} CI [{ci[0]:.4f}, {ci[1]:.4f}]", "yanchor": "bottom"})
+                            "text": t("chart.interval", lang, level=f"{level:.0%}") + f" [{ci[0]:.4f}, {ci[1]:.4f}]",
+                            "yanchor": "bottom"})
     if delta is not None and math.isfinite(delta):
         shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": delta, "x1": delta, "y0": 0, "y1": 1,
                        "line": {"color": "#2458a6", "width": 2}})
     return {
-        "data": [{"type": "histogram", "x": differences, "name": "queries", "marker": {"color": "#94a3b8"},
-                  "nbinsx": 30,
-                  "hovertemplate": "difference %{x}<br>%{y} queries<extra></extra>"}],
-        "layout": {"title": _title(f"{chart_text(measure)}: per-query difference"),
-                   "xaxis": _axis(f"{name_b} − {name_a}"), "yaxis": _axis("queries"), "shapes": shapes,
+        "data": [{"type": "histogram", "x": differences, "name": t("chart.queries", lang),
+                  "marker": {"color": "#94a3b8"}, "nbinsx": 30,
+                  "hovertemplate": t("chart.difference", lang) + " %{x}<br>%{y} " + t("chart.queries", lang)
+                                   + "<extra></extra>"}],
+        "layout": {"title": _title(t("chart.difference_title", lang, measure=chart_text(measure))),
+                   "xaxis": _axis(f"{name_b} − {name_a}"), "yaxis": _axis(t("chart.queries", lang)), "shapes": shapes,
                    "annotations": annotations, "bargap": 0.05, "showlegend": False},
     }
 
 
-def trend(points: list[dict], measure: str) -> dict:
+def trend(points: list[dict], measure: str, lang: str = "en") -> dict:
     """One measure over time: a line per execution name, a point per execution (hover: name,
     date, value, note); each point's customdata starts with its page's path.
     ``points``: [{"name", "recorded_at", "value", "note", "link"}], oldest first."""
@@ -253,8 +258,8 @@ def trend(points: list[dict], measure: str) -> dict:
             "hovertemplate": "%{customdata[1]}<br>%{x}<br>" + chart_text(measure)
                              + " %{y:.4f}<br>%{customdata[2]}<extra></extra>",
         })
-    return {"data": data, "layout": {"title": _title(chart_text(measure)), "xaxis": _axis("recorded at (UTC)",
-                                                                                          type="date"),
+    return {"data": data, "layout": {"title": _title(chart_text(measure)),
+                                     "xaxis": _axis(t("chart.recorded_at", lang), type="date"),
                                      "yaxis": _axis(measure), "hovermode": "closest",
                                      "legend": {"orientation": "h", "y": -0.25}}}
 
@@ -293,8 +298,10 @@ def content_security_policy(script_sources: str, style_sources: str, header: boo
             + ("; frame-ancestors 'none'" if header else ""))
 
 
-def document(title: str, body, *, assets: str = "inline", static: str = "/static/", header=None) -> str:
-    """A whole HTML page. ``assets``: ``inline`` (a self-contained file) or ``linked`` (``static`` URLs)."""
+def document(title: str, body, *, assets: str = "inline", static: str = "/static/", header=None,
+             lang: str = "en") -> str:
+    """A whole HTML page in the language ``lang``. ``assets``: ``inline`` (a self-contained file) or
+    ``linked`` (``static`` URLs)."""
     if assets == "inline":
         scripts = [_script_text(asset("plotly.min.js")), _script_text(asset("evaltool.js"))]
         policy = content_security_policy(" ".join(f"'{_sha256(s)}'" for s in scripts), "'unsafe-inline'")
@@ -306,7 +313,7 @@ def document(title: str, body, *, assets: str = "inline", static: str = "/static
         tail = [Markup(f'<script src="{escape(static)}{name}"></script>') for name in ("plotly.min.js", "evaltool.js")]
     else:
         raise ValueError(f"assets must be 'inline' or 'linked', not {assets!r}")
-    page = join([Markup("<!DOCTYPE html>\n"), Markup('<html lang="en"><head><meta charset="utf-8">'),
+    page = join([Markup("<!DOCTYPE html>\n"), Markup(f'<html lang="{escape(lang)}"><head><meta charset="utf-8">'),
                  Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
                  Markup('<link rel="icon" href="data:,">'),  # no icon to fetch
                  tag("title", title), head, Markup("</head><body>"), header,

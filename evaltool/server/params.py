@@ -39,6 +39,8 @@ class Param:
     required: bool = False
     where: str = "query"  # or "path"
     split: bool = False  # a repeatable value may also list several separated by spaces
+    choices: tuple = ()  # the only values accepted, when given
+    aliases: tuple = ()  # other names the parameter may be given by (the seed's fecha_desde)
 
     def schema(self) -> dict:
         """The OpenAPI schema of the parameter's value."""
@@ -47,8 +49,10 @@ class Param:
                 "tag": {"type": "string", "pattern": "^[^=]+=.*$"}, "ids": {"type": "integer"}}[self.kind]
         if self.minimum is not None:
             item["minimum"] = self.minimum
-        if self.maximum is not None:
-            item["maximum"] = self.maximum
+        if self.maximum is not None or self.kind in ("integer", "ids"):
+            item["maximum"] = self.maximum if self.maximum is not None else LARGEST
+        if self.choices:
+            item["enum"] = list(self.choices)
         if self.repeat or self.kind == "ids":
             return {"type": "array", "items": item}
         return {**item, **({"default": self.default} if self.default is not None else {})}
@@ -60,27 +64,38 @@ class Param:
 
 
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+LARGEST = 2**63 - 1  # the largest integer a database column holds: ids and offsets above it name nothing
 
 
 def _integer(param: Param, text: str) -> int:
     low = param.minimum if param.minimum is not None else 0
-    wanted = f"a whole number from {low}" + (f" to {param.maximum}" if param.maximum is not None else " up")
+    high = param.maximum if param.maximum is not None else LARGEST
+    wanted = f"a whole number from {low} to {high}"
+    if len(text) > 40:  # far beyond any bound, and int() of a long text costs time
+        raise RequestError(f"{param.name} {text[:40]!r}...: expected {wanted}")
     try:
         value = int(text)
     except ValueError:
         raise RequestError(f"{param.name} {text!r}: expected {wanted}") from None
-    if value < low or (param.maximum is not None and value > param.maximum):
+    if value < low or value > high:
         raise RequestError(f"{param.name} {text!r}: expected {wanted}")
     return value
 
 
 def _date(param: Param, text: str) -> str:
-    from evaltool.history.dates import EXPECTED, parse_when
+    """``text`` if the history can use it as either end of a range: ISO-8601, and a moment that is
+    still a four-digit year in UTC at both ends of its day (the calendar's edges are refused)."""
+    from evaltool.history.dates import EXPECTED, range_bounds
 
     try:
-        parse_when(text, param.name)
+        bounds = range_bounds(text, text)
     except EvaltoolError:
-        raise RequestError(f"{param.name} {text!r}: expected {EXPECTED}") from None
+        raise RequestError(f"{param.name} {text[:200]!r}: expected {EXPECTED}") from None
+    except (OverflowError, ValueError):
+        bounds = ()
+    if len(bounds) != 2 or not all(bound and len(bound) == len("2025-01-28T00:00:00Z") for bound in bounds):
+        raise RequestError(f"{param.name} {text[:200]!r}: outside the dates the history holds; expected a date "
+                           "from 1000-01-01 to 9999-12-30")
     return text
 
 
@@ -93,8 +108,12 @@ def _value(param: Param, text: str):
         if text.lower() not in TRUE + FALSE:
             raise RequestError(f"{param.name} {text!r}: expected true or false (1 or 0)")
         return text.lower() in TRUE
-    if param.kind == "tag" and "=" not in text:
-        raise RequestError(f"{param.name} {text!r}: expected KEY=VALUE")
+    if param.kind == "tag":
+        key, sep, _ = text.partition("=")
+        if not sep or not key.strip():  # as the command line's --tag refuses '=v'
+            raise RequestError(f"{param.name} {text[:200]!r}: expected KEY=VALUE with a non-empty KEY")
+    if param.choices and text not in param.choices:
+        raise RequestError(f"{param.name} {text[:200]!r}: expected one of {', '.join(param.choices)}")
     if param.kind == "ids":
         return [_integer(param, part.strip()) for part in text.split(",") if part.strip()]
     return text
@@ -104,14 +123,20 @@ def parse(query, params, path: dict | None = None) -> dict:
     """The parameters of a request: ``query`` a mapping or Starlette's QueryParams (several values
     per name), ``path`` the path parameters; every name in ``params`` is in the result."""
     getlist = query.getlist if hasattr(query, "getlist") else (lambda name: [query[name]] if name in query else [])
-    known = {p.name for p in params}
+    known = {name for p in params for name in (p.name, *p.aliases)}
     unknown = sorted(set(query.keys()) - known)
     if unknown:
         accepted = ", ".join(p.name for p in params if p.where == "query") or "none"
-        raise RequestError(f"unknown parameter {unknown[0]!r}; this address takes: {accepted}")
+        raise RequestError(f"unknown parameter {unknown[0][:200]!r}; this address takes: {accepted}")
     out = {}
     for param in params:
-        texts = [str(path[param.name])] if param.where == "path" else [t for t in getlist(param.name) if t.strip()]
+        if param.where == "path":
+            texts = [str(path[param.name])]
+        else:
+            given = [name for name in (param.name, *param.aliases) if any(t.strip() for t in getlist(name))]
+            if len(given) > 1:
+                raise RequestError(f"{given[0]} and {given[1]} are the same parameter; give one of them")
+            texts = [t for name in given for t in getlist(name) if t.strip()]
         if param.kind == "ids":
             out[param.name] = [i for t in texts for i in _value(param, t)]
         elif param.repeat:  # a form's text field may hold several, separated by spaces
@@ -137,8 +162,10 @@ def _ordered(date_from: str, date_to: str) -> None:
                            "swap them") from None
 
 
-DATE_FROM = Param("date_from", "date", "first day (YYYY-MM-DD) or moment (ISO-8601, UTC unless it says) included")
-DATE_TO = Param("date_to", "date", "last day included (a date alone: the whole day), or a moment")
+DATE_FROM = Param("date_from", "date", "first day (YYYY-MM-DD) or moment (ISO-8601, UTC unless it says) included; "
+                  "also fecha_desde", aliases=("fecha_desde",))
+DATE_TO = Param("date_to", "date", "last day included (a date alone: the whole day), or a moment; also fecha_hasta",
+                aliases=("fecha_hasta",))
 NAME = Param("name", "string", "only executions of this name")
 TAG = Param("tag", "tag", "only executions with this tag, KEY=VALUE; repeatable (all must match)", repeat=True)
 MEASURE = Param("measure", "string", "a measure column (recorded name such as ndcg_cut_10, or ndcg_cut.10); "
@@ -146,7 +173,8 @@ MEASURE = Param("measure", "string", "a measure column (recorded name such as nd
                 split=True)
 LABELS = Param("labels", "boolean", "label rows good / fair / poor and the summary efficient / acceptable / "
                "needs improvement (false: null labels)", default=True)
-LANG = Param("lang", "string", "label vocabulary: en, or es for the seed's Bueno / Regular / Mejorable", default="en")
+LANG = Param("lang", "string", "language of the page's words and of the labels: en, or es (the seed's Bueno / "
+             "Regular / Mejorable)", default="en", choices=("en", "es"))
 LIMIT = Param("limit", "integer", "executions per page", default=1000, minimum=1, maximum=10000)
 OFFSET = Param("offset", "integer", "executions skipped before the page", default=0, minimum=0)
 EXECUTION_ID = Param("id", "integer", "an execution id", where="path", minimum=1)

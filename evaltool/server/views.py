@@ -31,11 +31,11 @@ class View:
 
 
 def query_string(arguments: dict, **changes) -> str:
-    """The query string of ``arguments`` with ``changes`` (None, False and [] left out)."""
+    """The query string of ``arguments`` with ``changes`` (None, [] and the default language left out)."""
     merged = {**arguments, **changes}
     pairs = []
     for key, value in merged.items():
-        if value is None or value == [] or key == "id":
+        if value is None or value == [] or key == "id" or (key == "lang" and value == p.LANG.default):
             continue
         for item in value if isinstance(value, list) else [value]:
             pairs.append((key, str(item).lower() if isinstance(item, bool) else str(item)))
@@ -134,17 +134,17 @@ STATISTICS = (p.MEASURE, p.TEST, p.CORRECTION)
 VIEWS = (
     View("report", "/api/report", "/", (*FILTERS, p.MEASURE, p.LABELS, p.LANG), report,
          "The comparative report: a row per execution in the date range and a summary row", "Comparative report"),
-    View("executions", "/api/executions", "/trends", (*FILTERS, p.LIMIT, p.OFFSET), executions,
+    View("executions", "/api/executions", "/trends", (*FILTERS, p.LIMIT, p.OFFSET, p.LANG), executions,
          "Executions in the date range, paginated, oldest first; the page draws a trend per measure", "Trends"),
-    View("execution", "/api/executions/{id}", "/executions/{id}", (p.EXECUTION_ID,), execution,
+    View("execution", "/api/executions/{id}", "/executions/{id}", (p.EXECUTION_ID, p.LANG), execution,
          "One execution with its per-query values", "Execution"),
-    View("diff", "/api/diff", "/diff", (*PAIR, *STATISTICS), diff,
+    View("diff", "/api/diff", "/diff", (*PAIR, *STATISTICS, p.LANG), diff,
          "Two executions compared: paired test, interval and the queries that moved most", "Difference"),
     View("compare", "/api/compare", "/compare",
          (p.Param("ids", "ids", f"2 to {MAX_SIDE_BY_SIDE} execution ids, the first the baseline: ids=3,7,9",
-                  required=True, minimum=1), *STATISTICS), side_by_side,
+                  required=True, minimum=1), *STATISTICS, p.LANG), side_by_side,
          "Two or more executions side by side, each compared with the first", "Side by side"),
-    View("suites", "/api/suites", None, (), suites,  # its page is the workbench's editor (server.workbench)
+    View("suites", "/api/suites", None, (p.LANG,), suites,  # its page is the workbench's editor (server.workbench)
          "Controlled-test suites with their last result", "Suites", cached=False),  # suites change in place
 )
 

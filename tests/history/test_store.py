@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from evaltool.errors import HistoryError
-from evaltool.history import get_execution, list_executions, list_suites, open_history, record, report, schema
+from evaltool.history import get_execution, list_audit, list_executions, list_suites, open_history, record, report, schema
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -48,11 +48,28 @@ def test_the_first_schema_is_migrated_forward(tmp_path):
     rows = report(str(db), labels=True)["rows"]
     assert [r["label"] for r in rows] == ["fair", "good"]
     assert list_suites(str(db)) == []  # the table version 2 added
+    assert list_audit(str(db)) == []  # and version 3's
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version FROM evaltool_schema").fetchall() == [(schema.CURRENT_VERSION,)]
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     new_id = record({"summary": {"map": 0.1}}, db=str(db), name="after")
     assert new_id == 3
+
+
+def test_a_migrated_history_has_the_schema_of_a_fresh_one(tmp_path):
+    """Every table, index and column as a new history makes them, whatever version the file started at."""
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    shutil.copy(FIXTURES / "history-v1.sqlite", old)
+    list_executions(str(old))
+    record({"summary": {"map": 0.5}}, db=str(new), name="x")
+
+    def layout(path):
+        with sqlite3.connect(path) as conn:
+            return sorted((name, " ".join(sql.split())) for name, sql in
+                          conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+
+    assert layout(old) == layout(new)
+    assert "audit" in dict(layout(new))
 
 
 def test_a_newer_schema_is_refused(db):

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, require_dashboard
+from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, dashboard_client, require_dashboard
 from tests.html_pages import Page
 from tests.helpers import invoke
 
@@ -35,13 +35,11 @@ def history_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(history_file):
-    from starlette.testclient import TestClient
-
     from evaltool.history import open_history
     from evaltool.server import create_app
 
     history = open_history(history_file[0])
-    with TestClient(create_app(history), raise_server_exceptions=False) as test_client:
+    with dashboard_client(create_app(history)) as test_client:
         yield test_client
     history.close()
 
@@ -161,7 +159,9 @@ def test_suites_with_their_last_result(client, history_file):
     ("/api/report?date_from=2025-13-01", 400, "date_from '2025-13-01'"),
     ("/api/report?date_from=yesterday", 400, "expected an ISO-8601 date"),
     ("/api/report?date_from=2025-03-01&date_to=2025-01-01", 400, "date_from 2025-03-01 is after date_to 2025-01-01"),
-    ("/api/report?fecha_desde=2025-01-01", 400, "unknown parameter 'fecha_desde'"),
+    ("/api/report?fecha_desde=2025-01-01&date_from=2025-01-02", 400, "date_from and fecha_desde are the same"),
+    ("/api/report?fecha_hasta=2025-13-01", 400, "date_to '2025-13-01'"),
+    ("/api/report?fecha_de=2025-01-01", 400, "unknown parameter 'fecha_de'"),
     ("/api/report?measure=nope", 400, "-m nope"),
     ("/api/report?lang=fr", 400, "fr"),
     ("/api/report?labels=maybe", 400, "labels 'maybe'"),
@@ -272,15 +272,13 @@ def test_execution_page_drill_down(client, history_file):
 
 @pytest.fixture
 def recorder(tmp_path):
-    from starlette.testclient import TestClient
-
     from evaltool.history import open_history
     from evaltool.server import create_app
 
     db = str(tmp_path / "remote.sqlite")
     build(db)
     history = open_history(db)
-    with TestClient(create_app(history, token=TOKEN, max_body=4096), raise_server_exceptions=False) as test_client:
+    with dashboard_client(create_app(history, token=TOKEN, public_read=True, max_body=4096)) as test_client:
         yield test_client
     history.close()
 
@@ -347,6 +345,8 @@ def test_openapi_describes_every_api_address(client):
     spec = _get(client, "/api/openapi.json").json()
     assert spec["openapi"].startswith("3.")
     assert set(spec["paths"]) == {view.api for view in VIEWS}
+    assert {p["name"] for p in spec["paths"]["/api/executions"]["get"]["parameters"]} == {
+        "date_from", "date_to", "name", "tag", "limit", "offset", "lang"}
     assert {p["name"] for p in spec["paths"]["/api/report"]["get"]["parameters"]} == {
         "date_from", "date_to", "name", "tag", "measure", "labels", "lang"}
     assert "post" in spec["paths"]["/api/executions"]

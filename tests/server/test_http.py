@@ -77,12 +77,14 @@ def test_with_a_token_no_warning_and_remote_recording(history_file, tmp_path):
         with urllib.request.urlopen(request, timeout=30) as response:
             assert response.status == 201
             created = json.loads(response.read())
-        status, _, stored = server.get(created["url"])
+        assert server.get(created["url"])[0] == 401  # reading needs the token too
+        status, _, stored = server.get(created["url"], {"Authorization": "Bearer t0ken"})
         assert status == 200 and json.loads(stored)["name"] == "remote"
         _, stderr = server.stop()
     finally:
         server.kill()
     assert "not a loopback address" not in stderr
+    assert "writing needs a token: default (operator); reading needs a token too (--public-read opens it)" in stderr
 
 
 def test_port_in_use_and_missing_history_are_one_message(history_file, tmp_path):
@@ -96,3 +98,18 @@ def test_port_in_use_and_missing_history_are_one_message(history_file, tmp_path)
     result = invoke("serve", "--db", tmp_path / "none.sqlite", "--port", free_port())
     assert result.exit_code == 2 and "no history there" in result.stderr, result.stderr
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_public_read_on_an_open_address_warns_which(history_file):
+    server = Server("--db", history_file, "--host", "0.0.0.0", "--token", "ci=t0ken", "--public-read")
+    try:
+        server.wait_ready()
+        assert server.get("/api/report")[0] == 200
+        evil = server.get("/api/report", {"Host": "rebound.example"})
+        assert evil[0] == 400 and b"does not answer for the host" in evil[2]  # DNS rebinding, over real HTTP
+        _, stderr = server.stop()
+    finally:
+        server.kill()
+    assert ("warning: --host 0.0.0.0 is not a loopback address and --public-read is set: the dashboard is "
+            "readable by anyone who can reach it") in stderr
+    assert "writing needs a token: ci (operator); reading is open to all who reach it (--public-read)" in stderr

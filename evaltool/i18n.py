@@ -284,6 +284,26 @@ CATALOGUE: dict[str, dict[str, str]] = {
                               "or in the same place; the first list's documents the second lost are listed below it.",
                         "es": "Cada documento de la segunda lista se marca como nuevo, movido (con su lugar en la "
                               "primera) o en el mismo lugar; debajo se listan los de la primera que la segunda perdió."},
+    # a suite version's change (evaltool.history.suites.describe_change) and the audit's actions
+    "change.created": {"en": "created with {queries} queries", "es": "creada con {queries} consultas"},
+    "change.imported": {"en": "imported {file}", "es": "importada de {file}"},
+    "change.upgraded": {"en": "imported {file} when the history was upgraded",
+                        "es": "importada de {file} al actualizar el historial"},
+    "change.upgrade_failed": {"en": "could not import {file} when the history was upgraded",
+                              "es": "no se pudo importar {file} al actualizar el historial"},
+    "change.uploaded": {"en": "uploaded {file} ({queries} queries)", "es": "subido {file} ({queries} consultas)"},
+    "change.added": {"en": "query {query} added", "es": "consulta {query} agregada"},
+    "change.edited": {"en": "query {query} edited", "es": "consulta {query} editada"},
+    "change.removed": {"en": "query {query} removed", "es": "consulta {query} quitada"},
+    "change.replaced": {"en": "queries replaced", "es": "consultas reemplazadas"},
+    "action.create": {"en": "created", "es": "creó"},
+    "action.edit": {"en": "edited", "es": "editó"},
+    "action.upload": {"en": "uploaded", "es": "subió"},
+    "action.activate": {"en": "activated", "es": "activó"},
+    "action.deactivate": {"en": "deactivated", "es": "desactivó"},
+    "action.run": {"en": "ran", "es": "ejecutó"},
+    "action.cancel": {"en": "cancelled", "es": "canceló"},
+    "action.resume": {"en": "resumed", "es": "reanudó"},
 }
 
 

@@ -217,11 +217,30 @@ def _validated_setup(name: str, backend: str, measures, settings) -> tuple[str, 
     return name, measures, settings
 
 
-def _write_version(conn, name: str, version: int, queries: list[SuiteQuery], at: str, author, change: str):
+def describe_change(change: str, lang: str = "en") -> str:
+    """A version's change in words: it is stored as ``{"what": KIND, ...}`` JSON (created, imported,
+    upgraded, upgrade_failed, uploaded, added, edited, removed, replaced) and said in ``lang``.
+
+    >>> describe_change('{"what": "added", "query": "q4"}', "es")
+    'consulta q4 agregada'
+    """
+    from evaltool.i18n import CATALOGUE, t
+
+    try:
+        parsed = json.loads(change)
+    except (TypeError, ValueError):
+        return str(change)
+    what = parsed.pop("what", None) if isinstance(parsed, dict) else None
+    if f"change.{what}" not in CATALOGUE:
+        return str(change)
+    return t(f"change.{what}", lang, **parsed)
+
+
+def _write_version(conn, name: str, version: int, queries: list[SuiteQuery], at: str, author, change: dict):
     from evaltool.history import schema
 
     conn.execute(schema.suite_versions.insert().values(suite=name, version=version, created_at=at, author=author,
-                                                       change=change[:500]))
+                                                       change=json.dumps(change)[:2000]))
     if queries:
         conn.execute(schema.suite_queries.insert(), [
             {"suite": name, "version": version, "position": i, "query_id": q.query_id, "text": q.text,
@@ -265,7 +284,7 @@ def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), 
             name=name, backend=backend, measures=json.dumps(measures), settings=json.dumps(settings, sort_keys=True),
             active=True, created_at=at, version=1, source=source, problem=None))
         _write_version(conn, name, 1, content, at, author,
-                       f"imported {source}" if source else f"created with {len(content)} queries")
+                       {"what": "imported", "file": source} if source else {"what": "created", "queries": len(content)})
         if audit is not None:
             audit(conn)
     return get_suite(db, name)
@@ -325,8 +344,9 @@ def get_suite(db, name: str, version: int | None = None) -> Suite:
         return _read_suite(conn, name, version)
 
 
-def suite_versions(db, name: str) -> list[dict]:
-    """Every version of a suite, oldest first: ``{"version", "created_at", "author", "change", "queries"}``."""
+def suite_versions(db, name: str, lang: str = "en") -> list[dict]:
+    """Every version of a suite, oldest first: ``{"version", "created_at", "author", "change", "queries"}``
+    (``change`` said in ``lang``)."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
@@ -339,11 +359,11 @@ def suite_versions(db, name: str) -> list[dict]:
         rows = conn.execute(sa.select(v, counts.label("queries")).where(v.c.suite == name).order_by(v.c.version)).all()
         if not rows:
             raise NotFoundError(f"no suite named {name!r} (see 'evaltool suite list')")
-    return [{"version": r.version, "created_at": r.created_at, "author": r.author, "change": r.change,
-             "queries": r.queries} for r in rows]
+    return [{"version": r.version, "created_at": r.created_at, "author": r.author,
+             "change": describe_change(r.change, lang), "queries": r.queries} for r in rows]
 
 
-def save_queries(db, name: str, queries, *, author: str | None = None, change: str = "queries replaced",
+def save_queries(db, name: str, queries, *, author: str | None = None, change: dict | None = None,
                  source: str | None = None, expected_version: int | None = None, audit=None) -> Suite:
     """Make ``queries`` the suite's new version (an unchanged content makes none); returns the suite.
 
@@ -370,7 +390,7 @@ def save_queries(db, name: str, queries, *, author: str | None = None, change: s
         if [q.to_dict() for q in current.queries] == [q.to_dict() for q in queries] and source is None:
             return current
         version = current.version + 1
-        _write_version(conn, name, version, queries, stamp(now()), author, change)
+        _write_version(conn, name, version, queries, stamp(now()), author, change or {"what": "replaced"})
         values = {"version": version, "problem": None}
         if source is not None:
             values["source"] = source
@@ -384,7 +404,7 @@ def import_queries(db, name: str, path, *, author: str | None = None) -> Suite:
     """Replace a suite's queries with a file's (a new version)."""
     queries = read_queries_file(path)
     source = os.path.abspath(os.fspath(path))
-    return save_queries(db, name, queries, author=author, change=f"imported {source}", source=source)
+    return save_queries(db, name, queries, author=author, change={"what": "imported", "file": source}, source=source)
 
 
 def put_query(db, name: str, query, *, author: str | None = None, replace_id: str | None = None,
@@ -398,14 +418,14 @@ def put_query(db, name: str, query, *, author: str | None = None, replace_id: st
         if new.query_id in ids:
             raise SuiteConflict(f"suite {name}: a query with id {new.query_id!r} exists already")
         queries.append(new)
-        change = f"query {new.query_id} added"
+        change = {"what": "added", "query": new.query_id}
     else:
         if replace_id not in ids:
             raise NotFoundError(f"suite {name}: no query with id {replace_id!r}")
         if new.query_id != replace_id and new.query_id in ids:
             raise SuiteConflict(f"suite {name}: a query with id {new.query_id!r} exists already")
         queries[ids.index(replace_id)] = new
-        change = f"query {replace_id} edited"
+        change = {"what": "edited", "query": replace_id}
     return save_queries(db, name, queries, author=author, change=change, audit=audit,
                         expected_version=suite.version if expected_version is None else expected_version)
 
@@ -417,7 +437,7 @@ def remove_query(db, name: str, query_id: str, *, author: str | None = None,
     kept = [q for q in suite.queries if q.query_id != query_id]
     if len(kept) == len(suite.queries):
         raise NotFoundError(f"suite {name}: no query with id {query_id!r}")
-    return save_queries(db, name, kept, author=author, change=f"query {query_id} removed", audit=audit,
+    return save_queries(db, name, kept, author=author, change={"what": "removed", "query": query_id}, audit=audit,
                         expected_version=suite.version if expected_version is None else expected_version)
 
 
@@ -478,8 +498,7 @@ def import_version_2_suite(conn, row: dict) -> None:
         name=row["name"], backend=row["backend"], measures=row["measures"], settings=row["settings"],
         active=row["active"], created_at=row["created_at"], version=1, source=path, problem=problem))
     _write_version(conn, row["name"], 1, queries, row["created_at"], None,
-                   f"imported {path} when the history was upgraded" if problem is None
-                   else f"could not import {path} when the history was upgraded")
+                   {"what": "upgraded" if problem is None else "upgrade_failed", "file": path})
     if digest is not None:
         e = schema.executions
         conn.execute(e.update().where(e.c.name == row["name"], e.c.kind == "suite", e.c.queries_sha256 == digest)

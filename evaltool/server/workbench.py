@@ -269,7 +269,7 @@ async def upload_queries(request: Request) -> Response:
     try:
         queries = parse_queries_file(filename, data)
         suite = save_queries(settings.history, name, queries, author=who.name,
-                             change=f"uploaded {filename} ({len(queries)} queries)",
+                             change={"what": "uploaded", "file": filename, "queries": len(queries)},
                              audit=_audit(who, "upload", "suite", name, {"file": filename}))
     except EvaltoolError as exc:
         _history_error(exc)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from evaltool.i18n import t
+from evaltool.i18n import t, t_or
 from evaltool.report.html import Markup, escape, facts, join, table, tag
 from evaltool.server.pages import execution_link, link
 
@@ -233,8 +233,8 @@ def suite_page(data: dict, frame, runnable_here: bool) -> Markup:
     if data["audit"]:
         body.append(tag("h2", t("wb.audit", lang)))
         body.append(table([t(k, lang) for k in ("wb.when", "wb.by", "wb.action", "wb.detail")],
-                          [[a["at"], a["actor"], a["action"],
-                            ", ".join(f"{k}={v}" for k, v in (a["detail"] or {}).items())] for a in data["audit"]],
+                          [[a["at"], a["actor"], t_or("action", a["action"], lang),
+                            ", ".join(str(v) for v in (a["detail"] or {}).values())] for a in data["audit"]],
                           name="audit"))
     body.append(tag("p", tag("a", t("page.json", lang), href=f"/api/suites/{quoted}"), class_="meta"))
     return join(body)

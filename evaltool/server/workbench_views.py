@@ -67,7 +67,7 @@ def suite(history, args: dict) -> dict:
         audit = [a.to_dict() for a in list_audit(history, "suite", shown.name, limit=RECENT)]
     except ImportError:
         audit = []
-    return {"suite": shown_suite(shown), "versions": suite_versions(history, shown.name),
+    return {"suite": shown_suite(shown), "versions": suite_versions(history, shown.name, args.get("lang", "en")),
             "executions": [{"id": e.id, "recorded_at": e.recorded_at, "suite_version": e.suite_version,
                             "summary": e.summary} for e in executions],
             "query_history": per_query, "jobs": [j.to_dict() for j in list_jobs(history, shown.name, limit=RECENT)],

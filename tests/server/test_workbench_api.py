@@ -163,7 +163,8 @@ def test_run_follow_and_see_what_the_search_returned(served):
     assert served.get(f"/api/executions/{second['execution_id']}", headers=BEARER).json()["suite_version"] == 2
     compared = served.get(f"/api/compare-results?a={job['execution_id']}&b={second['execution_id']}",
                           headers=BEARER).json()
-    assert [d["change"] for d in compared["queries"][0]["b"]["documents"]] == ["same"] * 5
+    changes = [d["change"] for d in compared["queries"][0]["b"]["documents"]]
+    assert changes and set(changes) == {"same"}  # the same backend, the same list
     assert compared["queries"][2]["b"]["missed"] == ["net-mesh", "net-dns"]
     jobs = served.get("/api/jobs?suite=panel", headers=BEARER).json()["jobs"]
     assert [j["id"] for j in jobs] == [second["id"], job["id"]]

@@ -11,7 +11,7 @@ says "3 evaluaciones", labels are *Bueno / Regular / Mejorable* and the summary'
 *Eficiente / Aceptable / Mejorable* (those live with the thresholds, in
 :mod:`evaltool.results`).
 
->>> t("report.count", "es", count=3), t("report.count", "en", count=1)
+>>> t("report.count", "es", count=3), t("report.count_one", "en", count=1)
 ('3 evaluaciones', '1 execution')
 >>> t("nav.trends", "es")
 'Tendencias'
@@ -69,6 +69,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "report.none": {"en": "No execution in this range.", "es": "Ninguna evaluación en este intervalo."},
     "report.csv": {"en": "CSV", "es": "CSV"},
     "report.summary": {"en": "summary", "es": "Resumen"},
+    "report.file_title": {"en": "evaltool history report", "es": "evaltool: reporte del historial"},
+    "report.execution_note": {"en": "execution {id}", "es": "evaluación {id}"},
     "report.span": {"en": "from {low} to {high}", "es": "desde {low} hasta {high}"},
     "column.id": {"en": "id", "es": "ID"},
     "column.name": {"en": "name", "es": "nombre"},

@@ -117,8 +117,8 @@ def show_command(execution_id, db, per_query, results, fmt, output):
 @click.option("--labels", is_flag=True, help="Label each row good/fair/poor with the thresholds it was recorded "
                                              "with, and the summary efficient/acceptable/needs improvement.")
 @click.option("--lang", type=click.Choice(["en", "es"]), default="en", show_default=True,
-              help="Language of the labels (es: Bueno/Regular/Mejorable, Eficiente/Aceptable/Mejorable); "
-                   "implies --labels.")
+              help="Language of the report: its header, summary row, footer and labels (es: "
+                   "Bueno/Regular/Mejorable, Eficiente/Aceptable/Mejorable, '3 evaluaciones'); implies --labels.")
 @output_options(["table", "json", "csv", "markdown", "latex", "html"], "table")
 def report_command(db, date_from, date_to, name, tags, measures, labels, lang, fmt, output):
     """The comparative report: a row per execution in the range and a summary row (the mean
@@ -145,7 +145,7 @@ def report_command(db, date_from, date_to, name, tags, measures, labels, lang, f
             if fmt == "html":
                 from evaltool.report.html import history_report_html
 
-                text = history_report_html(out, table)
+                text = history_report_html(out, table, lang)
             else:
                 text = _render(table, fmt)
         emit(text, output)

@@ -259,7 +259,9 @@ def trend(points: list[dict], measure: str, lang: str = "en") -> dict:
                              + " %{y:.4f}<br>%{customdata[2]}<extra></extra>",
         })
     return {"data": data, "layout": {"title": _title(chart_text(measure)),
-                                     "xaxis": _axis(t("chart.recorded_at", lang), type="date"),
+                                     # plotly names months in English: other languages get numeric dates
+                                     "xaxis": _axis(t("chart.recorded_at", lang), type="date",
+                                                    **({} if lang == "en" else {"tickformat": "%Y-%m-%d"})),
                                      "yaxis": _axis(measure), "hovermode": "closest",
                                      "legend": {"orientation": "h", "y": -0.25}}}
 
@@ -381,19 +383,22 @@ def compare_html(cmp, *, report: Report | None = None) -> str:
     return document(f"evaltool compare: {', '.join(cmp.names)}", body)
 
 
-def history_report_html(out: dict, report: Report) -> str:
+def history_report_html(out: dict, report: Report, lang: str = "en") -> str:
     """``evaltool history report -o html``: the comparative table (``report``, as the other formats
-    print it) and a trend chart per measure, a point per execution of the range."""
+    print it) and a trend chart per measure, a point per execution of the range; words in ``lang``."""
     measures = list(out["summary"]["values"])
     charts = []
     for m in measures:
         points = [{"name": row["name"], "recorded_at": row["recorded_at"], "value": row["values"][m],
-                   "note": f"execution {row['id']}" + (f", {row['label']}" if row["label"] else "")}
+                   "note": t("report.execution_note", lang, id=row["id"]) + (f", {row['label']}" if row["label"]
+                                                                           else "")}
                   for row in out["rows"] if row["values"].get(m) is not None]
         if points:
-            charts.append(chart(trend(points, m), name=f"trend-{m}"))
-    title = "evaltool history report"
-    body = [_title_header(title, f"{out['summary']['count']} executions"), report_tables(report, summary_key="summary")]
+            charts.append(chart(trend(points, m, lang), name=f"trend-{m}"))
+    count = out["summary"]["count"]
+    title = t("report.file_title", lang)
+    body = [_title_header(title, t("report.count_one" if count == 1 else "report.count", lang, count=count)),
+            report_tables(report, summary_key=t("report.summary", lang))]
     if charts:
-        body += [tag("h2", "Trends"), tag("div", charts, class_="charts")]
-    return document(title, body)
+        body += [tag("h2", t("trends.title", lang)), tag("div", charts, class_="charts")]
+    return document(title, body, lang=lang)

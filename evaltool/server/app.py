@@ -293,13 +293,14 @@ def settings_of(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def _login_page(request: Request, status: int = 200, message: str | None = None) -> Response:
+def _login_page(request: Request, status: int = 200, message: str | None = None,
+                next_path: str | None = None) -> Response:
     import secrets
 
     nonce = request.cookies.get(auth.LOGIN_COOKIE) or secrets.token_urlsafe(24)
     frame = pages.Frame.of(request)
-    response = HTMLResponse(pages.login_page(frame, nonce, auth.safe_next(request.query_params.get("next")), message),
-                            status_code=status)
+    target = auth.safe_next(next_path if next_path is not None else request.query_params.get("next"))
+    response = HTMLResponse(pages.login_page(frame, nonce, target, message), status_code=status)
     response.set_cookie(auth.LOGIN_COOKIE, nonce, max_age=3600, path="/login", httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
     return response
@@ -323,9 +324,11 @@ async def _login(request: Request) -> Response:
                            status=403)
     token = settings.access.find(form.get("token"))
     if token is None:
-        return _login_page(request, 401, t("login.wrong", request_lang(request)))
+        return _login_page(request, 401, t("login.wrong", request_lang(request)), form.get("next"))
     key, _ = settings.access.open_session(token)
-    target = auth.safe_next(form.get("next"))
+    target, lang = auth.safe_next(form.get("next")), request_lang(request)
+    if lang != "en" and "lang=" not in target:  # the user logged in in a language: stay in it
+        target += ("&" if "?" in target else "?") + f"lang={lang}"
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(auth.SESSION_COOKIE, key, max_age=auth.SESSION_SECONDS, path="/", httponly=True,
                         samesite="strict", secure=request.url.scheme == "https")

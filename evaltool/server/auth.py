@@ -271,14 +271,19 @@ def csrf_field(request):
 
 
 def cross_site(request) -> bool:
-    """Whether a browser says this request comes from another site (Fetch metadata, then Origin)."""
-    if request.headers.get("sec-fetch-site", "") == "cross-site":
-        return True
+    """Whether a browser says this request comes from another origin: its Fetch metadata
+    (``Sec-Fetch-Site`` other than ``same-origin`` or ``none``; another port of this host is
+    ``same-site``, and refused too), else an ``Origin`` header naming another origin. Pages sent
+    with ``no-referrer`` make the browser say ``Origin: null`` for their own forms, so ``null``
+    alone decides nothing (the CSRF token does)."""
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site.strip().lower() not in ("same-origin", "none")
     origin = request.headers.get("origin")
-    if origin is None:
+    if origin is None or origin.strip() == "null":
         return False
     own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    return origin.rstrip("/").lower() != own.lower()
+    return origin.strip().rstrip("/").lower() != own.lower()
 
 
 FORM_TYPE = "application/x-www-form-urlencoded"

@@ -114,3 +114,29 @@ def test_the_language_switch_keeps_the_address(client):
     assert 'href="/trends?date_from=2025-01-01" lang="en"' in text
     assert 'href="/trends?date_from=2025-01-01&amp;lang=es" lang="es"' in text
     assert XSS not in client.get("/?lang=es").text
+
+
+def test_spanish_charts_speak_spanish_and_name_no_month(client, history_file):
+    from tests.html_pages import Page
+
+    _, ids = history_file
+    trends = Page(client.get("/trends?lang=es").text)
+    for figure in trends.figures:
+        axis = figure["layout"]["xaxis"]
+        assert axis["title"]["text"] == "registrada (UTC)" and axis["tickformat"] == "%Y-%m-%d"
+    assert "tickformat" not in Page(client.get("/trends").text).figures[0]["layout"]["xaxis"]
+    compare = Page(client.get(f"/compare?ids={ids['bm25']},{ids['rm3']}&lang=es").text)
+    titles = [f["layout"]["title"]["text"] for f in compare.figures]
+    assert titles == ["recip_rank por consulta", "recip_rank: diferencia por consulta", "P_5 por consulta",
+                      "P_5: diferencia por consulta"]
+
+
+def test_the_html_report_file_is_spanish_too(history_file, tmp_path):
+    db, _ = history_file
+    out = tmp_path / "reporte.html"
+    result = invoke("history", "report", "--db", db, "--to", "2025-01-31", "--lang", "es", "-o", "html",
+                    "--output", str(out))
+    assert result.exit_code == 0, result.stderr
+    text = out.read_text()
+    assert '<html lang="es">' in text and "evaltool: reporte del historial" in text and "Tendencias" in text
+    assert "3 evaluaciones" in text and "executions" not in text.split("<script")[0]

@@ -221,12 +221,16 @@ def test_a_cookie_post_needs_the_csrf_token(locked):
     cross = locked.post("/api/executions?name=x", json=RESULT,
                         headers={"x-csrf-token": token, "origin": "http://evil.example"})
     assert cross.status_code == 403 and "another site" in cross.json()["error"]
-    fetched = locked.post("/api/executions?name=x", json=RESULT,
-                          headers={"x-csrf-token": token, "sec-fetch-site": "cross-site"})
-    assert fetched.status_code == 403
+    for site in ("cross-site", "same-site"):  # same-site: another port of this host, another origin
+        fetched = locked.post("/api/executions?name=x", json=RESULT,
+                              headers={"x-csrf-token": token, "sec-fetch-site": site, "origin": "null"})
+        assert fetched.status_code == 403, site
     good = locked.post("/api/executions?name=from-the-browser", json=RESULT,
                        headers={"x-csrf-token": token, "origin": "http://localhost"})
     assert good.status_code == 201, good.text
+    own_form = locked.post("/api/executions?name=from-a-form", json=RESULT,  # no-referrer pages send Origin: null
+                           headers={"x-csrf-token": token, "origin": "null", "sec-fetch-site": "same-origin"})
+    assert own_form.status_code == 201, own_form.text
 
 
 def test_logging_out_ends_the_session(locked):

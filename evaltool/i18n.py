@@ -267,6 +267,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "wb.open_execution": {"en": "Open the evaluation", "es": "Abrir la evaluación"},
     "wb.job_title": {"en": "Run {id}", "es": "Ejecución {id}"},
     "wb.cancel": {"en": "Cancel", "es": "Cancelar"},
+    "wb.interrupted_note": {"en": "The server stopped while this run was going on. Resume it to finish it from "
+                                  "where it was: the queries already answered are not sent again.",
+                            "es": "El servidor se detuvo durante esta ejecución. Reanúdela para terminarla desde "
+                                  "donde quedó: las consultas ya respondidas no se vuelven a enviar."},
     "wb.resume": {"en": "Resume", "es": "Reanudar"},
     "wb.returned": {"en": "What the search returned", "es": "Lo que devolvió la búsqueda"},
     "wb.relevant_grade": {"en": "relevant ({grade})", "es": "relevante ({grade})"},

@@ -221,9 +221,7 @@ def mark_interrupted(history) -> list[int]:
         rows = conn.execute(sa.select(j).where(j.c.state.in_([RUNNING, CANCELLING]))).all()
         for row in rows:
             job = _job(row)
-            ended = {"state": CANCELLED} if job.state == CANCELLING else {
-                "state": INTERRUPTED,
-                "error": "the server stopped while the job ran; resume it to finish from its checkpoint"}
+            ended = {"state": CANCELLED if job.state == CANCELLING else INTERRUPTED}
             conn.execute(j.update().where(j.c.id == job.id).values(
                 finished_at=stamp(now()), elapsed_seconds=job.elapsed(), **ended))
     return [r.id for r in rows if r.state == RUNNING]

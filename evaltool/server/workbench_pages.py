@@ -283,6 +283,8 @@ def job_page(job: dict, frame) -> Markup:
                    tag("span", "" if job["elapsed"] is None else f"{job['elapsed']:.1f}", class_="elapsed"), " s"),
                tag("progress", value=job["done"], max=max(job["total"], 1)),
                tag("p", job["error"] or "", class_="job-error warning" if job["error"] else "job-error"),
+               tag("p", t("wb.interrupted_note", lang), class_="warning")
+               if job["state"] == "interrupted" else None,
                tag("p", tag("a", t("wb.open_execution", lang), href=execution_link(job["execution_id"], lang))
                    if job["execution_id"] else "", class_="job-execution"),
                class_="job", data_job=job["id"], data_poll=f"/api/jobs/{job['id']}" if open_ else None,

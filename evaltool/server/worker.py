@@ -149,6 +149,4 @@ class JobWorker:
             log.exception("job %s failed", job.id)
             job_store.finish(self.history, job, job_store.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000])
             return
-        failed = result.report["metadata"]["failed_queries"]
-        job_store.finish(self.history, job, job_store.DONE, execution_id=execution_id,
-                         error=f"{failed} of {len(result.queries)} queries failed" if failed else None)
+        job_store.finish(self.history, job, job_store.DONE, execution_id=execution_id)

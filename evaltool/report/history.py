@@ -63,6 +63,9 @@ def execution_report(execution, per_query: bool = False) -> Report:
     return Report(tables)
 
 
+MISSED_SHOWN = 10  # relevant ids the search missed, listed per query in a terminal (the JSON has them all)
+
+
 def returned_table(execution) -> Table:
     """What the search returned, a row per document: query, rank, id, score, judgment (relevant with
     its grade / not relevant / unjudged), title; a query's error and the relevant ids it missed in rows
@@ -80,7 +83,9 @@ def returned_table(execution) -> Table:
             shown = f"relevant ({grade})" if mark == "relevant" else mark
             rows.append([qid, doc["rank"], doc["doc_id"], doc["score"], shown, doc["title"]])
         if seen["missed"]:
-            rows.append([qid, None, "(missed)", None, " ".join(seen["missed"]), None])
+            shown = seen["missed"][:MISSED_SHOWN]
+            more = len(seen["missed"]) - len(shown)
+            rows.append([qid, None, "(missed)", None, " ".join(shown) + (f" (and {more} more)" if more else ""), None])
     return Table(["query", "rank", "document", "score", "judgment", "title"], rows,
                  title="what the search returned")
 

@@ -44,6 +44,19 @@ def dashboard_client(app, **options):
     return TestClient(app, base_url="http://localhost", raise_server_exceptions=False, **options)
 
 
+def english_only_words() -> set[str]:
+    """Words of the English catalogue that no Spanish entry uses (so their presence on a Spanish page
+    is an untranslated text)."""
+    import re
+
+    from evaltool.i18n import CATALOGUE
+
+    def words(lang):
+        return {w.lower() for entry in CATALOGUE.values() for w in re.findall(r"[A-Za-z]{3,}", entry[lang])}
+
+    return words("en") - words("es")
+
+
 def _result(values: dict[str, tuple[float, float]]) -> dict:
     per_query = {q: {"recip_rank": rr, "P_5": p5} for q, (rr, p5) in values.items()}
     n = len(per_query)

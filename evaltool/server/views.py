@@ -125,6 +125,16 @@ def suites(history, args: dict) -> dict:
     return {"suites": out}
 
 
+def audit(history, args: dict) -> dict:
+    """The audit trail of writes made through the server, oldest first: of one subject (``kind`` and
+    ``subject``), of one kind, or all; the newest ``limit``."""
+    from evaltool.history import list_audit
+
+    if args["subject"] is not None and args["kind"] is None:
+        raise RequestError("subject: give kind too (kind=suite&subject=panel)")
+    return {"entries": [e.to_dict() for e in list_audit(history, args["kind"], args["subject"], limit=args["limit"])]}
+
+
 MAX_SIDE_BY_SIDE = 8
 FILTERS = (p.DATE_FROM, p.DATE_TO, p.NAME, p.TAG)
 PAIR = (p.Param("a", "integer", "the first execution (the baseline)", required=True, minimum=1),
@@ -146,6 +156,11 @@ VIEWS = (
          "Two or more executions side by side, each compared with the first", "Side by side"),
     View("suites", "/api/suites", None, (p.LANG,), suites,  # its page is the workbench's editor (server.workbench)
          "Controlled-test suites with their last result", "Suites", cached=False),  # suites change in place
+    View("audit", "/api/audit", None,
+         (p.Param("kind", "string", "what was written: execution, suite, ..."),
+          p.Param("subject", "string", "its id or name (with kind)"),
+          p.Param("limit", "integer", "the newest entries kept", default=1000, minimum=1, maximum=10000)), audit,
+         "Who wrote what through the server, and when (the audit trail)", "Audit", cached=False),
 )
 
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, dashboard_client, require_dashboard
+from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, dashboard_client
 from tests.html_pages import Page
 from tests.helpers import invoke
 
@@ -20,28 +20,6 @@ from tests.helpers import invoke
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 TOKEN = "s3cret-token"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
-
-
-@pytest.fixture(scope="module")
-def history_file(tmp_path_factory):
-    db = str(tmp_path_factory.mktemp("dashboard") / "history.sqlite")
-    return db, build(db)
-
-
-@pytest.fixture(scope="module")
-def client(history_file):
-    from evaltool.history import open_history
-    from evaltool.server import create_app
-
-    history = open_history(history_file[0])
-    with dashboard_client(create_app(history)) as test_client:
-        yield test_client
-    history.close()
 
 
 def _get(client, url: str, status: int = 200):

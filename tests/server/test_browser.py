@@ -8,13 +8,8 @@ import json
 import pytest
 
 from tests.browser import browser, console_errors, screenshot, wait_for_charts  # noqa: F401
-from tests.dashboard_data import PER_QUERY, XSS, build, require_dashboard
+from tests.dashboard_data import PER_QUERY, XSS, build
 from tests.server_process import Server
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
 
 
 @pytest.fixture(scope="module")

@@ -12,17 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.browser import browser, console_errors, screenshot, wait_for_charts  # noqa: F401
-from tests.dashboard_data import build, require_dashboard
-from tests.server.test_language import english_only_words
+from tests.dashboard_data import build, english_only_words
 from tests.server_process import Server
 
 OPERATOR = "s3cret-operator"
 RESULT = {"summary": {"recip_rank": 0.5}, "per_query": {"a": {"recip_rank": 0.5}}}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
 
 
 @pytest.fixture(scope="module")

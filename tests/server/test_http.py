@@ -10,14 +10,9 @@ import socket
 
 import pytest
 
-from tests.dashboard_data import build, require_dashboard
+from tests.dashboard_data import build
 from tests.server_process import Server, free_port
 from tests.helpers import invoke
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
 
 
 @pytest.fixture(scope="module")

@@ -7,42 +7,10 @@ import re
 
 import pytest
 
-from evaltool.i18n import CATALOGUE
-from tests.dashboard_data import XSS, build, dashboard_client, require_dashboard
+from tests.dashboard_data import XSS, english_only_words
 from tests.helpers import invoke
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
-
-
-@pytest.fixture(scope="module")
-def history_file(tmp_path_factory):
-    db = str(tmp_path_factory.mktemp("language") / "history.sqlite")
-    return db, build(db)
-
-
-@pytest.fixture(scope="module")
-def client(history_file):
-    from evaltool.history import open_history
-    from evaltool.server import create_app
-
-    history = open_history(history_file[0])
-    with dashboard_client(create_app(history)) as test_client:
-        yield test_client
-    history.close()
-
-
-def english_only_words() -> set[str]:
-    """Words of the English catalogue that no Spanish entry uses (so their presence on a Spanish page
-    is an untranslated text)."""
-    def words(lang):
-        return {w.lower() for entry in CATALOGUE.values() for w in re.findall(r"[A-Za-z]{3,}", entry[lang])}
-
-    return words("en") - words("es")
 
 
 def test_the_console_report_is_spanish_to_its_last_line(history_file):

@@ -11,17 +11,12 @@ import re
 import pytest
 
 from evaltool.errors import EvaltoolError
-from tests.dashboard_data import build, dashboard_client, require_dashboard
+from tests.dashboard_data import build, dashboard_client
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 OPERATOR, RATER = "op-s3cret", "rater-s3cret"
 RESULT = {"summary": {"recip_rank": 0.75}, "per_query": {"a": {"recip_rank": 1.0}, "b": {"recip_rank": 0.5}}}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
 
 
 @pytest.fixture(scope="module")
@@ -381,3 +376,20 @@ def test_serve_refuses_bad_token_settings(db, tmp_path):
     assert result.exit_code == 2 and "--public-read: without a token reading is public already" in result.stderr
     result = invoke("serve", "--db", db, "--token", "ci=a", "--rater-token", "ci=b", "--port", free_port())
     assert result.exit_code == 2 and "'ci' is given twice" in result.stderr
+
+
+def test_the_audit_trail_is_readable_per_subject(db, tmp_path):
+    import shutil
+
+    copy = str(tmp_path / "h.sqlite")
+    shutil.copy(db, copy)
+    with dashboard_client(_app(copy, tokens=[f"ci={OPERATOR}"])) as client:
+        ids = [client.post(f"/api/executions?name=n{i}", json=RESULT, headers=_bearer(OPERATOR)).json()["id"]
+               for i in range(2)]
+        one = client.get(f"/api/audit?kind=execution&subject={ids[1]}", headers=_bearer(OPERATOR)).json()
+        assert [(e["actor"], e["subject"], e["detail"]) for e in one["entries"]] == [("ci", str(ids[1]), {"name": "n1"})]
+        every = client.get("/api/audit?limit=1", headers=_bearer(OPERATOR)).json()["entries"]
+        assert [e["subject"] for e in every] == [str(ids[1])]
+        assert client.get("/api/audit").status_code == 401
+        bad = client.get("/api/audit?subject=3", headers=_bearer(OPERATOR))
+        assert bad.status_code == 400 and "give kind too" in bad.json()["error"]

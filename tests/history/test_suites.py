@@ -19,7 +19,7 @@ from evaltool.history import (
 )
 from evaltool.history.suite_runs import run_suite
 from evaltool.history.suites import SuiteConflict, parse_queries_file
-from tests.history.test_cli import invoke, one_error
+from tests.helpers import assert_fails, invoke
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BM25 = "evaltool.bench.examples:bm25_search"
@@ -79,8 +79,8 @@ def test_a_version_2_history_is_upgraded_with_its_suites_read_in(tmp_path):
     assert _schema(db) == _schema(fresh)
     # the suite that lost its file says so when run, and runs again once a file is imported
     assert invoke("suite", "enable", "legacy", "--db", db).exit_code == 0
-    one_error(invoke("suite", "run", "legacy", "--db", db, "--out", tmp_path / "out"),
-              "^evaltool: suite legacy: its queries file /tmp/evaltool-fixture/legacy.json could not be read")
+    assert_fails(invoke("suite", "run", "legacy", "--db", db, "--out", tmp_path / "out"),
+                 "evaltool: suite legacy: its queries file /tmp/evaltool-fixture/legacy.json could not be read")
     replacement = tmp_path / "legacy.json"
     replacement.write_text(json.dumps(THREE[:1]))
     assert invoke("suite", "import", "legacy", replacement, "--db", db).exit_code == 0
@@ -141,8 +141,8 @@ def test_suite_add_show_export_on_the_command_line(tmp_path):
         (q.qid, q.text, q.category, q.difficulty, q.judgments, q.fields) for q in load_queries(queries)]
     as_json = json.loads(invoke("suite", "show", "panel", "--db", db, "-o", "json").stdout)
     assert as_json["queries"][2]["fields"] == {"owner": "ana"} and as_json["versions"][0]["queries"] == 3
-    one_error(invoke("suite", "show", "nobody", "--db", db), "no suite named 'nobody'")
-    one_error(invoke("suite", "export", "panel", "--version", "2", "--db", db), "versions 1 to 1")
+    assert_fails(invoke("suite", "show", "nobody", "--db", db), "no suite named 'nobody'")
+    assert_fails(invoke("suite", "export", "panel", "--version", "2", "--db", db), "versions 1 to 1")
 
 
 def test_a_queries_csv_is_read_and_its_errors_name_their_line(tmp_path):

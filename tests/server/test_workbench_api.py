@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from tests.dashboard_data import dashboard_client, require_dashboard
+from tests.dashboard_data import dashboard_client
+from tests.workbench_helpers import log_in
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -18,11 +19,6 @@ AS_RATER = {"authorization": f"Bearer {RATER}"}
 QUERIES = [{"id": "q1", "query": "flat tyre inner tube", "relevant_ids": ["bike-puncture"]},
            {"id": "q2", "query": "chain skipping when changing gear", "qrels": {"bike-gear-indexing": 2}},
            {"id": "q3", "query": "wifi slow because of neighbours", "relevant_ids": ["net-wifi-channel", "net-mesh"]}]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
 
 
 @pytest.fixture
@@ -232,8 +228,6 @@ def test_header_values_given_to_the_runner_are_not_shown(served):
 
 
 def test_a_form_post_needs_the_session_and_its_csrf_token(served):
-    from tests.server.test_workbench_pages import log_in
-
     form = {"name": "web", "backend": "bm25", "measures": "recip_rank P.5", "limit": "5"}
     _error(served.post("/api/suites", data=form), 401)
     csrf = log_in(served, OPERATOR)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import browser, console_errors, screenshot  # noqa: F401
-from tests.dashboard_data import XSS, require_dashboard
+from tests.dashboard_data import XSS
 from tests.server_process import ROOT, Server
 
 OPERATOR = "op-s3cret"
@@ -70,11 +70,6 @@ def test_the_seed_table_numbers():
     assert [(r[0], round(r[1], 2), r[2]) for r in rows] == [(0.833, 0.72, 0.6), (1.0, 0.85, 0.8), (0.25, 0.41, 0.2)]
     means = [round(sum(r[i] for r in rows) / 3, 2) for i in range(3)]
     assert means == [0.69, 0.66, 0.53]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dashboard_installed():
-    require_dashboard()
 
 
 def _start(folder: Path, *extra: str, env=None) -> Server:
@@ -249,14 +244,13 @@ def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):  # no
             **os.environ, "PYTHONPATH": str(ROOT)}, check=True)
         assert downloaded == cli.stdout
         # the pages of the flow, in Spanish: none shows an English word of its own text
-        from tests.server.test_workbench_pages import _english_words, _page_text, english_in
+        from tests.workbench_helpers import english_in, page_text
 
-        english = _english_words()
         users = [*SEED_SUITES, *(q[1] for qs in SEED_SUITES.values() for q in qs), "seed", "recip_rank", "P_5"]
         for address in ("/suites?lang=es", f"/suites/{urllib.request.quote('productos electrónicos')}?lang=es",
                         "/jobs?lang=es", "/jobs/1?lang=es", "/executions/1?lang=es", "/?lang=es"):
             browser.get(url + address)
-            assert english_in(_page_text(browser.page_source, *users), english) == [], address
+            assert english_in(page_text(browser.page_source, *users)) == [], address
         assert console_errors(browser) == []
     finally:
         server.kill()

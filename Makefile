@@ -27,8 +27,10 @@ demo: venv
 	  $(call demo_run,history report --db $$history/history.sqlite --labels); \
 	  status=$$?; rm -rf $$history; exit $$status
 
+# the trec_eval oracle built from ../shared/tools as CI builds it (.ci/trec-eval-oracle says where,
+# or why its tests skip); -rs: every skip's reason in one summary line per reason
 test: test-deps
-	$(BIN)/python -m pytest
+	@oracle=$$(.ci/trec-eval-oracle) && PATH="$${oracle:+$$oracle:}$$PATH" $(BIN)/python -m pytest -rs
 
 bench: test-deps
 	$(BIN)/python benchmarks/run.py

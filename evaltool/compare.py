@@ -31,7 +31,6 @@ Bonferroni, Benjamini-Hochberg (``scipy.stats.false_discovery_control``), or non
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -337,13 +336,6 @@ def adjust_cells(family: list[Cell], correction: str) -> None:
         cell.p_adjusted = float(p)
 
 
-def run_names(runs) -> list[str]:
-    """File names, or the paths as given where two file names collide; ``runN`` for objects."""
-    paths = [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs]
-    names = [os.path.basename(p) if p is not None else f"run{i + 1}" for i, p in enumerate(paths)]
-    return [path if names.count(name) > 1 else name for name, path in zip(names, paths)]
-
-
 def _comparable(result) -> tuple[list, list[str]]:
     """Columns with a per-query value averaged into the summary; the names of the others."""
     keep, ignored = [], []
@@ -416,6 +408,8 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         raise EvaltoolError(f"alpha must be between 0 and 1, not {alpha}")
     if trials < 1:
         raise EvaltoolError(f"trials must be at least 1, not {trials}")
+    from evaltool.run_names import run_names
+
     names = list(names) if names else run_names(runs)
     if len(names) != len(runs):
         raise InputError(f"{len(names)} names for {len(runs)} runs")

@@ -4,12 +4,19 @@ Two shapes, both scored by evaltool's core (the same :func:`evaltool.evaluate`, 
 and measure names as the files; nothing is computed a second way here):
 
 * relevance vectors (the specification documents' notebook, seed 001): the grades of the
-  retrieved documents in rank order, ``[0, 1, 0, 1]`` or graded ``[3, 0, 2]``. Each
-  position becomes a document judged with that grade; a grade >= 1 is relevant.
+  retrieved documents in rank order, ``[0, 1, 0, 1]`` or graded ``[3, 0, 2]``; booleans
+  (``[True, False]``) and whole floats (``[1.0, 0.0]``, as a NumPy mask or a model's
+  labels come) are the grades 1 and 0. Each position becomes a document judged with that
+  grade; a grade >= 1 is relevant.
 * document ids (seed 000): ``MetricsCalculator.calculate_all(retrieved, expected)`` with
   the ranked ids and the ids that should have been found, into an :class:`IRMetrics`
   record; :class:`ReportAggregator` takes means, medians and per-category or
-  per-difficulty groups of such records.
+  per-difficulty groups of such records. One query's record costs microseconds: small
+  lists take a plain-Python path (:func:`_small_record`) that the tests hold equal, value
+  for value, to the core's.
+
+An empty list is a query that retrieved nothing: every measure is 0.0 there, and an
+:class:`~evaltool.errors.EvaltoolWarning` says which lists were empty.
 
 >>> average_precision([0, 1, 0, 1, 1, 1, 1])
 0.5961904761904762
@@ -22,6 +29,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
+import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from statistics import median
@@ -29,6 +38,7 @@ from statistics import median
 import numpy as np
 
 from evaltool.aggregate import summarize
+from evaltool.errors import EvaltoolWarning
 from evaltool.inputs import Qrels, Run
 from evaltool.evaluation import evaluate
 from evaltool.measures.base import Agg
@@ -67,17 +77,41 @@ def _score(retrieved_grades: Sequence[Sequence[int]], missed_grades: Sequence[Se
     )
     run = Run(qid_vocab, run_q, positions, run_pos, (depth - run_pos).astype(np.float64),
               np.arange(1, len(run_q) + 1), runid="lists", path="<lists>")
-    table = evaluate(qrels, run, measures, per_query=True, complete=True).per_query
+    warn_empty([len(g) for g in retrieved_grades])
+    with warnings.catch_warnings():  # the core's warnings speak of files and -c; warn_empty speaks of lists
+        warnings.simplefilter("ignore", EvaltoolWarning)
+        table = evaluate(qrels, run, measures, per_query=True, complete=True).per_query
     return [table[qid] for qid in qid_vocab]
 
 
+def warn_empty(lengths: Sequence[int]) -> None:
+    """An :class:`~evaltool.errors.EvaltoolWarning` naming the empty lists (1-based), which score 0.0."""
+    empty = [i + 1 for i, n in enumerate(lengths) if n == 0]
+    if not empty:
+        return
+    if len(lengths) == 1:
+        text = "the list is empty (nothing retrieved): every metric of it is 0.0"
+    else:
+        shown = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
+        text = (f"{len(empty)} of the {len(lengths)} lists {'is' if len(empty) == 1 else 'are'} empty (nothing "
+                f"retrieved; list {shown}): every metric of {'it' if len(empty) == 1 else 'them'} is 0.0")
+    frame, level = sys._getframe(0), 1
+    while frame is not None and frame.f_code.co_filename == __file__:  # to the caller's line, outside this module
+        frame, level = frame.f_back, level + 1
+    warnings.warn(text, EvaltoolWarning, stacklevel=level)
+
+
+def _grade(value) -> int:
+    """One relevance grade: a non-negative whole number; True and False are 1 and 0."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(value) and value >= 0 and value == int(value):
+        return int(value)
+    raise ValueError(f"relevance grades must be non-negative whole numbers or booleans, not {value!r}")
+
+
 def _grades(relevance) -> list[int]:
-    grades = []
-    for value in relevance:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value) or value < 0:
-            raise ValueError(f"relevance grades must be non-negative integers, not {value!r}")
-        grades.append(int(value))
-    return grades
+    return [_grade(value) for value in relevance]
 
 
 def _cutoff(k) -> int:
@@ -122,19 +156,25 @@ def recall_at_k(relevance, number_relevant_documents: int, k: int) -> float:
     """Relevant documents among the first k / number_relevant_documents (``R@k``).
 
     ``number_relevant_documents`` counts the relevant documents of the whole collection,
-    retrieved or not; it cannot be fewer than the relevant documents in the list (a
-    ValueError says so). 0.0 when it is 0.
+    retrieved or not. When it is 0 or less there is nothing to recall: 0.0, as seed 001's
+    notebook returns. Otherwise it cannot be fewer than the relevant documents in the
+    list (a ValueError says so).
 
-    >>> recall_at_k([0, 0, 0, 1], 4, 1), recall_at_k([1, 0, 1, 1], 6, 3)
-    (0.0, 0.3333333333333333)
+    >>> recall_at_k([0, 0, 0, 1], 4, 1), recall_at_k([1, 0, 1, 1], 6, 3), recall_at_k([1, 1], 0, 2)
+    (0.0, 0.3333333333333333, 0.0)
     """
     grades = _grades(relevance)
+    k = _cutoff(k)
+    number = number_relevant_documents
+    if isinstance(number, (bool, np.bool_)) or not isinstance(number, numbers.Real) or number != int(number):
+        raise ValueError(f"number_relevant_documents must be a whole number, not {number!r}")
+    if number <= 0:
+        return 0.0
     found = sum(g >= 1 for g in grades)
-    if isinstance(number_relevant_documents, bool) or not isinstance(number_relevant_documents, numbers.Integral) \
-            or number_relevant_documents < found:
-        raise ValueError(f"number_relevant_documents ({number_relevant_documents!r}) must be an integer of at least "
-                         f"the {found} relevant documents in the list")
-    return _one(grades, f"R@{_cutoff(k)}", [1] * (int(number_relevant_documents) - found))
+    if number < found:
+        raise ValueError(f"number_relevant_documents ({number!r}) must be at least the {found} relevant documents "
+                         "in the list")
+    return _one(grades, f"R@{k}", [1] * (int(number) - found))
 
 
 def average_precision(relevance) -> float:
@@ -156,11 +196,34 @@ def mean_average_precision(queries_relevances) -> float:
     >>> mean_average_precision([[1, 0], [0, 1]])
     0.75
     """
+    return _mean_over_lists(queries_relevances, "AP")
+
+
+def _mean_over_lists(queries_relevances, measure: str) -> float:
+    """The summary mean of ``measure`` over relevance vectors, one per query; 0.0 for none."""
     lists = [_grades(r) for r in queries_relevances]
     if not lists:
         return 0.0
-    values = [v["AP"] for v in _score(lists, [[]] * len(lists), ["AP"])]
+    values = [v[measure] for v in _score(lists, [[]] * len(lists), [measure])]
     return summarize(Agg.MEAN, np.array(values), len(values))
+
+
+def reciprocal_rank(relevance) -> float:
+    """1 / position of the first relevant document (grade >= 1), 0.0 if the list has none (``RR``).
+
+    >>> reciprocal_rank([0, 0, 1, 1]), reciprocal_rank([False, True]), reciprocal_rank([0, 0])
+    (0.3333333333333333, 0.5, 0.0)
+    """
+    return _one(relevance, "RR")
+
+
+def mean_reciprocal_rank(queries_relevances) -> float:
+    """Mean of :func:`reciprocal_rank` over the lists, one list per query (MRR); 0.0 for no lists.
+
+    >>> mean_reciprocal_rank([[1, 0], [0, 1], [0, 0]])
+    0.5
+    """
+    return _mean_over_lists(queries_relevances, "RR")
 
 
 def dcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:
@@ -221,6 +284,42 @@ _FIELDS = {
 }
 
 
+SMALL_LISTS = 2000  # retrieved ids per call up to which calculate_all / calculate_many take the plain-Python path
+_DISCOUNTS = [math.log2(rank + 2) for rank in range(10)]  # the core's log2 (base.log2_int: math.log2 too)
+
+
+def _small_record(grades: list[int], missed: list[int]) -> IRMetrics:
+    """:meth:`MetricsCalculator.calculate_all` of one query in plain Python, from its judged grades
+    (:meth:`MetricsCalculator._judge`), for lists too small for the core's set-up to pay.
+
+    Each value is the core's measure of :data:`_FIELDS` computed the way its kernel adds it
+    up (the same divisions, the same left-to-right sums, the same log2), so the two paths
+    agree exactly; tests/test_lists.py holds them equal on random lists with repeats and
+    empty ones.
+    """
+    first, hits_3, hits_5, found, expected, dcg = None, 0, 0, 0, len(missed), 0.0
+    for rank, g in enumerate(grades):   # one pass, ranks ascending: the kernels' order of addition
+        if g:                           # P, hits, RR, first position: grade >= 1
+            if first is None:
+                first = rank
+            if rank < 5:
+                hits_5 += 1
+                hits_3 += rank < 3
+        if g == 2:                      # R(rel=2) and nDCG's gain {1: 0, 2: 1}: grade 2 only
+            expected += 1
+            if rank < 10:
+                found += 1
+                dcg += 1.0 / _DISCOUNTS[rank]
+    ideal = 0.0
+    for rank in range(min(expected, 10)):
+        ideal += 1.0 / _DISCOUNTS[rank]
+    return IRMetrics(precision_at_3=hits_3 / 3, precision_at_5=hits_5 / 5,
+                     recall_at_10=found / expected if expected else 0.0,
+                     mrr=1.0 / (first + 1) if first is not None else 0.0,
+                     ndcg_at_10=dcg / ideal if ideal else 0.0, hits_in_top_3=hits_3, hits_in_top_5=hits_5,
+                     first_relevant_position=None if first is None else first + 1)
+
+
 class MetricsCalculator:
     """Metrics of ranked document ids against the ids expected (seed 000's ``MetricsCalculator``).
 
@@ -256,9 +355,15 @@ class MetricsCalculator:
 
     @staticmethod
     def calculate_many(pairs: Sequence[tuple[Sequence, Sequence]]) -> list[IRMetrics]:
-        """:meth:`calculate_all` for many (retrieved, expected) pairs at once, in one call of the core."""
+        """:meth:`calculate_all` for many (retrieved, expected) pairs at once: up to
+        :data:`SMALL_LISTS` retrieved ids in all, each pair by :func:`_small_record` (microseconds);
+        beyond, in one call of the core."""
+        pairs = list(pairs)
+        if sum(len(retrieved) for retrieved, _ in pairs) <= SMALL_LISTS:
+            warn_empty([len(retrieved) for retrieved, _ in pairs])
+            return [_small_record(*MetricsCalculator._judge(retrieved, expected)) for retrieved, expected in pairs]
         out = []
-        for values in MetricsCalculator._values(list(pairs), list(_FIELDS.values())):
+        for values in MetricsCalculator._values(pairs, list(_FIELDS.values())):
             record = {field: values[name] for field, name in _FIELDS.items()}
             for field in ("hits_in_top_3", "hits_in_top_5"):
                 record[field] = int(record[field])

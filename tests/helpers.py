@@ -451,3 +451,21 @@ class AsyncSearcher:
 
 
 async_object = AsyncSearcher()
+
+
+# ---------------------------------------------------------------------------- clicks
+
+
+def calcular_mrr_con_clicks(consultas_resultados_clicks):
+    """Seed 004, "Opción 1: Feedback Implícito", as written there."""
+    reciprocal_ranks = []
+    for consulta_data in consultas_resultados_clicks:
+        resultados = consulta_data['resultados']
+        clicks = consulta_data['clicks']
+        if clicks:
+            primer_click = clicks[0]
+            posicion = resultados.index(primer_click) + 1
+            reciprocal_ranks.append(1.0 / posicion)
+        else:
+            reciprocal_ranks.append(0.0)
+    return sum(reciprocal_ranks) / len(reciprocal_ranks)

@@ -25,6 +25,13 @@ EVAL_HELP = """Score RUN against QRELS exactly as trec_eval 10.0 does.
   evaltool -c -l2 -m recall.100 qrels.txt run.txt.gz
   cat run.txt | evaltool qrels.txt - -o json
   evaltool qrels.txt run.txt -q -o html --output report.html   # tables and charts, opens offline
+  evaltool qrels.txt bm25=runs/bm25.txt splade=runs/splade.txt -q -o csv   # several runs, named
+
+Several runs (files, a folder, a glob) are scored against QRELS read once: a trec_eval
+block per run, or one table with a row per run (with -q: a row per run and query, the
+run in the first column). A run is named by its file name; where two file names collide,
+by the shortest tail of their paths that tells them apart. Name runs yourself with
+NAME=PATH or --run-name (one per run, in order).
 
 QRELS may also be a queries file (JSON/JSONL: qid, query, relevant_ids or qrels, answer,
 metadata) and RUN a JSONL results file (qid, docid, score or rank, text): each query is
@@ -63,23 +70,26 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
               help="Threads for parsing large files, and for reading and scoring several runs (default: all cores).")
 @click.option("--timings", is_flag=True, hidden=True,
               help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
+@click.option("--run-name", "run_names", multiple=True, metavar="NAME",
+              help="Name of each run in tables, charts and JSON, one per run in order (or give RUN as NAME=PATH; "
+                   "default: the file name).")
 @record_options(with_name=True)
 @shows_reading_progress
 def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold, f1_total,
-                 qrels_format, run_format, record, record_name, db, note, tags, at, **options):
+                 qrels_format, run_format, run_names, record, record_name, db, note, tags, at, **options):
     from evaltool.evaluation import evaluate
     from evaltool.report.layouts import relevance_notes
+    from evaltool.run_names import named_runs
 
     try:
-        runs = expand_runs(runs)
-        if len(runs) > 1 and (save_reference or record):
-            raise EvaltoolError("--save-reference and --record take one run; several were given "
-                                f"({len(runs)}: {', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''})")
+        runs, names, chosen = named_runs(runs, run_names, expand_run)
+        if len(runs) > 1:
+            _refuse_single_run_options(runs, save_reference, record, record_name, db, note, tags, at)
     except EvaltoolError as exc:
         fail(exc)
     if len(runs) > 1:
-        return _eval_many(qrels, runs, list(measures) or None, per_query, no_summary, fmt, output,
+        return _eval_many(qrels, runs, names, list(measures) or None, per_query, no_summary, fmt, output,
                           dict(zscores=zscores, stream=stream,
                                **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
                                **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options))
@@ -93,7 +103,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
                           **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
                           **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options)
         if history is not None:
-            history.record(result, record_name)
+            history.record(result, record_name or (names[0] if chosen[0] else None))
     except EvaltoolError as exc:
         fail(exc)
     finally:
@@ -103,7 +113,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
         warn(line)
     clock = time.perf_counter()
     try:
-        emit(_format_eval(result, fmt, per_query, no_summary), output)
+        emit(_format_eval(result, fmt, per_query, no_summary, names[0] if chosen[0] else None), output)
         if save_reference:
             from evaltool.report.output import write_atomic
 
@@ -126,31 +136,40 @@ def _check_outputs(output, save_reference) -> None:
             check_writable(path, what)
 
 
-def expand_runs(arguments) -> list[str]:
-    """RUN arguments as files: a directory stands for its files, a glob pattern (``*?[``) that is
+def _refuse_single_run_options(runs, save_reference, record, record_name, db, note, tags, at) -> None:
+    """Several runs: what applies to one run (a reference file, a history record) is refused, not ignored."""
+    given = [flag for flag, value in (("--save-reference", save_reference), ("--record", record),
+                                      ("--name", record_name), ("--db", db), ("--note", note), ("--tag", tags),
+                                      ("--at", at)) if value]
+    if given:
+        listed = f"{', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}"
+        hint = "; to name the runs in the output, use --run-name or NAME=PATH" if record_name else ""
+        raise EvaltoolError(f"{', '.join(given)}: {'this option applies' if len(given) == 1 else 'these options apply'}"
+                            " to a single run (--save-reference, and --record with its --name, --db, --note, --tag, "
+                            f"--at, take one run); several were given ({len(runs)}: {listed}){hint}")
+
+
+def expand_run(argument: str) -> list[str]:
+    """One RUN argument as files: a directory stands for its files, a glob pattern (``*?[``) that is
     not itself a file for the files it matches, both in sorted order; ``-`` is stdin."""
-    runs = []
-    for argument in arguments:
-        if argument != "-" and os.path.isdir(argument):
-            files = sorted(os.path.join(argument, name) for name in os.listdir(argument)
-                           if not name.startswith(".") and os.path.isfile(os.path.join(argument, name)))
-            if not files:
-                raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
-            runs += files
-        elif argument != "-" and not os.path.exists(argument) and any(c in argument for c in "*?["):
-            import glob
+    if argument != "-" and os.path.isdir(argument):
+        files = sorted(os.path.join(argument, name) for name in os.listdir(argument)
+                       if not name.startswith(".") and os.path.isfile(os.path.join(argument, name)))
+        if not files:
+            raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
+        return files
+    if argument != "-" and not os.path.exists(argument) and any(c in argument for c in "*?["):
+        import glob
 
-            files = sorted(f for f in glob.glob(argument) if os.path.isfile(f))
-            if not files:
-                raise EvaltoolError(f"RUN: no file matches {argument}")
-            runs += files
-        else:
-            runs.append(argument)
-    return runs
+        files = sorted(f for f in glob.glob(argument) if os.path.isfile(f))
+        if not files:
+            raise EvaltoolError(f"RUN: no file matches {argument}")
+        return files
+    return [argument]
 
 
-def _eval_many(qrels, runs, measures, per_query, no_summary, fmt, output, options) -> None:
-    """Several runs against QRELS read once: a trec block or a table row per run."""
+def _eval_many(qrels, runs, names, measures, per_query, no_summary, fmt, output, options) -> None:
+    """Several runs against QRELS read once: a trec block per run, or one table whose first column names the run."""
     from evaltool.evaluation import Evaluator
     from evaltool.report import layouts
 
@@ -167,20 +186,31 @@ def _eval_many(qrels, runs, measures, per_query, no_summary, fmt, output, option
         elif fmt == "json":
             from evaltool.report.json import dump_json
 
-            text = dump_json([result.to_dict(per_query) for result in results])
+            text = dump_json([{"name": name, **result.to_dict(per_query)} for name, result in zip(names, results)])
         else:
-            from evaltool.report.table import render
+            report = layouts.runs_report(names, results, per_query=per_query, summary=not no_summary)
+            if fmt == "html":
+                from evaltool.report.html import runs_html
 
-            text = render(layouts.runs_report(runs, results), fmt)
+                text = runs_html(names, results, per_query=per_query, report=report)
+            else:
+                from evaltool.report.table import render
+
+                text = render(report, fmt)
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)
 
 
-def _format_eval(result, fmt, per_query, no_summary) -> str:
+def _format_eval(result, fmt, per_query, no_summary, name=None) -> str:
+    """One run's output; ``name``: the name the user gave it (JSON and HTML show it)."""
     from evaltool.report import layouts
 
     if fmt == "json":
+        if name is not None:
+            from evaltool.report.json import dump_json
+
+            return dump_json({"name": name, **result.to_dict(per_query)})
         return result.to_json(per_query)
     if fmt == "trec":
         from evaltool.report.trec import format_trec
@@ -191,7 +221,7 @@ def _format_eval(result, fmt, per_query, no_summary) -> str:
     if fmt == "html":
         from evaltool.report.html import eval_html
 
-        return eval_html(result, per_query=per_query, report=report)
+        return eval_html(result, per_query=per_query, report=report, name=name)
     from evaltool.report.table import render
 
     return render(report, fmt)

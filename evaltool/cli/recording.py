@@ -74,7 +74,8 @@ def recording(record, db, note, tags, at, record_name=None) -> Recording | None:
         given = [flag for flag, value in (("--db", db), ("--note", note), ("--tag", tags), ("--at", at),
                                           ("--name", record_name)) if value]
         if given:
-            raise EvaltoolError(f"{given[0]} applies to --record only; add --record to store the result")
+            raise EvaltoolError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --record only; "
+                                "add --record to store the result")
         return None
     from evaltool.history import parse_tags
     from evaltool.history.dates import parse_when

@@ -24,6 +24,43 @@ def _is_jsonl(obj, name: str) -> bool:
     return module is not None and isinstance(obj, getattr(module, name))
 
 
+SWAPPED = ("; that is a line of a run (query_id Q0 doc_id rank score run_tag): the arguments look swapped, "
+           "give the qrels first, then the run")
+
+
+def _run_line(text: str | None) -> bool:
+    """Whether a line reads as a TREC run's: 6 fields or more, an integer rank and a number score."""
+    fields = (text or "").split()
+    if len(fields) < 6:
+        return False
+    try:
+        int(fields[3]), float(fields[4])
+    except ValueError:
+        return False
+    return True
+
+
+def _swapped(read):
+    """Call ``read()`` (a TREC qrels reader); a line it refuses that is a run's line says the arguments look swapped.
+
+    >>> import tempfile
+    >>> run = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+    >>> _ = run.write("q1 Q0 d1 1 2.5 bm25\\n"); run.close()
+    >>> load_qrels(run.name)
+    Traceback (most recent call last):
+    ...
+    evaltool.errors.ParseError: ...:1: found 'q1 Q0 d1 1 2.5 bm25'; expected 4 fields 'query_id iteration doc_id grade'; that is a line of a run (query_id Q0 doc_id rank score run_tag): the arguments look swapped, give the qrels first, then the run
+    """
+    from evaltool.io.trec import QRELS_EXPECTED
+
+    try:
+        return read()
+    except ParseError as exc:
+        if exc.expected != QRELS_EXPECTED or not _run_line(exc.text):
+            raise
+        raise ParseError(exc.path, exc.line, exc.text, exc.expected + SWAPPED) from None
+
+
 def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
     """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels (``jobs``: threads for a big file)."""
     if isinstance(qrels, Qrels):
@@ -31,7 +68,7 @@ def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Q
     if isinstance(qrels, (str, os.PathLike)):
         from evaltool.io import trec
 
-        return trec.read_qrels(qrels, on_duplicate=on_duplicate, jobs=jobs)
+        return _swapped(lambda: trec.read_qrels(qrels, on_duplicate=on_duplicate, jobs=jobs))
     from evaltool.io import frames
 
     if isinstance(qrels, dict):
@@ -120,7 +157,7 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
         if fmt == "trec":
             from evaltool.io import trec
 
-            return trec.parse_qrels(name, data, on_duplicate=on_duplicate, jobs=jobs), fmt
+            return _swapped(lambda: trec.parse_qrels(name, data, on_duplicate=on_duplicate, jobs=jobs)), fmt
         from evaltool.io import jsonl
 
         queries = jsonl.parse_queries(name, data, fmt)

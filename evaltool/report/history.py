@@ -8,7 +8,7 @@ the JSON of each command is the library's dict itself.
 from __future__ import annotations
 
 from evaltool.i18n import t
-from evaltool.report.table import Report, Table
+from evaltool.report.table import Report, Table, p_text
 
 
 def _count(n: int, lang: str) -> str:
@@ -98,8 +98,8 @@ def diff_report(out: dict) -> Report:
     rows, moved = [], []
     for m, cell in out["measures"].items():
         ci = f"[{cell['ci'][0]:.4f}, {cell['ci'][1]:.4f}]"
-        rows.append([m, cell["mean_a"], cell["mean_b"], cell["delta"], f"{cell['p_value']:.2g}",
-                     f"{cell['p_adjusted']:.2g}", ci, cell["wins"], cell["ties"], cell["losses"]])
+        rows.append([m, cell["mean_a"], cell["mean_b"], cell["delta"], p_text(cell["p_value"]),
+                     p_text(cell["p_adjusted"]), ci, cell["wins"], cell["ties"], cell["losses"]])
         moved += [[m, q["query_id"], q["a"], q["b"], q["delta"]] for q in cell["moved"]]
     notes = [f"A = execution {a['id']} ({a['name']}, {a['recorded_at']}); B = execution {b['id']} ({b['name']}, "
              f"{b['recorded_at']}); {out['queries']} shared queries; test: {out['test']}, correction: "

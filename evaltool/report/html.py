@@ -147,11 +147,13 @@ def table(header: list[str], rows: list[list], *, title: str | None = None, digi
                tag("tfoot", foot) if foot else None, class_="sortable" if sortable else None, data_table=name)
 
 
-def report_tables(report: Report, *, sortable: bool = False, summary_key: str | None = None) -> Markup:
+def report_tables(report: Report, *, sortable: bool = False, summary_key: str | None = None,
+                  summary_column: int = 0) -> Markup:
     """A :class:`~evaltool.report.table.Report` (the layouts every text format shares) as tables and notes;
-    rows whose first cell is ``summary_key`` are set apart as summaries."""
+    rows whose cell in ``summary_column`` is ``summary_key`` are set apart as summaries."""
     parts = [table(t.header, t.rows, title=t.title, digits=t.digits, sortable=sortable,
-                   row_classes={i: "summary" for i, r in enumerate(t.rows) if summary_key and r[0] == summary_key})
+                   row_classes={i: "summary" for i, r in enumerate(t.rows)
+                                if summary_key and r[summary_column] == summary_key})
              for t in report.tables if isinstance(t, Table) and t.rows]
     parts += [tag("p", note, class_="note") for note in report.notes]
     return join(parts)
@@ -334,14 +336,15 @@ def _title_header(title: str, subtitle: str | None = None) -> Markup:
     return join([tag("h1", title), tag("p", subtitle, class_="meta") if subtitle else None])
 
 
-def eval_html(result, *, per_query: bool = False, report: Report | None = None) -> str:
+def eval_html(result, *, per_query: bool = False, report: Report | None = None, name: str | None = None) -> str:
     """``evaltool QRELS RUN -o html``: the table of the other formats and a bar chart of every
-    query's value (a menu switches measure); ``report`` is that table (layouts.eval_report)."""
+    query's value (a menu switches measure); ``report`` is that table (layouts.eval_report);
+    ``name`` the run's name (default: its file name)."""
     from evaltool.report.layouts import eval_report
 
     report = report or eval_report(result, per_query=per_query)
     meta = result.meta
-    run = os.path.basename(str(meta.get("run") or meta.get("runid") or "run"))
+    run = name or os.path.basename(str(meta.get("run") or meta.get("runid") or "run"))
     values = result.per_query
     qids = list(values)
     shown = _numeric_measures(values, result.measures)
@@ -353,6 +356,31 @@ def eval_html(result, *, per_query: bool = False, report: Report | None = None) 
         series = {run: {m: [values[q].get(m) for q in qids] for m in shown}}
         body += [tag("h2", "Per query"), chart(per_query_bars(qids, series, shown), wide=True, name="per-query")]
     return document(f"evaltool: {run}", body)
+
+
+def runs_html(names: list[str], results: list, *, per_query: bool = False, report: Report | None = None) -> str:
+    """``evaltool QRELS RUN RUN... -o html``: a row per run with its summary values; with
+    ``per_query``, the bars of every query's value, a colour per run (a menu switches
+    measure), then the table of the other formats (layouts.runs_report: a row per run and
+    query, each run's ``all`` row among the summaries at the foot)."""
+    from evaltool.report.layouts import runs_report
+
+    summary = runs_report(names, results)
+    first = results[0]
+    qids = list(dict.fromkeys(q for result in results for q in result.per_query))
+    shown = [m for m in first.measures if any(m in _numeric_measures(r.per_query, first.measures) for r in results)]
+    title = f"evaltool: {len(names)} runs"
+    body = [_title_header(title, f"qrels {first.meta.get('qrels')} · runs {', '.join(names)}"),
+            tag("h2", "Summary"), report_tables(summary, sortable=True)]
+    if per_query:
+        if shown and qids:
+            series = {name: {m: [result.per_query.get(q, {}).get(m) for q in qids] for m in shown}
+                      for name, result in zip(names, results)}
+            body += [tag("h2", "Per query"), chart(per_query_bars(qids, series, shown, "per-query values by run"),
+                                                   wide=True, name="per-query")]
+        report = report or runs_report(names, results, per_query=True)
+        body += [tag("h2", "Values"), report_tables(report, sortable=True, summary_key="all", summary_column=1)]
+    return document(title, body)
 
 
 def compare_html(cmp, *, report: Report | None = None) -> str:

@@ -7,7 +7,7 @@ Formatting only: every number, group and label comes computed on the result obje
 
 from __future__ import annotations
 
-from evaltool.report.table import Report, Table, cell_text
+from evaltool.report.table import Report, Table, cell_text, p_text
 from evaltool.report.trec import number_text
 
 # ---------------------------------------------------------------- eval
@@ -73,13 +73,32 @@ def eval_report(result, *, per_query: bool = False, summary: bool = True) -> Rep
     return Report([Table(header, rows)], relevance_notes(result))
 
 
-def runs_report(runs: list[str], results: list) -> Report:
-    """One row per run: its name as given, its run tag, the number of queries scored and
-    every summary value (several runs scored against one qrels)."""
-    names = results[0].measures
-    rows = [[run, result.meta["runid"], len(result.qids), *[result.summary.get(n) for n in names]]
-            for run, result in zip(runs, results)]
-    return Report([Table(["run", "runid", "queries", *names], rows)])
+def runs_report(names: list[str], results: list, *, per_query: bool = False, summary: bool = True) -> Report:
+    """Several runs scored against one qrels, as one table whose first column names the run.
+
+    Without ``per_query``: a row per run: its name, its run tag, the number of queries
+    scored and every summary value. With ``per_query``: for each run in turn, the rows of
+    :func:`eval_report` (every query, then ``all`` unless ``summary`` is False, then the
+    groups) after the run's name, so that every format holds every run's per-query values
+    and a program can read them back (``pandas.read_csv`` and group by ``run``). Columns
+    that only some runs have (``relevance``) are empty for the others; notes name their run.
+    """
+    if not per_query:
+        measures = results[0].measures
+        rows = [[name, result.meta["runid"], len(result.qids), *[result.summary.get(m) for m in measures]]
+                for name, result in zip(names, results)]
+        return Report([Table(["run", "runid", "queries", *measures], rows)])
+    reports = [eval_report(result, per_query=True, summary=summary) for result in results]
+    header = []
+    for report in reports:
+        header += [column for column in report.tables[0].header if column not in header]
+    rows, notes = [], []
+    for name, report in zip(names, reports):
+        table = report.tables[0]
+        position = {column: j for j, column in enumerate(table.header)}
+        rows += [[name, *[row[position[c]] if c in position else None for c in header]] for row in table.rows]
+        notes += [f"{name}: {note}" for note in report.notes]
+    return Report([Table(["run", *header], rows)], notes)
 
 
 def eval_trec_lines(result, *, per_query: bool = False) -> str:
@@ -134,13 +153,6 @@ def compare_notes(cmp) -> list[str]:
     if cmp.ignored_measures:
         notes.append(f"not compared (no per-query mean): {', '.join(cmp.ignored_measures)}")
     return notes
-
-
-def p_text(p) -> str | None:
-    """p-values below 0.0001 in scientific notation (0.0000 would say nothing)."""
-    if p is None or p != p or p >= 1e-4 or p == 0:
-        return cell_text(p)
-    return f"{p:.1e}"
 
 
 def _ci_text(ci) -> str:

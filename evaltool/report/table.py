@@ -70,6 +70,22 @@ def cell_text(value, digits: int = 4, exact: bool = False) -> str:
     return str(value)
 
 
+def p_text(p) -> str:
+    """A p-value as every report writes it (compare, ``history diff``, the dashboard): four
+    decimals from 0.001 up, two significant digits in scientific notation below (0.0000
+    would hide 2.3e-06; 0.00063 and 0.0006 would be one value written two ways); ``0`` for
+    a p that underflowed to zero; '' when there is none, ``-nan`` when it is undefined.
+
+    >>> [p_text(p) for p in (0.5, 0.0463, 0.0012, 0.00063, 2.3e-06, 0.0, None, float("nan"))]
+    ['0.5000', '0.0463', '0.0012', '6.3e-04', '2.3e-06', '0', '', '-nan']
+    """
+    if p is None or p != p:
+        return cell_text(p)
+    if p == 0:
+        return "0"
+    return f"{p:.4f}" if p >= 1e-3 else f"{p:.1e}"
+
+
 def _plain(text: str) -> str:
     """Control characters (a newline in a file name) would break the row: show them escaped."""
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)

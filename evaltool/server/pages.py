@@ -22,6 +22,7 @@ from evaltool.report.html import (
     Markup, chart, difference_histogram, document, escape, facts, join, paired_scatter, per_query_bars, table, tag,
     trend,
 )
+from evaltool.report.table import p_text
 from evaltool.server.views import query_string
 
 NAVIGATION = (("report", "/", "nav.report"), ("executions", "/trends", "nav.trends"),
@@ -268,7 +269,7 @@ def execution_page(data: dict, args: dict, view) -> Markup:
 
 
 def _diff_tables(d: dict, lang: str) -> Markup:
-    rows = [[m, s["mean_a"], s["mean_b"], s["delta"], s["p_value"], s["p_adjusted"],
+    rows = [[m, s["mean_a"], s["mean_b"], s["delta"], p_text(s["p_value"]), p_text(s["p_adjusted"]),
              f"[{s['ci'][0]:.4f}, {s['ci'][1]:.4f}]" if s["ci"] and None not in s["ci"] else None,
              s["wins"], s["ties"], s["losses"]] for m, s in d["measures"].items()]
     a, b = d["a"], d["b"]

@@ -222,28 +222,12 @@ def test_attached_short_options(files):
 
 # ---------------------------------------------------------------- several runs, qrels read once
 
-RUNS = {
-    "a.txt": "q1 Q0 d2 1 2.0 A\nq1 Q0 d1 2 1.0 A\nq2 Q0 d3 1 1.0 A\n",
-    "b.txt": "q1 Q0 d1 1 2.0 B\nq2 Q0 d9 1 1.0 B\nq2 Q0 d3 2 0.5 B\n",
-    "c.txt": "q1 Q0 d1 1 2.0 C\nq2 Q0 d3 1 1.0 C\n",
-}
-# by hand: q1 relevant d1, q2 relevant d3. recip_rank: A 1/2, 1 -> 0.75; B 1, 1/2 -> 0.75; C 1, 1 -> 1
-
-
-@pytest.fixture
-def many(tmp_path):
-    qrels = tmp_path / "qrels"
-    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    for name, text in RUNS.items():
-        (folder / name).write_text(text)
-    return qrels, folder
+# the runs a.txt, b.txt, c.txt of the fixture ``many`` (tests/cli/conftest.py)
 
 
 def test_several_runs_print_what_consecutive_single_runs_print(many):
     qrels, folder = many
-    runs = [folder / name for name in RUNS]
+    runs = sorted(folder.iterdir())
     single = "".join(invoke("-m", "runid", "-m", "recip_rank", "-q", qrels, run).stdout for run in runs)
     together = invoke("-m", "runid", "-m", "recip_rank", "-q", qrels, *runs)
     assert together.exit_code == 0, together.stderr
@@ -265,8 +249,9 @@ def test_a_directory_or_a_glob_gives_one_row_per_run(many, given):
 
 def test_several_runs_as_json_are_a_list_of_single_run_objects(many):
     qrels, folder = many
-    runs = [folder / name for name in RUNS]
+    runs = sorted(folder.iterdir())
     together = json.loads(invoke("-m", "recip_rank", qrels, *runs, "-o", "json").stdout)
+    assert [entry.pop("name") for entry in together] == ["a.txt", "b.txt", "c.txt"]  # each run's name, then its single-run object
     assert together == [json.loads(invoke("-m", "recip_rank", qrels, run, "-o", "json").stdout) for run in runs]
 
 

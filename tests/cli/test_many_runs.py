@@ -90,7 +90,9 @@ def test_many_runs_equal_one_invocation_per_run(tmp_path, scenario, fmt, route):
     if fmt == "trec":
         assert together.stdout == "".join(single)
     else:
-        assert json.loads(together.stdout) == [json.loads(text) for text in single]
+        entries = json.loads(together.stdout)
+        assert [entry.pop("name") for entry in entries] == [Path(run).name for run in runs]
+        assert entries == [json.loads(text) for text in single]
 
 
 def test_numeric_ids_order_ties_as_strings_like_the_line_reader(trec_eval, tmp_path, route):

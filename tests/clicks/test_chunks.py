@@ -14,7 +14,7 @@ import pytest
 
 import evaltool.io.clicks as reader
 from evaltool.clicks import evaluate, read_click_log
-from tests.clicks.test_clicks import calcular_mrr_con_clicks
+from tests.helpers import calcular_mrr_con_clicks
 
 MEASURES = ["click_mrr", "ctr", "ctr@3", "abandonment", "clicks_per_query", "mean_click_rank"]
 

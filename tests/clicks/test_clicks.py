@@ -1,6 +1,6 @@
 """Implicit feedback (issue 13): click logs, click metrics, intervals, click models, the command.
 
-Expected numbers come from seed 004's ``calcular_mrr_con_clicks`` re-implemented below,
+Expected numbers come from seed 004's ``calcular_mrr_con_clicks`` (re-implemented in tests/helpers.py),
 from hand calculation (each case says how), and from scipy's bootstrap on the same data.
 """
 
@@ -19,22 +19,7 @@ from hypothesis import strategies as st
 from evaltool.clicks import click_judgments, evaluate, read_click_log
 from evaltool.clicks.stats import bootstrap_interval
 from evaltool.errors import EvaltoolError, MeasureError, ParseError
-from tests.helpers import ROOT, assert_fails, invoke
-
-
-def calcular_mrr_con_clicks(consultas_resultados_clicks):
-    """Seed 004, "Opción 1: Feedback Implícito", as written there."""
-    reciprocal_ranks = []
-    for consulta_data in consultas_resultados_clicks:
-        resultados = consulta_data['resultados']
-        clicks = consulta_data['clicks']
-        if clicks:
-            primer_click = clicks[0]
-            posicion = resultados.index(primer_click) + 1
-            reciprocal_ranks.append(1.0 / posicion)
-        else:
-            reciprocal_ranks.append(0.0)
-    return sum(reciprocal_ranks) / len(reciprocal_ranks)
+from tests.helpers import ROOT, assert_fails, calcular_mrr_con_clicks, invoke
 
 
 # ---------------------------------------------------------------- generated logs

@@ -16,9 +16,10 @@ from evaltool.version import __version__ as __version__
 
 # public name: the module that defines it (imported on first use)
 _EXPORTS = {
-    "EvalResult": "evaltool.results",
+    "EvalResult": "evaltool.evaluation.result",
     "evaluate": "evaltool.evaluation",
     "Evaluator": "evaltool.evaluation",
+    "EvalPlan": "evaltool.evaluation.plan",
     "compare_runs": "evaltool.compare",
     "Comparison": "evaltool.compare",
     "EvaltoolError": "evaltool.errors",

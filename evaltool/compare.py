@@ -32,15 +32,22 @@ Bonferroni, Benjamini-Hochberg (``scipy.stats.false_discovery_control``), or non
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evaltool.aggregate import summarize
-from evaltool.errors import EvaltoolError, EvaltoolWarning, InputError, MeasureError
+from evaltool.errors import EvaltoolError, EvaltoolWarning, InputError, MeasureError, QueriesSkippedWarning
+from evaltool.evaluation.groups import Series, field_order, field_values, group_queries, group_summaries, ungrouped_note
+from evaltool.evaluation.labels import check_thresholds, label
+from evaltool.evaluation.warnings import shown, warn
 from evaltool.measures import DEFAULT_SETS
 from evaltool.measures.base import Agg
+
+if TYPE_CHECKING:
+    from evaltool.evaluation.result import EvalResult
 
 TESTS = {
     "t": "paired t-test",
@@ -205,7 +212,7 @@ class Comparison:
     not compared), and, when asked for, ``groups`` ({field: {value: {"count": n, "runs":
     {run: {measure: mean}}}}}), ``thresholds`` and ``labels`` ({run: label of its means}).
     ``warnings`` lists what the comparison left out; ``results`` holds each run's
-    :class:`~evaltool.results.EvalResult`.
+    :class:`~evaltool.evaluation.result.EvalResult`.
     """
 
     names: list[str]
@@ -301,7 +308,7 @@ class Comparison:
 
     def to_frame(self):
         """:meth:`rows` as a pandas DataFrame (the table of ``-o csv``)."""
-        from evaltool.results import require_pandas
+        from evaltool.evaluation.result import require_pandas
 
         pd = require_pandas("to_frame()")
         rows = self.rows()
@@ -391,7 +398,8 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     from evaltool.evaluation import evaluate
     from evaltool.io.load import load_judgments
     from evaltool.names import parse_measures
-    from evaltool.results import compare_queries, finish_comparison, resolve_topics, threshold_request
+    from evaltool.evaluation.labels import threshold_request
+    from evaltool.io.topics import resolve_topics
 
     if isinstance(runs, Mapping):
         if names is not None:
@@ -464,3 +472,76 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
                      qrels=results[0].meta["qrels"], complete=bool(options.get("complete")), left_out=left_out,
                      ignored_measures=ignored)
     return finish_comparison(cmp, fields=fields, topics=table, thresholds=in_force, given=given, caught=caught)
+
+
+# ---------------------------------------------------------------- the query set, groups, labels and warnings
+
+
+def compare_queries(names: Sequence[str], results: Sequence[EvalResult]) -> tuple[list[str], dict[str, list[str]]]:
+    """The query-set policy of a comparison: the queries every run was evaluated on.
+
+    With ``-c`` every run is scored on every qrels query, so that is all of them; without
+    it, a qrels query some run has no results for is left out of every run. Returns the
+    queries compared (in the first run's order) and, per run, its queries left out.
+    """
+    shared = set(results[0].qids)
+    for result in results[1:]:
+        shared &= set(result.qids)
+    qids = [q for q in results[0].qids if q in shared]
+    left_out = {name: [q for q in result.qids if q not in shared] for name, result in zip(names, results)}
+    return qids, left_out
+
+
+def comparison_warning(cmp) -> str | None:
+    """Judged queries some run has no results for (without ``-c``): left out of the comparison."""
+    left = {q for result in cmp.results for q in result.meta["skipped_queries"]}
+    left.update(q for qids in cmp.left_out.values() for q in qids)
+    if not left:
+        return None
+    n = len(left)
+    return (f"warning: {n} judged quer{'y' if n == 1 else 'ies'} left out of the comparison, as not every run has "
+            f"results for {'it' if n == 1 else 'them'} ({shown(sorted(left))}); use -c to score them as "
+            "trec_eval does")
+
+
+def run_warnings(names: Sequence[str], caught: Sequence[Sequence[warnings.WarningMessage]]) -> list[str]:
+    """The warnings the runs of a comparison raised, once each: a message every run raised as it
+    is, another with the runs it concerns. Skipped queries are left out: the comparison words
+    them for all runs at once (:func:`comparison_warning`)."""
+    runs_of: dict[str, list[str]] = {}
+    for name, records in zip(names, caught):
+        for record in records:
+            if issubclass(record.category, EvaltoolWarning) and not issubclass(record.category, QueriesSkippedWarning):
+                runs_of.setdefault(str(record.message), []).append(name)
+    return [message if len(runs) == len(names) else f"{message} (run {', '.join(dict.fromkeys(runs))})"
+            for message, runs in runs_of.items()]
+
+
+def finish_comparison(cmp, *, fields: Sequence[str] = (), topics=None, thresholds: Mapping[str, float] | None = None,
+                      given: Sequence[str] = (), caught: Sequence[Sequence] = ()):
+    """Add the groups (means per group and run), the run labels and the warnings to a comparison.
+
+    ``caught`` holds the warnings each run's evaluation raised (``warnings.catch_warnings(record=True)``).
+    """
+    for message in run_warnings(cmp.names, caught):
+        warn(cmp.warnings, message)
+    skipped = comparison_warning(cmp)
+    if skipped:
+        warn(cmp.warnings, skipped, QueriesSkippedWarning)
+    if topics is not None:
+        for name in fields:
+            groups = group_queries(cmp.qids, field_values(topics, name), field_order(topics, name))
+            per_run = {run: group_summaries([Series(m, cmp.values[run][m]) for m in cmp.measures], groups)
+                       for run in cmp.names}
+            cmp.groups[name] = {value: {"count": len(positions),
+                                        "runs": {run: {m: per_run[run][value][m] for m in cmp.measures}
+                                                 for run in cmp.names}}
+                                for value, positions in groups.items()}
+            note = ungrouped_note(topics, name, cmp.qids, groups)
+            if note:
+                warn(cmp.warnings, note)
+    if thresholds is not None:
+        check_thresholds(thresholds, cmp.measures, given)
+        cmp.thresholds = dict(thresholds)
+        cmp.labels = {run: label({m: cmp.cells[run][m].mean for m in cmp.measures}, thresholds) for run in cmp.names}
+    return cmp

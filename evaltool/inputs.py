@@ -94,7 +94,7 @@ class Run:
     doc_vocab: list[str]
     doc_codes: np.ndarray
     scores: np.ndarray
-    lines: np.ndarray
+    lines: np.ndarray | None  # the file line of each row; None for runs not read from a file
     runid: str = ""
     path: str = "<run>"
     duplicates_resolved: int = 0

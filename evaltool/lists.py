@@ -3,12 +3,12 @@
 Two shapes, both scored by evaltool's core (the same :func:`evaltool.evaluate`, kernels
 and measure names as the files; nothing is computed a second way here):
 
-* relevance vectors (the specification documents' notebook, seed 001): the grades of the
+* relevance vectors (the textbook way to teach the measures): the grades of the
   retrieved documents in rank order, ``[0, 1, 0, 1]`` or graded ``[3, 0, 2]``; booleans
   (``[True, False]``) and whole floats (``[1.0, 0.0]``, as a NumPy mask or a model's
   labels come) are the grades 1 and 0. Each position becomes a document judged with that
   grade; a grade >= 1 is relevant.
-* document ids (seed 000): ``MetricsCalculator.calculate_all(retrieved, expected)`` with
+* document ids, as a benchmark script holds them: ``MetricsCalculator.calculate_all(retrieved, expected)`` with
   the ranked ids and the ids that should have been found, into an :class:`IRMetrics`
   record; :class:`ReportAggregator` takes means, medians and per-category or
   per-difficulty groups of such records. One query's record costs microseconds: small
@@ -125,7 +125,7 @@ def _one(relevance, measure: str, missed: Sequence[int] = ()) -> float:
     return values[measure]
 
 
-# ---------------------------------------------------------------- relevance vectors (seed 001)
+# ---------------------------------------------------------------- relevance vectors
 
 
 def precision(relevance) -> float:
@@ -142,9 +142,9 @@ def precision(relevance) -> float:
 def precision_at_k(relevance, k: int) -> float:
     """Relevant documents among the first k / k (``P@k``).
 
-    A list shorter than k counts as padded with non-relevant documents (trec_eval's P, and
-    seed 000's "usar k como denominador siempre"); seed 001's notebook divides by the
-    length of the list instead when it is shorter than k. k must be at least 1.
+    A list shorter than k counts as padded with non-relevant documents: the denominator is
+    always k, as in trec_eval's P (some tutorials divide by the length of a shorter list
+    instead, which rewards returning fewer documents). k must be at least 1.
 
     >>> precision_at_k([0, 0, 0, 1], 1), precision_at_k([1, 0, 1], 5)
     (0.0, 0.4)
@@ -156,8 +156,8 @@ def recall_at_k(relevance, number_relevant_documents: int, k: int) -> float:
     """Relevant documents among the first k / number_relevant_documents (``R@k``).
 
     ``number_relevant_documents`` counts the relevant documents of the whole collection,
-    retrieved or not. When it is 0 or less there is nothing to recall: 0.0, as seed 001's
-    notebook returns. Otherwise it cannot be fewer than the relevant documents in the
+    retrieved or not. When it is 0 or less there is nothing to recall: 0.0 (rather than a
+    division by zero). Otherwise it cannot be fewer than the relevant documents in the
     list (a ValueError says so).
 
     >>> recall_at_k([0, 0, 0, 1], 4, 1), recall_at_k([1, 0, 1, 1], 6, 3), recall_at_k([1, 1], 0, 2)
@@ -180,8 +180,8 @@ def recall_at_k(relevance, number_relevant_documents: int, k: int) -> float:
 def average_precision(relevance) -> float:
     """Average precision: sum of P@i at each relevant position i / relevant documents in the list (``AP``).
 
-    The list is taken to hold every relevant document of the query (seed 001's rule);
-    0.0 when it holds none. Seed 001: [0, 1, 0, 1, 1, 1, 1] gives
+    The list is taken to hold every relevant document of the query (a grade vector knows
+    no others); 0.0 when it holds none. For example [0, 1, 0, 1, 1, 1, 1] gives
     (1/2 + 2/4 + 3/5 + 4/6 + 5/7) / 5 = 0.5961904761904762.
 
     >>> average_precision([0, 1, 0, 1, 1, 1, 1])
@@ -229,8 +229,8 @@ def mean_reciprocal_rank(queries_relevances) -> float:
 def dcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:
     """DCG of the first k: sum of grade_i / log2(max(i, 2)) (``DCG(discount='jarvelin')@k``).
 
-    The discount of seed 001's notebook (Järvelin & Kekäläinen's original: ranks 1 and 2
-    undiscounted); ``discount='log2'`` divides by log2(i + 1) as trec_eval. Seed 001:
+    The discount of Järvelin & Kekäläinen's original DCG (ACM TOIS 2002): ranks 1 and 2
+    undiscounted; ``discount='log2'`` divides by log2(i + 1) as trec_eval. For example
     [4, 4, 3, 0, 0, 1, 3, 3, 3, 0] at k = 6 gives 10.279642067948915.
 
     >>> dcg_at_k([4, 4, 3, 0, 0, 1, 3, 3, 3, 0], 6)
@@ -242,8 +242,9 @@ def dcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:
 def ndcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:
     """DCG@k / DCG@k of the same grades sorted best first (``nDCG(discount='jarvelin',ideal='ranking')@k``).
 
-    The ideal ranking is the list's own grades sorted (seed 001, scikit-learn's
-    ``ndcg_score``); 0.0 when it has no positive grade. Seed 001:
+    The ideal ranking is the list's own grades sorted (as scikit-learn's ``ndcg_score``:
+    a grade vector knows no other relevant documents); 0.0 when it has no positive grade.
+    For example
     [4, 4, 3, 0, 0, 1, 3, 3, 3, 0] at k = 6 gives 0.7424602308163405.
 
     >>> ndcg_at_k([4, 4, 3, 0, 0, 1, 3, 3, 3, 0], 6)
@@ -252,12 +253,12 @@ def ndcg_at_k(relevance, k: int, discount: str = "jarvelin") -> float:
     return _one(relevance, f"nDCG(discount={discount!r},ideal='ranking')@{_cutoff(k)}")
 
 
-# ---------------------------------------------------------------- document ids (seed 000)
+# ---------------------------------------------------------------- document ids
 
 
 @dataclass
 class IRMetrics:
-    """The metrics of one query (seed 000's record)."""
+    """The metrics of one query, as a benchmark report keeps them."""
 
     precision_at_3: float
     precision_at_5: float
@@ -269,7 +270,7 @@ class IRMetrics:
     first_relevant_position: int | None = None
 
     def as_dict(self) -> dict:
-        """The keys of seed 003's reports: ``precision@3``, ..., ``first_relevant_position``."""
+        """The keys of ``evaltool bench``'s reports: ``precision@3``, ..., ``first_relevant_position``."""
         return {"precision@3": self.precision_at_3, "precision@5": self.precision_at_5,
                 "recall@10": self.recall_at_10, "mrr": self.mrr, "ndcg@10": self.ndcg_at_10,
                 "hits_in_top_3": self.hits_in_top_3, "hits_in_top_5": self.hits_in_top_5,
@@ -321,11 +322,11 @@ def _small_record(grades: list[int], missed: list[int]) -> IRMetrics:
 
 
 class MetricsCalculator:
-    """Metrics of ranked document ids against the ids expected (seed 000's ``MetricsCalculator``).
+    """Metrics of ranked document ids against the ids expected, one query at a time.
 
     Ids compare exactly (case-sensitive). Duplicates in ``expected`` count once: it is a
-    set. Duplicates in ``retrieved`` follow seed 000's rule "cada A cuenta como hit
-    individual": for precision and hits every occurrence of an expected id counts
+    set. Each occurrence of an id in ``retrieved`` is its own hit for precision and
+    hits: every occurrence of an expected id counts
     (["A", "A", "B"] against ["A"] has P@3 = 2/3); for recall and nDCG an id is found once,
     at its first position, and a repeat gains nothing (so neither exceeds 1); reciprocal
     rank and first position take the first occurrence. In the core this is one judgment
@@ -374,7 +375,7 @@ class MetricsCalculator:
 
     @staticmethod
     def calculate_all(retrieved: Sequence, expected: Sequence) -> IRMetrics:
-        """Every metric of one query (seed 000).
+        """Every metric of one query, as an :class:`IRMetrics` record.
 
         >>> metrics = MetricsCalculator.calculate_all(["mod1", "mod2", "mod3", "mod4", "mod5"], ["mod1", "mod3", "mod6"])
         >>> round(metrics.precision_at_3, 3), metrics.mrr
@@ -405,7 +406,7 @@ class MetricsCalculator:
         """1 / position of the first expected id (``RR``); 0.0 if none is retrieved.
 
         With ``k`` the search stops at position k (``RR@k``); ``beyond='k+1'`` scores a first
-        expected id past k as if it were at k + 1 (seed 004's MRR@K, ``RR(beyond='k+1')@k``).
+        expected id past k as if it were at k + 1, 1 / (k + 1) instead of 0 (``RR(beyond='k+1')@k``).
 
         >>> MetricsCalculator.mrr(["A", "B", "C"], ["C"]), MetricsCalculator.mrr(list("ABCDEFG"), ["G"], k=5, beyond="k+1")
         (0.3333333333333333, 0.16666666666666666)
@@ -457,11 +458,11 @@ def _mean(values) -> float:
 
 
 class ReportAggregator:
-    """Means, medians and groups of per-query metrics (seed 000's ``ReportAggregator``).
+    """Means, medians and groups (by category, by difficulty) of per-query metrics.
 
     The mean is evaltool's summary mean: ``aggregate_metrics`` of the records of
     :meth:`MetricsCalculator.calculate_many` equals ``evaluate(...).summary`` of the same
-    queries. Detailed results are dicts with ``metrics`` (a dict with seed 003's keys, or
+    queries. Detailed results are dicts with ``metrics`` (a dict with :meth:`IRMetrics.as_dict`'s keys, or
     an :class:`IRMetrics`) and ``category`` / ``difficulty``.
     """
 
@@ -483,8 +484,8 @@ class ReportAggregator:
 
     @staticmethod
     def _groups(detailed_results: Sequence[dict], field: str, keys: Sequence[str]) -> dict:
-        """Each group's count and the means of ``keys`` (evaltool's one grouping, :mod:`evaltool.results`)."""
-        from evaltool.results import Series, group_queries, group_summaries
+        """Each group's count and the means of ``keys`` (evaltool's one grouping, :mod:`evaltool.evaluation.groups`)."""
+        from evaltool.evaluation.groups import Series, group_queries, group_summaries
 
         rows = [_metrics(entry) for entry in detailed_results]
         positions = [str(i) for i in range(len(rows))]

@@ -190,14 +190,14 @@ class TieGroups:
         """(start, end) of every stored row's group."""
         return self.compute()
 
-    def cut(self, kept: np.ndarray, limit: int | None) -> "TieGroups":
+    def cut(self, kept: np.ndarray, limit: int | None) -> TieGroups:
         """The groups of the rows ``kept`` when the ranking stops after ``limit`` documents (None: never)."""
         def compute():
             start, end = self.bounds
             return start[kept], end[kept] if limit is None else np.minimum(end[kept], limit)
         return TieGroups(compute)
 
-    def judged(self, kept: np.ndarray, seg: np.ndarray, offsets: np.ndarray) -> "TieGroups":
+    def judged(self, kept: np.ndarray, seg: np.ndarray, offsets: np.ndarray) -> TieGroups:
         """The groups when only the rows ``kept`` remain, ranked anew (``-J``): every remaining
         document is stored, so a group is the kept rows of one query that shared a group."""
         def compute():

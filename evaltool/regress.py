@@ -115,7 +115,7 @@ def _from_json(path: str, data) -> Reference:
             values[(name, qid)] = value
     options = (data.get("meta") or {}).get("options") or {}
     options = {k: v for k, v in options.items() if k in OPTION_KEYS} if isinstance(options, dict) else {}
-    return Reference(path, values, {key: None for key in values}, options)
+    return Reference(path, values, dict.fromkeys(values), options)
 
 
 def _from_text(path: str, text: str) -> Reference:
@@ -171,7 +171,7 @@ def reference_from_mapping(values: dict, path: str = "<reference>") -> Reference
     flat = {}
     for key, value in values.items():
         flat[key if isinstance(key, tuple) else (key, SUMMARY)] = value
-    return Reference(path, flat, {key: None for key in flat})
+    return Reference(path, flat, dict.fromkeys(flat))
 
 
 def reference_measures(reference: Reference) -> list[str]:

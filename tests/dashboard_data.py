@@ -49,7 +49,7 @@ def english_only_words() -> set[str]:
     is an untranslated text)."""
     import re
 
-    from evaltool.i18n import CATALOGUE
+    from evaltool.report.i18n import CATALOGUE
 
     def words(lang):
         return {w.lower() for entry in CATALOGUE.values() for w in re.findall(r"[A-Za-z]{3,}", entry[lang])}

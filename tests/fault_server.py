@@ -17,6 +17,7 @@ as the client has gone. The query text (``?q=``) says what to do:
 ``big-N``          N hits (``{"hits": [{"id": "d0"}, ...]}``; ``big-2900000`` is ~50 MB)
 ``chunked-N``      the same body in 64 KB chunks, without a Content-Length
 ``latin1``         ``charset=iso-8859-1`` and ids with é in that encoding
+``charset-NAME``   ``charset=NAME``, the ``ok`` answer encoded by the codec NAME (``bz2``, ``hex``...)
 ``undeclared``     the same bytes without a charset (invalid UTF-8)
 ``surrogate``      ``["ok1", "bad-\\ud800-id"]`` (a lone surrogate as a JSON escape)
 ``escape``         ``["ok1", "bad-\\udcff-id"]``
@@ -30,6 +31,7 @@ at once; ``server.times[text]`` the arrival times (``time.monotonic()``) of each
 
 from __future__ import annotations
 
+import codecs
 import json
 import select
 import socket
@@ -159,6 +161,14 @@ class FaultHandler(BaseHTTPRequestHandler):
             return self._send(200, big_body(int(arg)))
         if kind == "chunked":
             return self._send_chunked(big_body(int(arg)))
+        if kind == "charset":
+            text = json.dumps({"hits": HITS})
+            try:
+                body = codecs.encode(text.encode(), arg)  # a bytes-to-bytes transform: bz2, zlib, hex, base64
+            except TypeError:
+                body = codecs.encode(text, arg)  # a text encoding, or a text transform (rot13)
+                body = body if isinstance(body, bytes) else body.encode("latin-1")
+            return self._send(200, body, f"application/json; charset={arg}")
         if kind in ("latin1", "undeclared"):
             body = '{"hits": [{"id": "café"}, {"id": "rel1"}]}'.encode("iso-8859-1")
             declared = "application/json; charset=iso-8859-1" if kind == "latin1" else "application/json"

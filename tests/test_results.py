@@ -239,10 +239,13 @@ def _imports(path: Path) -> list[str]:
 
 
 def test_report_imports_no_computing_module():
+    # the words shown to people (evaltool.report.i18n) live in report/ and import only evaltool.errors
     for path in (PACKAGE / "report").glob("*.py"):
         outside = [m for m in _imports(path)
                    if m.startswith("evaltool") and not m.startswith(("evaltool.report", "evaltool.errors"))]
         assert outside == [], (path.name, outside)
+    i18n_uses = [m for m in _imports(PACKAGE / "report" / "i18n.py") if m.startswith("evaltool")]
+    assert i18n_uses and all(m.startswith("evaltool.errors") for m in i18n_uses), i18n_uses
 
 
 def test_no_module_imports_a_private_name_of_another():

@@ -7,8 +7,9 @@ and SIGTERM wait for it), and some 10 bytes of Python objects per byte of answer
 Instead:
 
 * :class:`AnswerText` decodes the bytes piece by piece as they arrive (in the declared
-  charset, else UTF-8/16/32 as JSON allows), so an invalid byte anywhere fails the
-  answer and is named, and no step holds the loop for long;
+  charset, which must be a text encoding, else UTF-8/16/32 as JSON allows), so an
+  invalid byte anywhere fails the answer and is named, no step holds the loop for long,
+  and the text is held to ``--max-response-bytes`` characters as the bytes are;
 * :func:`read_answer` walks the text with the :mod:`json` module's own scanner (in C)
   for every value it passes: the keys and list indexes of ``--response-path`` are found
   by stepping over the members and elements before them, and the list under a ``*``
@@ -38,8 +39,41 @@ class BackendResultError(Exception):
     """A backend answered with something that is not a ranking (never retried)."""
 
 
+class ResponseTooLarge(Exception):
+    """The answer is longer than ``--max-response-bytes``, as bytes or as decoded text (never retried)."""
+
+
+def text_codec(charset: str) -> str:
+    """The codec of a declared ``charset``, which must be a text encoding (bytes to text).
+
+    Python's codec registry also holds bytes-to-bytes and text-to-text transforms
+    (``bz2``, ``zlib``, ``base64``, ``hex``, ``rot13``...): as a charset, ``bz2`` would
+    inflate 402 bytes into 512 MiB of "text". They are refused, as ``bytes.decode`` refuses them.
+
+    >>> text_codec("ISO-8859-1"), text_codec("utf8")
+    ('iso8859-1', 'utf-8')
+    >>> text_codec("bz2")
+    Traceback (most recent call last):
+    ...
+    evaltool.bench.answers.BackendResultError: the response declares charset=bz2, which is not a text encoding (a compression or transform codec); expected a text encoding such as utf-8
+    """
+    try:
+        name = codecs.lookup(charset).name
+    except LookupError:
+        raise BackendResultError(f"the response declares charset={charset}, which is not a known encoding") from None
+    try:
+        b"\0".decode(name)
+    except LookupError:
+        raise BackendResultError(f"the response declares charset={charset}, which is not a text encoding "
+                                 "(a compression or transform codec); expected a text encoding such as utf-8"
+                                 ) from None
+    except UnicodeError:
+        pass  # a text encoding in which a lone NUL byte is incomplete or invalid (UTF-16, say)
+    return name
+
+
 class AnswerText:
-    """An answer's text, decoded piece by piece as its bytes arrive.
+    """An answer's text, decoded piece by piece as its bytes arrive; at most ``max_chars`` characters.
 
     >>> text = AnswerText("iso-8859-1"); text.feed('["caf\u00e9"'.encode("iso-8859-1")); text.feed(b"]")
     >>> text.finish()
@@ -50,8 +84,10 @@ class AnswerText:
     evaltool.bench.answers.BackendResultError: the response is not valid utf-8 (no charset declared): byte 0xe9 at offset 11
     """
 
-    def __init__(self, charset: str | None):
+    def __init__(self, charset: str | None, max_chars: int | None = None):
         self.charset = charset
+        self.max_chars = max_chars
+        self.chars = 0
         self.pieces: list[str] = []
         self._decoder = None
         self._encoding = ""
@@ -64,12 +100,8 @@ class AnswerText:
             if len(self._head) < 4 and not final:
                 return
             piece, self._head = self._head, b""
-            self._encoding = self.charset or json.detect_encoding(piece)
-            try:
-                self._decoder = codecs.getincrementaldecoder(self._encoding)()
-            except LookupError:
-                raise BackendResultError(f"the response declares charset={self.charset}, "
-                                         "which is not a known encoding") from None
+            self._encoding = text_codec(self.charset) if self.charset else json.detect_encoding(piece)
+            self._decoder = codecs.getincrementaldecoder(self._encoding)()
         pending = len(self._decoder.getstate()[0])  # bytes of a character cut between pieces
         try:
             text = self._decoder.decode(piece, final)
@@ -79,6 +111,9 @@ class AnswerText:
                                      f"0x{exc.object[exc.start]:02x} at offset {self._fed - pending + exc.start}"
                                      ) from None
         self._fed += len(piece)
+        self.chars += len(text)
+        if self.max_chars is not None and self.chars > self.max_chars:
+            raise ResponseTooLarge(f"the decoded response exceeds --max-response-bytes ({self.max_chars} characters)")
         if text:
             self.pieces.append(text)
 

@@ -10,8 +10,9 @@
   placeholders inside longer strings are replaced by text. ``response_path`` says where
   the ids are in the JSON answer: dotted keys, list indexes and ``*`` for every element
   (``hits.*.id``); by default the whole answer is the list. The body is decoded in the
-  charset its ``Content-Type`` declares (else UTF-8/16/32, as JSON allows) and may hold
-  at most ``max_response_bytes``; it is parsed only as far as the ids that are read
+  charset its ``Content-Type`` declares, if that is a text encoding (else UTF-8/16/32,
+  as JSON allows), and may hold at most ``max_response_bytes``, as bytes and as decoded
+  characters; it is parsed only as far as the ids that are read
   (:mod:`evaltool.bench.answers`).
 * an existing file: a TREC run, replayed (every query gets its ranking from the file,
   ordered by trec_eval's rule; a query the run lacks gets no results).
@@ -51,7 +52,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError
-from evaltool.bench.answers import AnswerText, BackendResultError, read_answer
+from evaltool.bench.answers import AnswerText, BackendResultError, ResponseTooLarge, read_answer
 from evaltool.bench.queries import BenchQuery, id_problem
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -217,6 +218,7 @@ class Stopwatch:
     def __init__(self, now: Callable[[], float] | None = None):
         self.now = now or time.perf_counter
         self.started: float | None = None
+        self.redirects: list[dict] = []  # what the query's requests met on the way (HTTP), for the report
 
     def sent(self) -> None:
         if self.started is None:
@@ -351,10 +353,6 @@ class HttpStatusError(Exception):
         self.retry_after = retry_after
 
 
-class ResponseTooLarge(Exception):
-    """The answer is longer than ``--max-response-bytes`` (never retried)."""
-
-
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
     """The wait a ``Retry-After`` header asks for: seconds, or an HTTP date; None when absent or unreadable.
 
@@ -376,6 +374,60 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
     return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+MAX_REDIRECTS = 10
+REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
+
+
+class RedirectRefused(Exception):
+    """A redirect that is not followed: to another origin (unless asked), or one too many (never retried)."""
+
+
+def origin(url) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of an ``httpx.URL``, the port spelled out when it is the scheme's default."""
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
+
+
+@dataclass
+class RedirectStep:
+    """Where a redirect leads, with what method, and the line the report keeps about it."""
+
+    target: object  # httpx.URL
+    method: str
+    record: dict
+    refusal: str = ""
+
+
+def redirect_step(response, method: str, home: tuple, follow_cross_origin: bool) -> RedirectStep | None:
+    """The next request a redirect asks for (None when ``response`` is not a redirect).
+
+    A redirect within the backend's origin (scheme, host, port) is followed as a browser
+    does: 303, and 301/302 after a POST, become a GET without a body; 307 and 308 repeat
+    the request, body and all. A redirect to another origin is refused unless
+    ``follow_cross_origin`` (``--follow-cross-origin-redirects``); followed, it never
+    carries the ``--header`` headers (a key sent to the backend is not for a host it
+    points to), though a 307 or 308 repeats the body (the query). Every redirect is
+    recorded: status, from, to, whether it left the origin, whether it was followed.
+    """
+    location = response.headers.get("Location")
+    if response.status_code not in REDIRECT_STATUS or location is None:
+        return None
+    try:
+        target = response.request.url.join(location)
+    except Exception:  # httpx.InvalidURL, or whatever a hostile Location makes of the parser
+        return None
+    cross = origin(target) != home
+    followed = not cross or follow_cross_origin
+    status = response.status_code
+    record = {"status": status, "from": str(response.request.url), "to": str(target), "cross_origin": cross,
+              "followed": followed}
+    if status == 303 or (status in (301, 302) and method == "POST"):
+        method = "GET"
+    refusal = (f"HTTP {status} redirect to {str(target)[:200]}, another origin: not followed "
+               "(--follow-cross-origin-redirects follows it, without the --header headers)")
+    return RedirectStep(target, method, record, "" if followed else refusal)
 
 
 def _httpx():
@@ -400,19 +452,22 @@ class HttpBackend(Backend):
 
     def __init__(self, url: str, queries: list[BenchQuery], request_template: str | None = None,
                  response_path: str | None = None, headers: tuple[str, ...] = (),
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, max_connections: int = 4):
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, max_connections: int = 4,
+                 follow_cross_origin: bool = False):
         self.label = url
         self.url = url
         self.response_path = response_path
         self.max_response_bytes = max_response_bytes
         self.max_connections = max_connections
+        self.follow_cross_origin = follow_cross_origin
         self._client = None
         self.headers = {"Accept": "application/json", "User-Agent": "evaltool-bench"}
+        self.user_headers = {}  # --header: sent to the backend's own origin only
         for header in headers:
             name, sep, value = header.partition(":")
             if not sep or not name.strip():
                 raise EvaltoolError(f"--header {header!r}: expected 'Name: value'")
-            self.headers[name.strip()] = value.strip()
+            self.user_headers[name.strip()] = value.strip()
         self.template = None
         used = set(PLACEHOLDER.findall(url))
         if request_template is not None:
@@ -448,8 +503,9 @@ class HttpBackend(Backend):
             limits = httpx.Limits(max_connections=self.max_connections,
                                   max_keepalive_connections=self.max_connections)
             # no httpx timeout: the caller cancels the whole answer (connect, read, parse) when its time is up
+            # redirects are followed by search(), which decides where the --header headers go
             self._client = httpx.AsyncClient(headers=self.headers, limits=limits, timeout=None,
-                                             follow_redirects=True)
+                                             follow_redirects=False)
         return self._client
 
     async def _text(self, response) -> list[str]:
@@ -459,7 +515,7 @@ class HttpBackend(Backend):
         if declared.isdigit() and int(declared) > cap:
             raise ResponseTooLarge(f"the response is {int(declared)} bytes (Content-Length); "
                                    f"--max-response-bytes is {cap}")
-        text, size = AnswerText(response.charset_encoding), 0
+        text, size = AnswerText(response.charset_encoding, max_chars=cap), 0
         async for piece in response.aiter_bytes():
             size += len(piece)
             if size > cap:
@@ -471,27 +527,50 @@ class HttpBackend(Backend):
         self._client_for_this_run()
 
     async def search(self, query: BenchQuery, limit: int, timeout: float, watch: Stopwatch):
+        """The answer to ``query``, redirects followed as :func:`redirect_step` allows."""
+        httpx = _httpx()
         method, url, body = self.request(query, limit)
         client = self._client_for_this_run()
+        home = origin(httpx.URL(url))
 
         async def trace(event: str, info: dict) -> None:
             # httpcore's events: connecting, then (http11|http2).send_request_headers.started
             if event.endswith(".send_request_headers.started"):
                 watch.sent()
 
-        async with client.stream(method, url, content=body, extensions={"trace": trace}) as response:
-            if response.status_code >= 400:
-                detail = b""
-                async for piece in response.aiter_bytes():
-                    detail += piece
-                    if len(detail) >= 200:
-                        break
-                shown = detail[:200].decode("utf-8", "replace").strip()
-                message = f"HTTP {response.status_code} {response.reason_phrase}" + (f": {shown}" if shown else "")
-                raise HttpStatusError(response.status_code, message,
-                                      retry_after_seconds(response.headers.get("Retry-After")))
-            text = await self._text(response)
-        return read_answer(text, self.response_path)
+        target = httpx.URL(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            headers = self.user_headers if origin(target) == home else {}
+            request = client.build_request(method, target, content=body, headers=headers,
+                                           extensions={"trace": trace})
+            response = await client.send(request, stream=True)
+            try:
+                step = redirect_step(response, method, home, self.follow_cross_origin)
+                if step is not None:
+                    watch.redirects.append(step.record)
+                    if not step.record["followed"]:
+                        raise RedirectRefused(step.refusal)
+                    target, method = step.target, step.method
+                    body = body if method == "POST" else None
+                    continue
+                if response.status_code >= 400:
+                    raise await self._status_error(response)
+                text = await self._text(response)
+            finally:
+                await response.aclose()
+            return read_answer(text, self.response_path)
+        raise RedirectRefused(f"more than {MAX_REDIRECTS} redirects in a row")
+
+    @staticmethod
+    async def _status_error(response) -> HttpStatusError:
+        detail = b""
+        async for piece in response.aiter_bytes():
+            detail += piece
+            if len(detail) >= 200:
+                break
+        shown = detail[:200].decode("utf-8", "replace").strip()
+        message = f"HTTP {response.status_code} {response.reason_phrase}" + (f": {shown}" if shown else "")
+        return HttpStatusError(response.status_code, message, retry_after_seconds(response.headers.get("Retry-After")))
 
     async def close(self) -> None:
         if self._client is not None:
@@ -533,13 +612,18 @@ class RunFileBackend(Backend):
 
 def make_backend(spec: str, queries: list[BenchQuery], *, request_template: str | None = None,
                  response_path: str | None = None, headers: tuple[str, ...] = (),
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, concurrency: int = 4) -> Backend:
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, concurrency: int = 4,
+                 follow_cross_origin_redirects: bool = False) -> Backend:
     """The backend ``spec`` names; see the module docstring."""
     http = spec.startswith(("http://", "https://"))
-    if not http and (request_template or response_path or headers):
-        raise EvaltoolError("--request-template, --response-path and --header are for an http(s):// backend")
+    given = [name for name, value in (("--request-template", request_template), ("--response-path", response_path),
+                                      ("--header", headers),
+                                      ("--follow-cross-origin-redirects", follow_cross_origin_redirects)) if value]
+    if not http and given:
+        raise EvaltoolError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for an http(s):// backend")
     if http:
-        return HttpBackend(spec, queries, request_template, response_path, headers, max_response_bytes, concurrency)
+        return HttpBackend(spec, queries, request_template, response_path, headers, max_response_bytes, concurrency,
+                           follow_cross_origin_redirects)
     if os.path.isfile(spec):
         return RunFileBackend(spec)
     if _CALLABLE_SPEC.match(spec):

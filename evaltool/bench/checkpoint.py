@@ -5,14 +5,16 @@ the backend, the limit, when it started); every other line is one query's outcom
 Each line is flushed and synced before the next query's result is written, so Ctrl-C,
 a kill or a crash loses only the queries still in flight. ``--resume`` reads the file
 back, checks that the header matches the command, and runs only the queries it lacks;
-a last line cut off mid-write is dropped (its query runs again). When the report has
-been written the checkpoint is deleted.
+a last line cut off mid-write is dropped (its query runs again); ``--restart`` writes a
+new one over it. When the report has been written the checkpoint is deleted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 
 from evaltool.errors import EvaltoolError
@@ -33,19 +35,36 @@ class Outcome:
     attempts: int
     duplicates_removed: int = 0
     http_status: int | None = None  # of the last failed HTTP answer
+    redirects: list[dict] | None = None  # HTTP redirects met, followed or refused (see backends.redirect_step)
     texts: list[dict] | None = None  # per id {"title", "snippet"} when the backend returned text
 
     @classmethod
     def from_record(cls, record: dict) -> Outcome:
         """An outcome from its checkpoint line (a field added since the line was written takes its default)."""
-        optional = {"duplicates_removed", "http_status", "texts"}
+        optional = {"duplicates_removed", "http_status", "redirects", "texts"}
         return cls(**{name: record[name] for name in cls.__dataclass_fields__
                       if name in record or name not in optional})
 
 
-def checkpoint_path(out_dir: str, queries_path: str) -> str:
-    stem = os.path.basename(queries_path)
-    stem = stem[: -len(".json")] if stem.endswith(".json") else stem
+def checkpoint_path(out_dir: str, queries_path: str, name: str | None = None) -> str:
+    """``OUT/QUERIES.checkpoint.jsonl``, or ``OUT/NAME.checkpoint.jsonl`` for a run with a name of its
+    own (a suite: two suites of one queries file must not share a checkpoint).
+
+    A name is kept to letters, digits, ``.``, ``_`` and ``-`` and to 100 characters; one
+    that had to change gets a hash of itself, so that two names never share a file.
+
+    >>> checkpoint_path("out", "data/q.json"), checkpoint_path("out", "q.json", "suite-helpdesk")
+    ('out/q.checkpoint.jsonl', 'out/suite-helpdesk.checkpoint.jsonl')
+    >>> checkpoint_path("out", "q.json", "suite-a/b")
+    'out/suite-a_b-2d0ef9fd.checkpoint.jsonl'
+    """
+    if name is None:
+        stem = os.path.basename(queries_path)
+        stem = stem[: -len(".json")] if stem.endswith(".json") else stem
+    else:
+        stem = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100]
+        if stem != name:
+            stem += "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return os.path.join(out_dir, f"{stem}.checkpoint.jsonl")
 
 
@@ -56,19 +75,30 @@ class Checkpoint:
         self.path = path
         self.header = header
         self.done = done
+        self.discarded = 0  # finished queries of an earlier run that this one was told to write over
         self._handle = None
 
     @classmethod
-    def start(cls, path: str, header: dict) -> Checkpoint:
-        """A new checkpoint; refuses to overwrite one that holds finished queries."""
+    def start(cls, path: str, header: dict, discard: bool = False) -> Checkpoint:
+        """A new checkpoint. One that holds finished queries is refused, or, with ``discard``,
+        written over (even a damaged one); ``discarded`` is then how many finished queries it held."""
+        discarded = 0
         if os.path.exists(path):
-            previous = cls.read(path)
+            try:
+                previous = cls.read(path)
+            except EvaltoolError:
+                if not discard:
+                    raise
+                previous = None
             if previous is not None and previous.done:
-                raise EvaltoolError(
-                    f"{path} holds an unfinished run ({len(previous.done)} queries done, started "
-                    f"{previous.header.get('started', '?')}): add --resume to finish it, or delete the file "
-                    "to start over")
+                if not discard:
+                    raise EvaltoolError(
+                        f"{path} holds an unfinished run ({len(previous.done)} queries done, started "
+                        f"{previous.header.get('started', '?')}): add --resume to finish it, or --restart to "
+                        "discard it and start over")
+                discarded = len(previous.done)
         checkpoint = cls(path, {"evaltool_checkpoint": FORMAT, **header}, {})
+        checkpoint.discarded = discarded
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             checkpoint._handle = open(path, "w", encoding="utf-8")
@@ -88,7 +118,7 @@ class Checkpoint:
                   for key in MATCHED if previous.header.get(key) != header[key]]
         if differ:
             raise EvaltoolError(f"--resume: {path} is a run with other settings ({'; '.join(differ)}); "
-                                "use the same ones, or delete the file to start over")
+                                "use the same ones, or --restart to discard it and start over")
         previous._handle = open(path, "a", encoding="utf-8")
         return previous
 

@@ -117,11 +117,12 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
         retrieved = None
         timed_out = isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or backend.is_timeout(exc)
         error = TIMEOUT if timed_out else describe(exc)
+    redirects = watch.redirects or None
     if retrieved is None:  # how long the query had before it gave up, on the --timeout's clock
         elapsed = round((time.perf_counter() - start) * 1000, 3)
-        return Outcome(query.qid, [], None, error, elapsed, attempts, http_status=status)
+        return Outcome(query.qid, [], None, error, elapsed, attempts, http_status=status, redirects=redirects)
     return Outcome(query.qid, retrieved.ids, retrieved.scores, None, watch.elapsed_ms(since=start), attempts,
-                   retrieved.duplicates, texts=retrieved.texts)
+                   retrieved.duplicates, redirects=redirects, texts=retrieved.texts)
 
 
 class DaemonThreads(ThreadPoolExecutor):

@@ -66,7 +66,8 @@ class BenchQuery:
 
     @property
     def returned_field(self) -> str:
-        """The report's key for the returned ids: SPEC-002's ``returned_modules`` for ``expected_modules``."""
+        """The report's key for the returned ids: ``returned_modules`` beside ``expected_modules`` (a code-search
+        benchmark's names), else ``returned_ids``."""
         return "returned_modules" if self.expected_field == "expected_modules" else "returned_ids"
 
     def backend_fields(self) -> dict:

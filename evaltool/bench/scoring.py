@@ -8,7 +8,7 @@ go to one ``evaluate(..., complete=True)`` call, so a query that returned nothin
 averages, which the report says. The same two dicts are written as TREC files, so
 ``evaltool -c -m ... QRELS RUN`` prints the report's numbers again.
 
-Measures are named as written (SPEC-002's ``precision@3``, ``recall@10``, ``mrr`` by
+Measures are named as written (``precision@3``, ``recall@10``, ``mrr`` by
 default; ``-m ndcg_cut.10`` reports ``ndcg_cut_10``). Every query's ``hits_in_top_3``,
 ``hits_in_top_5`` and ``first_relevant_position`` are evaltool's ``hits@3``, ``hits@5``
 and ``first_relevant_position``.
@@ -81,14 +81,25 @@ def trec_qrels_text(queries: list[BenchQuery], run: dict) -> str:
 
 
 def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, runid: str, topics=None):
+    """``evaluate()`` of the answered queries; one answered with nothing is a ranking of none: it scores 0.
+
+    Its warnings are not passed on: they speak of a qrels file and a run that do not match
+    ("are these judgments for this run?" when most queries retrieved nothing), and here
+    both are built from the same queries.
+    """
+    import warnings
+
+    from evaltool.errors import EvaltoolWarning
     from evaltool.inputs import Run
     from evaltool.evaluation import evaluate
 
-    if not any(run.values()):  # nothing retrieved at all: an empty Run, every query scores 0
+    if not any(run.values()):  # nothing retrieved at all: a Run that names every query and holds no row
         zeros = np.zeros(0, dtype=np.int64)
-        run = Run([], zeros, [], zeros, np.zeros(0), zeros, runid=runid, path="<bench>")
-    return evaluate(qrels, run, plan.eval_specs, complete=True, relevance_level=relevance_level, runid=runid,
-                    group_by=GROUP_FIELDS if topics else (), topics=topics)
+        run = Run(list(run), zeros, [], zeros, np.zeros(0), zeros, runid=runid, path="<bench>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaltoolWarning)
+        return evaluate(qrels, run, plan.eval_specs, complete=True, relevance_level=relevance_level, runid=runid,
+                        group_by=GROUP_FIELDS if topics else (), topics=topics)
 
 
 @dataclass
@@ -136,7 +147,7 @@ def group_table(queries: list[BenchQuery], outcomes: dict[str, Outcome], scores:
 
     ``count`` is the group's queries that got an answer (the ones its means are over).
     """
-    from evaltool.results import group_queries
+    from evaltool.evaluation.groups import group_queries
 
     qids = [q.qid for q in queries]
     table: dict[str, dict] = {}
@@ -157,8 +168,18 @@ def latency(outcomes: list[Outcome]) -> dict:
             "mean": round(float(times.mean()), 3), "max": round(float(times.max()), 3)}
 
 
+def redirect_counts(outcomes: list[Outcome]) -> dict:
+    """How many redirects the queries met: followed within the origin, followed to another origin
+    (without the ``--header`` headers), refused (to another origin, not asked to follow)."""
+    met = [r for o in outcomes for r in (o.redirects or ())]
+    return {"followed_same_origin": sum(r["followed"] and not r["cross_origin"] for r in met),
+            "followed_cross_origin": sum(r["followed"] and r["cross_origin"] for r in met),
+            "refused": sum(not r["followed"] for r in met)}
+
+
 def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -> dict:
-    """One entry of ``detailed_results``, in SPEC-002's layout (plus error, attempts, duplicates, HTTP status)."""
+    """One entry of ``detailed_results``: the query, what was expected and returned, its metrics and latency
+    (plus error, attempts, duplicates, HTTP status)."""
     entry = {"query_id": query.id, "query": query.text}
     if query.version is not None:
         entry["version"] = query.version
@@ -169,6 +190,8 @@ def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -
     entry.update({"metrics": metrics, "execution_time_ms": outcome.execution_time_ms, "error": outcome.error,
                   "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed,
                   "http_status": outcome.http_status})
+    if outcome.redirects:
+        entry["redirects"] = outcome.redirects
     if query.fields:
         entry["fields"] = query.fields
     return entry

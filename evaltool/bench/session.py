@@ -31,6 +31,7 @@ from evaltool.bench.scoring import (
     group_table,
     latency,
     plan_measures,
+    redirect_counts,
     query_metrics,
     run_dict,
     score,
@@ -54,6 +55,7 @@ class BenchSettings:
     concurrency: int = 4
     retries: int = 2
     resume: bool = False
+    restart: bool = False
     corpus: str | None = None
     relevance_level: int = 1
     run_name: str | None = None
@@ -61,6 +63,12 @@ class BenchSettings:
     response_path: str | None = None
     headers: tuple[str, ...] = field(default_factory=tuple)
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    follow_cross_origin_redirects: bool = False
+    checkpoint_name: str | None = None  # a run with a name of its own (a suite): its own checkpoint file
+
+    @property
+    def checkpoint_path(self) -> str:
+        return checkpoint_path(self.out_dir, self.queries_path, self.checkpoint_name)
 
 
 class Listener:
@@ -71,6 +79,10 @@ class Listener:
 
     def corpus_checked(self, unknown: dict[str, list[str]], corpus_size: int | None) -> None:
         """Expected ids missing from the corpus, by query (``corpus_size`` None: no corpus to check)."""
+
+    def checkpoint_opened(self, path: str, resumed: int, discarded: int) -> None:
+        """The checkpoint is open: ``resumed`` finished queries read back from it (``--resume``), or
+        ``discarded`` finished queries of an unfinished run written over (``--restart``)."""
 
     def started(self, total: int, pending: list[BenchQuery], resumed: int) -> None:
         """``pending`` queries are about to be sent; ``resumed`` came from the checkpoint."""
@@ -115,6 +127,12 @@ def _run_tag(settings: BenchSettings, backend: Backend) -> str:
     return re.sub(r"\s+", "_", name.strip()) or "bench"
 
 
+def unfinished_queries(settings: BenchSettings) -> int:
+    """How many finished queries the checkpoint of ``settings`` holds (0: nothing to resume)."""
+    previous = Checkpoint.read(settings.checkpoint_path)
+    return 0 if previous is None else len(previous.done)
+
+
 def _free_base(out_dir: str, started: datetime) -> str:
     """``OUT/baseline_YYYYMMDD_HHMMSS``, with ``_2``, ``_3``... if a report of that second exists.
 
@@ -142,6 +160,8 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
     from evaltool.report.output import remove_partials, write_together
 
     listener = listener or Listener()
+    if settings.resume and settings.restart:
+        raise EvaltoolError("--resume and --restart: choose one (finish the unfinished run, or discard it)")
     if settings.relevance_level < 0:
         raise EvaltoolError(f"relevance level (-l) {settings.relevance_level}: expected 0 or more")
     queries, digest = _read_queries(settings.queries_path)
@@ -150,7 +170,8 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
         raise EvaltoolError(f"--max-response-bytes {settings.max_response_bytes}: expected 1 or more")
     backend = make_backend(settings.backend, queries, request_template=settings.request_template,
                            response_path=settings.response_path, headers=settings.headers,
-                           max_response_bytes=settings.max_response_bytes, concurrency=settings.concurrency)
+                           max_response_bytes=settings.max_response_bytes, concurrency=settings.concurrency,
+                           follow_cross_origin_redirects=settings.follow_cross_origin_redirects)
     listener.loaded(queries, backend, plan)
     corpus = _corpus(settings, backend)
     unknown = {} if corpus is None else {
@@ -160,16 +181,20 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
     now = datetime.now(timezone.utc).replace(microsecond=0)
     header = {"queries_file": settings.queries_path, "queries_sha256": digest, "backend": settings.backend,
               "limit": settings.limit, "started": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
-    path = checkpoint_path(settings.out_dir, settings.queries_path)
-    checkpoint = Checkpoint.resume(path, header) if settings.resume else Checkpoint.start(path, header)
+    path = settings.checkpoint_path
+    if settings.resume:
+        checkpoint = Checkpoint.resume(path, header)
+    else:
+        checkpoint = Checkpoint.start(path, header, discard=settings.restart)
 
     def record(query: BenchQuery, outcome: Outcome) -> None:
         checkpoint.append(outcome)
         listener.finished(query, outcome)
 
     try:
-        remove_partials(settings.out_dir)
         resumed = len(checkpoint.done)
+        listener.checkpoint_opened(path, resumed, checkpoint.discarded)
+        remove_partials(settings.out_dir)
         pending = [q for q in queries if q.qid not in checkpoint.done]
         listener.started(len(queries), pending, resumed)
         clock = time.perf_counter()
@@ -210,6 +235,7 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
             "timeout_seconds": settings.timeout,
             "retries": settings.retries,
             "max_response_bytes": settings.max_response_bytes if backend.kind == "http" else None,
+            "redirects": redirect_counts(list(outcomes.values())) if backend.kind == "http" else None,
             "latency_ms": latency(list(outcomes.values())),
             "unknown_expected_ids": unknown if corpus is not None else None,
             "run_file": run_path,

@@ -29,7 +29,8 @@ expected_modules | relevant_ids | qrels, [category], [difficulty], [version], ..
 validated whole before anything runs. BACKEND is
 module:function (sync or async, returns ranked ids or (id, score[, text]) items), an
 http(s):// URL, or a TREC run file. Every finished query is appended to a checkpoint in
---out, so an interrupted run loses nothing and --resume finishes it. At the end
+--out, so an interrupted run loses nothing and --resume finishes it (--restart
+discards it instead). At the end
 OUT/baseline_YYYYMMDD_HHMMSS.json holds the report (metadata, aggregate_metrics,
 per_category, per_difficulty, detailed_results), beside the TREC run and qrels it was
 scored from. A failed or timed-out query is recorded with its error and left out of the
@@ -72,7 +73,11 @@ SETTINGS_OPTIONS = (
                      help="HTTP: a request header; repeatable."),
         click.option("--max-response-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RESPONSE_BYTES,
                      show_default=True, metavar="N",
-                     help="HTTP: a longer answer fails its query (read no further)."),
+                     help="HTTP: a longer answer (in bytes, or in characters once decoded) fails its query "
+                          "(read no further)."),
+        click.option("--follow-cross-origin-redirects", is_flag=True,
+                     help="HTTP: follow a redirect to another scheme, host or port (never with the --header "
+                          "headers); by default it fails its query."),
 )
 out_option = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,
                           help="Folder of the report, the TREC files and the checkpoint.")
@@ -85,6 +90,8 @@ BENCH_OPTIONS = (
         *SETTINGS_OPTIONS,
         out_option,
         click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
+        click.option("--restart", is_flag=True,
+                     help="Discard an unfinished run's checkpoint in --out and start over."),
         verbose_option,
         click.option("--name", "run_name", default=None,
                      help="Run name: the TREC run tag and metadata.run_name (default: from the backend)."),
@@ -117,8 +124,8 @@ def exit_promptly() -> None:
 
 
 def run_command(history=None, record_name=None, record_kind="bench", record_details=None, **options) -> int:
-    """Run the benchmark, printing as SPEC-002 does, and record it in ``history`` (a
-    :class:`~evaltool.cli.recording.Recording`) under ``record_name`` (with ``record_details``,
+    """Run the benchmark, printing its log and summary (:mod:`evaltool.cli.bench_console`), and record it in
+    ``history`` (a :class:`~evaltool.cli.recording.Recording`) under ``record_name`` (with ``record_details``,
     :func:`~evaltool.history.record` keywords); the exit code (EvaltoolError propagates)."""
     from evaltool.cli.bench_console import Console
     from evaltool.bench.execute import Interrupted
@@ -132,12 +139,10 @@ def run_command(history=None, record_name=None, record_kind="bench", record_deta
         if history is not None:
             history.record_bench(result, record_name, record_kind, **(record_details or {}))
     except Interrupted as stop:
-        from evaltool.bench.checkpoint import checkpoint_path
-
         if console.progress:
             console.progress.clear()
         click.echo(f"evaltool: interrupted ({stop.signal_name}) after {console.count} of {console.total} queries; "
-                   f"the finished ones are in {checkpoint_path(settings.out_dir, settings.queries_path)}: "
+                   f"the finished ones are in {settings.checkpoint_path}: "
                    "run the same command with --resume to finish", err=True)
         exit_promptly()
         return 128 + stop.signum

@@ -1,4 +1,4 @@
-"""What ``evaltool bench`` prints: SPEC-002's console output.
+"""What ``evaltool bench`` prints: a benchmark runner's console log, as benchmark scripts print it.
 
 Standard output gets the run log: the banner, the loaded queries, with ``--verbose`` a
 block per query as it finishes, and the final summary (aggregate metrics with bars, by
@@ -47,7 +47,7 @@ def value_text(value, percent: bool = False) -> str:
 
 
 def short_label(name: str) -> str:
-    """SPEC-002's per-query labels (P@3, R@10, MRR) for its spellings; other names as written."""
+    """Short per-query labels (P@3, R@10, MRR) for ``precision@k``, ``recall@k`` and ``mrr``; other names as written."""
     match = _SEED_NAME.fullmatch(name)
     if match:
         return f"{'P' if match.group(1) == 'precision' else 'R'}@{match.group(2)}"
@@ -55,7 +55,7 @@ def short_label(name: str) -> str:
 
 
 def long_label(name: str) -> str:
-    """SPEC-002's summary labels (Precision@3, Recall@10, Mean MRR); other names as written."""
+    """Summary labels (Precision@3, Recall@10, Mean MRR) for ``precision@k``, ``recall@k`` and ``mrr``; other names as written."""
     match = _SEED_NAME.fullmatch(name)
     if match:
         return f"{match.group(1).capitalize()}@{match.group(2)}"
@@ -73,7 +73,7 @@ def milliseconds(value: float | None) -> str:
 
 
 class Console(Listener):
-    """Prints a run as SPEC-002 shows it (see the module docstring)."""
+    """Prints a run's log as it goes (see the module docstring)."""
 
     def __init__(self, queries_path: str, verbose: bool = False, relevance_level: int = 1, out=None, err=None):
         self.queries_path = queries_path
@@ -85,6 +85,7 @@ class Console(Listener):
         self.progress: Progress | None = None
         self.count = 0
         self.total = 0
+        self.checkpoint = ""
 
     def write(self, text: str = "") -> None:
         if self.progress:
@@ -127,11 +128,18 @@ class Console(Listener):
         for qid, missing in unknown.items():
             self.warn(f"  query {qid}: {', '.join(missing)}")
 
+    def checkpoint_opened(self, path: str, resumed: int, discarded: int) -> None:
+        self.checkpoint = path
+        if discarded:
+            self.write(f"Restarting: the unfinished run in {path} ({discarded} "
+                       f"quer{'y' if discarded == 1 else 'ies'} done) is discarded")
+
     def started(self, total: int, pending: list[BenchQuery], resumed: int) -> None:
         self.total, self.count = total, resumed
         self.write()
         if resumed:
-            self.write(f"Resuming: {resumed} of {total} queries are done (checkpoint); {len(pending)} to go")
+            self.write(f"Resuming: {resumed} of {total} queries are done ({self.checkpoint}); "
+                       f"{len(pending)} to go")
         self.write("Starting benchmark execution...")
         self.write()
         self.progress = Progress(self.err, total, resumed)
@@ -192,7 +200,7 @@ def _group_lines(table: dict[str, dict], plan: MeasurePlan, capitalize: bool) ->
 
 
 def summary_lines(result: BenchResult) -> list[str]:
-    """SPEC-002's closing summary of a finished run."""
+    """The closing summary of a finished run: aggregate metrics with bars, groups, latency, failures, files."""
     report, meta, plan = result.report, result.report["metadata"], result.plan
     failed = meta["failed_queries"]
     lines = [RULE, "BENCHMARK COMPLETED", RULE, "",
@@ -213,6 +221,11 @@ def summary_lines(result: BenchResult) -> list[str]:
     for title, table, capitalize in (("BY DIFFICULTY", report["per_difficulty"], True),
                                      ("BY CATEGORY", report["per_category"], False)):
         lines += ["", f"{title}:", *_group_lines(table, plan, capitalize)]
+    redirects = meta.get("redirects") or {}
+    if redirects.get("followed_cross_origin") or redirects.get("refused"):
+        lines += ["", f"REDIRECTS: {redirects['followed_cross_origin']} followed to another origin (without the "
+                      f"--header headers), {redirects['refused']} refused (another origin; "
+                      "--follow-cross-origin-redirects follows them); each query's are in detailed_results"]
     timing = meta["latency_ms"]
     lines += ["", f"LATENCY: p50 {milliseconds(timing['p50'])} | p95 {milliseconds(timing['p95'])} | "
                   f"max {milliseconds(timing['max'])}"]

@@ -12,7 +12,7 @@ CLICKS_HELP = """Click metrics of a click log, each with a bootstrap interval an
 queries behind it; optionally graded judgments (TREC qrels) derived from the clicks.
 
 \b
-  evaltool clicks clicks.json                       # seed 004's log: consulta, resultados, clicks
+  evaltool clicks clicks.json                       # impressions: consulta, resultados, clicks
   evaltool clicks events.parquet -m click_mrr -m ctr@5 --average macro --by device
   evaltool clicks events.csv --judgments clicks.qrels --model coec
   evaltool clicks.qrels run.txt -m ndcg_cut.10 -m P.5
@@ -20,7 +20,7 @@ queries behind it; optionally graded judgments (TREC qrels) derived from the cli
 LOG is a JSON array or JSONL of impressions (consulta/query, resultados/results, clicks;
 optional query_id, session_id, timestamp) or an events table in CSV, JSONL or Parquet
 (action impression|click, query_id or query, impression_id or session_id, doc_id,
-position, timestamp). Measures: click_mrr (seed 004's MRR from clicks: 1/rank of the
+position, timestamp). Measures: click_mrr (MRR from clicks: 1/rank of the
 first click, 0 without one), ctr, ctr@k, abandonment, clicks_per_query, mean_click_rank,
 time_to_first_click (logs with timestamps). A click on a document not shown is ignored
 and counted; a document clicked twice in one impression counts once; impressions with
@@ -42,7 +42,7 @@ scores into grades 0, 1, 2...
                    "mean_click_rank (and time_to_first_click when the log has timestamps).")
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also show each query's values.")
 @click.option("--average", type=click.Choice(["micro", "macro"]), default="micro", show_default=True,
-              help="micro: mean over impressions (the seed's); macro: mean over distinct queries.")
+              help="micro: mean over impressions (a query searched often weighs more); macro: mean over distinct queries.")
 @click.option("--first-click", type=click.Choice(["log", "position"]), default="log", show_default=True,
               help="Which click is the first for click_mrr: first in log order, or the top-most clicked result.")
 @click.option("--by", "by", multiple=True, metavar="FIELD",

@@ -78,7 +78,7 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, output, save_reference,
                  group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold, f1_total,
                  qrels_format, run_format, run_names, record, record_name, db, note, tags, at, **options):
-    from evaltool.evaluation import evaluate
+    from evaltool.evaluation import EvalPlan, evaluate
     from evaltool.report.layouts import relevance_notes
     from evaltool.run_names import named_runs
 
@@ -88,20 +88,21 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
             _refuse_single_run_options(runs, save_reference, record, record_name, db, note, tags, at)
     except EvaltoolError as exc:
         fail(exc)
+
+    def plan() -> EvalPlan:  # built where evaluate() checked its options, so errors keep their order
+        return EvalPlan.build(list(measures) or None, zscores=zscores, stream=stream,
+                              **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
+                              **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options)
+
     if len(runs) > 1:
-        return _eval_many(qrels, runs, names, list(measures) or None, per_query, no_summary, fmt, output,
-                          dict(zscores=zscores, stream=stream,
-                               **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
-                               **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options))
+        return _eval_many(qrels, runs, names, plan, per_query, no_summary, fmt, output)
     run = runs[0]
     history = None
     try:
         check_format(fmt)
         _check_outputs(output, save_reference)
         history = recording(record, db, note, tags, at, record_name)
-        result = evaluate(qrels, run, list(measures) or None, per_query, zscores=zscores, stream=stream,
-                          **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
-                          **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options)
+        result = evaluate(qrels, run, plan(), per_query)
         if history is not None:
             history.record(result, record_name or (names[0] if chosen[0] else None))
     except EvaltoolError as exc:
@@ -168,13 +169,14 @@ def expand_run(argument: str) -> list[str]:
     return [argument]
 
 
-def _eval_many(qrels, runs, names, measures, per_query, no_summary, fmt, output, options) -> None:
-    """Several runs against QRELS read once: a trec block per run, or one table whose first column names the run."""
+def _eval_many(qrels, runs, names, plan, per_query, no_summary, fmt, output) -> None:
+    """Several runs against QRELS read once: a trec block per run, or one table whose first column names the run
+    (``plan()`` builds the evaluation plan)."""
     from evaltool.evaluation import Evaluator
     from evaltool.report import layouts
 
     try:
-        results = Evaluator(qrels, measures, **options).evaluate_many(runs, per_query)
+        results = Evaluator(qrels, plan()).evaluate_many(runs, per_query)
     except EvaltoolError as exc:
         fail(exc)
     for run, result in zip(runs, results):

@@ -215,23 +215,34 @@ def import_command(name, queries, db):
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @db_option
 @out_option
+@click.option("--resume", is_flag=True,
+              help="Finish each suite's unfinished run from its checkpoint in --out (a suite without one runs "
+                   "from the start).")
+@click.option("--restart", is_flag=True, help="Discard each suite's unfinished run in --out and start over.")
 @verbose_option
-def run_suites_command(names, db, out_dir, verbose):
+def run_suites_command(names, db, out_dir, resume, restart, verbose):
     """Run every active suite (or those named) through the benchmark runner and record each
-    execution under the suite's name, with the version it ran. Exit 0 when every query of every
-    suite got an answer, 1 when some failed (as 'evaltool bench'), 2 when a suite could not run or
+    execution under the suite's name, with the version it ran. Each suite's finished queries are
+    kept in OUT/suite-NAME.checkpoint.jsonl as they finish: after an interruption or a failure,
+    --resume finishes the run where it stopped, --restart throws it away; without either,
+    a suite with an unfinished run is not run. Exit 0 when every query of every suite got
+    an answer, 1 when some failed (as 'evaltool bench'), 2 when a suite could not run or
     all its queries failed, 128 + the signal's number when interrupted.
 
     \b
       evaltool suite run
       evaltool suite run helpdesk --out results/ -v
+      evaltool suite run helpdesk --resume         # after Ctrl-C or a crash
     """
-    from dataclasses import asdict
+    from dataclasses import asdict, replace
 
+    from evaltool.bench.session import unfinished_queries
     from evaltool.history import open_history
     from evaltool.history.suite_runs import bench_settings, write_queries_file
     from evaltool.history.suites import get_suite, list_suites, runnable
 
+    if resume and restart:
+        fail(EvaltoolError("--resume and --restart: choose one (finish the unfinished runs, or discard them)"))
     try:
         history = open_history(db)
         suites = list_suites(history, list(names) or None)
@@ -250,8 +261,14 @@ def run_suites_command(names, db, out_dir, verbose):
                 suite = get_suite(history, listed.name)
                 runnable(suite)
                 path = write_queries_file(suite, out_dir)
-                options = asdict(bench_settings(suite, path, out_dir))
+                checkpoint = f"suite-{suite.name}"
+                settings = replace(bench_settings(suite, path, out_dir), checkpoint_name=checkpoint)
+                resuming = resume and unfinished_queries(settings) > 0
+                if resume and not resuming:
+                    warn(f"suite {suite.name}: no unfinished run to resume; running it from the start")
+                options = asdict(settings)
                 options["queries"] = options.pop("queries_path")
+                options.update(resume=resuming, restart=restart)
                 warn(f"suite {suite.name}: version {suite.version} ({len(suite.queries)} queries) against "
                      f"{suite.backend}")
                 code = run_command(Recording(history, None, {}, None, history), suite.name, "suite",

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-
 import numpy as np
 
 from evaltool.clicks.metrics import (
     DEFAULT_MEASURES,
     FIRST_CLICK_RULES,
-    Impressions,
     click_measure_of,
     parse_click_measures,
-    request_cutoff,
 )
 from evaltool.clicks.stats import summarise
+from evaltool.clicks.values import ClickValues, impression_values
 from evaltool.errors import EvaltoolError, InputError
 from evaltool.ranking import byte_key
 
@@ -42,28 +39,6 @@ def _group_positions(log, field: str) -> dict[str, np.ndarray]:
     return {value: np.asarray(found[value]) for value in sorted(found, key=lambda v: (v == "(none)", byte_key(v)))}
 
 
-@dataclass
-class ClickValues:
-    """A log reduced to what the click metrics need: every impression's query and kept
-    fields, each measure's value per impression, and what the log held (``counts``)."""
-
-    path: str
-    format: str
-    query_ids: list[str]          # first-seen order
-    imp_query: np.ndarray         # query code of each impression
-    fields: dict                  # field -> value per impression (None where absent)
-    counts: dict
-    has_timestamps: bool
-    values: dict                  # output name -> value per impression (nan where undefined)
-
-
-def impression_values(clicks, requests, first_click: str) -> dict[str, np.ndarray]:
-    """Each measure's value per impression of one log (or part of one)."""
-    view = Impressions(clicks)
-    return {request.names[0]: request.measure.kernel(view, request_cutoff(request), first_click=first_click)
-            for request in requests}
-
-
 def _requests(measures, has_timestamps: bool, path: str) -> list:
     """The measures asked for (default: all, time_to_first_click only when the log has timestamps)."""
     requests = parse_click_measures(measures if measures is not None else DEFAULT_MEASURES)
@@ -83,7 +58,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
 
     ``measures``: ``click_mrr``, ``ctr``, ``ctr@k``, ``abandonment``, ``clicks_per_query``,
     ``mean_click_rank``, ``time_to_first_click`` (default: all but the last, which is added
-    when the log has timestamps). ``average``: ``micro`` (over impressions, the seed's mean)
+    when the log has timestamps). ``average``: ``micro`` (over impressions: a query searched often weighs more)
     or ``macro`` (over distinct queries); ``result.summary`` holds the chosen mean,
     ``result.per_query`` each query's mean over its impressions. ``meta["clicks"]`` gives,
     per measure, both means, the percentile bootstrap interval of the chosen one
@@ -92,7 +67,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     fields: ``result.groups[field][value]`` holds each group's impressions (``count``) and
     values, ``meta["clicks_groups"][field][value]`` the same details as ``meta["clicks"]``.
     ``engine="dask"`` reads a JSONL log of impression objects on a Dask cluster
-    (:mod:`evaltool.engines.dask`); the result is identical.
+    (:mod:`evaltool.clicks.distributed`); the result is identical.
 
     >>> log = [{"consulta": "envíos a Quito", "resultados": ["HAW001", "HAW002", "HAW003"], "clicks": ["HAW002"]},
     ...        {"consulta": "envíos a Quito", "resultados": ["HAW002", "HAW001"], "clicks": ["HAW002"]},
@@ -114,7 +89,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     if measures is not None:
         parse_click_measures(measures)  # a misspelt measure fails before any reading
     if engine == "dask":
-        from evaltool.engines.dask import click_values
+        from evaltool.clicks.distributed import click_values
 
         data = click_values(log, measures, by, first_click, scheduler=scheduler)
         requests = _requests(measures, data.has_timestamps, data.path)
@@ -134,7 +109,7 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
 def click_result(data: ClickValues, requests, per_query: bool, *, average: str, first_click: str, by: list,
                  confidence: float, n_resamples: int, seed, timings: dict):
     """Summaries, intervals, groups and meta of the values per impression, as an EvalResult."""
-    from evaltool.results import Column, EvalResult
+    from evaltool.evaluation.result import Column, EvalResult
 
     clock = time.perf_counter()
     n_queries = len(data.query_ids)
@@ -171,4 +146,4 @@ def click_result(data: ClickValues, requests, per_query: bool, *, average: str, 
     if by:
         meta["clicks_groups"] = group_details
     return EvalResult(qids, columns, summary, meta, timings=timings, per_query_requested=per_query,
-                      strategies={q: "clicks" for q in qids}, groups=groups)
+                      strategies=dict.fromkeys(qids, "clicks"), groups=groups)

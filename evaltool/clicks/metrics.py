@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -107,9 +107,9 @@ def click_measure(name: str, *, takes_cutoff: bool = False, needs_timestamps: bo
 
 @click_measure("click_mrr")
 def click_mrr(view: Impressions, cutoff, first_click: str = "log") -> np.ndarray:
-    """Reciprocal rank of the first click: 1 / rank, 0 when nothing was clicked (seed 004's MRR from clicks).
+    """Reciprocal rank of the first click: 1 / rank, 0 when nothing was clicked (MRR from clicks).
 
-    The first click is the first in log order (seed 004's ``clicks[0]``), or the top-most
+    The first click is the first in log order (``clicks[0]`` of an impression), or the top-most
     clicked result with ``first_click='position'``. The mean over impressions is
     ``calcular_mrr_con_clicks`` exactly, for logs whose clicks hit shown documents.
     """

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def parse_grades(text: str | None, model: str) -> tuple[float, ...]:
     if text is None:
         return DEFAULT_GRADES[model]
     values = [finite_float(part) for part in text.split(",")]
-    if not values or any(v is None for v in values) or any(b <= a for a, b in zip(values, values[1:])):
+    if not values or any(v is None for v in values) or any(b <= a for a, b in pairwise(values)):
         raise EvaltoolError(f"grades {text!r}: expected increasing numbers separated by commas, such as 0.1,0.3,0.5 "
                             "(the score a document needs for grade 1, 2, 3...)")
     return tuple(values)

@@ -1,7 +1,7 @@
 """Means over impressions (micro) or queries (macro), and percentile bootstrap intervals.
 
 Micro: the mean of the defined per-impression values, so a query searched often weighs
-more (seed 004's ``calcular_mrr_con_clicks`` averages its list of impressions this way).
+more (the usual MRR from clicks: one reciprocal rank per impression, averaged).
 Macro: each query's mean over its impressions first, then the mean over the queries that
 have a defined value, so every distinct query weighs the same.
 

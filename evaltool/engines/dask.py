@@ -8,11 +8,11 @@ where it lies:
    worker). Each block's content lines go to the partition of their query id: the
    CRC-32 of its bytes modulo the number of partitions, the same on every machine.
 2. **Score** — a partition gathers its lines from every block, in file order, and is
-   parsed, ranked and scored by the local engine's own code
-   (:func:`evaltool.evaluation.score_chunk`), against the judgments of its queries.
+   parsed, ranked and scored by the code every engine scores with
+   (:func:`evaltool.evaluation.scoring.score_chunk`), against the judgments of its queries.
 3. **Merge** — only per-query values come back to the client, which orders them as
    trec_eval does and aggregates them exactly as the local engine (the same
-   :class:`evaltool.evaluation.ChunkedScores`), so every output is byte-identical.
+   :class:`evaltool.evaluation.scoring.ChunkedScores`), so every output is byte-identical.
 
 The judgments are read by the client (they are small next to a run) and sent once to
 each worker. Errors name the file and the line of the whole file, as the local reader
@@ -20,7 +20,8 @@ does: each block reports its line count, so a partition maps its lines back.
 
 Without a scheduler address a ``LocalCluster`` with one single-threaded worker process
 per core is started once and reused for the rest of the process. Dask is an optional
-extra (``pip install 'evaltool[dask]'``), imported only here.
+extra (``pip install 'evaltool[dask]'``), imported only here. Click logs are read on the
+cluster by :mod:`evaltool.clicks.distributed`, with this module's blocks and client.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import logging
 import os
 import re
 import tempfile
+import time
 import uuid
 import zlib
 
@@ -102,18 +104,18 @@ def partition_of(qid: bytes, partitions: int) -> int:
     return zlib.crc32(qid) % partitions
 
 
-def _open(path: str):
+def open_url(path: str):
     import fsspec
 
     return fsspec.open(path, "rb")
 
 
-def _block_ranges(path: str, block_bytes: int) -> tuple[list[tuple[int, int | None]], int]:
+def block_ranges(path: str, block_bytes: int) -> tuple[list[tuple[int, int | None]], int]:
     """(offset, length) of each block to read, one block (length None) for a compressed
     file; and the file's size in bytes."""
     import fsspec
 
-    with _open(path) as handle:
+    with open_url(path) as handle:
         head = handle.read(6)
     fs, _, (real,) = fsspec.get_fs_token_paths(path)
     size = fs.size(real)
@@ -123,7 +125,7 @@ def _block_ranges(path: str, block_bytes: int) -> tuple[list[tuple[int, int | No
 
 
 @contextlib.contextmanager
-def _spilled(data: bytes, suffix: str):
+def spilled(data: bytes, suffix: str):
     """``data`` in a temporary file (for readers that take a path); its name."""
     with tempfile.NamedTemporaryFile(prefix="evaltool-", suffix=suffix) as spill:
         spill.write(data)
@@ -131,18 +133,18 @@ def _spilled(data: bytes, suffix: str):
         yield spill.name
 
 
-def _read_block(path: str, offset: int, length: int | None) -> bytes:
+def read_lines_block(path: str, offset: int, length: int | None) -> bytes:
     """Whole lines starting in ``[offset, offset + length)``; a compressed file whole, decompressed."""
     from evaltool.io.common import read_bytes
 
     if length is None:
         if "://" in path:
-            with _open(path) as handle, _spilled(handle.read(), ".run") as name:
+            with open_url(path) as handle, spilled(handle.read(), ".run") as name:
                 return read_bytes(name)[1]  # decompressed as the local reader does
         return read_bytes(path)[1]
     from dask.bytes.core import read_block
 
-    with _open(path) as handle:
+    with open_url(path) as handle:
         return read_block(handle, offset, length, delimiter=b"\n")
 
 
@@ -183,10 +185,10 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
     block line number and line count of every range they came from; the block's line
     count; the run tag of its last content line; its three smallest query ids.
     """
-    data = _read_block(path, offset, length)
-    pieces = [[] for _ in range(partitions)]
-    firsts = [[] for _ in range(partitions)]
-    counts = [[] for _ in range(partitions)]
+    data = read_lines_block(path, offset, length)
+    pieces: list[list] = [[] for _ in range(partitions)]
+    firsts: list[list[int]] = [[] for _ in range(partitions)]
+    counts: list[list[int]] = [[] for _ in range(partitions)]
     cache: dict[bytes, int] = {}
     line = 1
     last_content = None
@@ -264,7 +266,7 @@ def _parse_partition(path: str, data: bytes, on_duplicate: str):
 
     if len(data) < columnar.COLUMNAR_MIN_BYTES or not columnar.available():
         return parse_run(path, data, on_duplicate=on_duplicate)
-    with _spilled(data, ".run") as name:
+    with spilled(data, ".run") as name:
         try:
             run = read_run(name, on_duplicate=on_duplicate)
         except ParseError as exc:
@@ -273,11 +275,10 @@ def _parse_partition(path: str, data: bytes, on_duplicate: str):
     return run
 
 
-def score_partition(path: str, part: int, partitions: int, pieces: list, counts: list[int], qrels, specs: list[str],
-                    rank_options, num_docs_in_coll: int, ztable, on_duplicate: str):
+def score_partition(path: str, part: int, partitions: int, pieces: list, counts: list[int], qrels, scoring,
+                    on_duplicate: str):
     """Parse, rank and score one partition: per-query values only, or a :class:`_Failure`."""
-    from evaltool.evaluation import score_chunk
-    from evaltool.names import parse_measures
+    from evaltool.evaluation.scoring import score_chunk
 
     data = b"".join(piece for piece, _, _ in pieces)
     if not data:
@@ -300,9 +301,7 @@ def score_partition(path: str, part: int, partitions: int, pieces: list, counts:
         expected = re.sub(r"at line (\d+)", lambda m: f"at line {whole_file_line(int(m.group(1)))}", exc.expected)
         moved = ParseError(exc.path, whole_file_line(exc.line), exc.text, expected)
         return _Failure(moved, duplicate=exc.expected.startswith("each ("))
-    requests = parse_measures(specs)
-    qids, columns, missing, unjudged = score_chunk(_qrels_part(qrels, part, partitions), run, requests,
-                                                   rank_options, num_docs_in_coll, ztable)
+    qids, columns, missing, unjudged = score_chunk(_qrels_part(qrels, part, partitions), run, scoring)
     return {"qids": qids, "values": [c.values for c in columns], "missing": missing, "unjudged": unjudged,
             "rows": len(run), "duplicates": run.duplicates_resolved}
 
@@ -320,23 +319,38 @@ def _no_judged_query(qrels_t, path: str, first_qids: list[bytes], options) -> No
                       path=path), options)
 
 
-def dask_parts(qrels_t, run, requests, specs: list[str], options, num_docs_in_coll: int, ztable, on_duplicate: str,
-               runid, *, scheduler: str | None = None, partitions: int | None = None,
-               block_bytes: int | None = None):
+def score(plan, judgments, run):
+    """Score ``run`` on a Dask cluster under ``plan``: the pieces and counts the local engine would make."""
+    from evaltool.evaluation.scoring import Scored
+    from evaltool.inputs import Qrels
+    from evaltool.io.load import streamed_format
+
+    run_kind = plan.inputs.run_format or streamed_format(run)
+    if (not isinstance(judgments, Qrels) or plan.relevance.mode not in ("auto", "qrels") or run_kind != "trec"
+            or plan.engine.stream):
+        raise EvaltoolError("--engine dask reads a TREC run scored against TREC qrels; queries files, "
+                            "JSONL results, --relevance and --stream need the local engine")
+    clock = time.perf_counter()
+    pieces, counts = dask_parts(plan, judgments, run)
+    return Scored(pieces, counts, judgments, run_kind, timings={"dask": time.perf_counter() - clock})
+
+
+def dask_parts(plan, qrels_t, run, block_bytes: int | None = None):
     """Score ``run`` on a Dask cluster; the pieces and counts the local engine would have made."""
     import dask
 
-    from evaltool.evaluation import ChunkedScores
-    from evaltool.results import Column
+    from evaltool.evaluation.scoring import ChunkedScores, columns_of
     from evaltool.io.common import decode
     from evaltool.io.trec import parse_run
 
+    scoring, on_duplicate = plan.scoring, plan.inputs.on_duplicate
+    scheduler, partitions = plan.engine.scheduler, plan.engine.partitions
     if not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-":
         raise EvaltoolError("--engine dask reads a run file (a path or URL every worker can reach); "
                             "dicts, DataFrames and stdin are evaluated locally")
     path = os.fspath(run)
     try:
-        ranges, size = _block_ranges(path, BLOCK_BYTES if block_bytes is None else block_bytes)
+        ranges, size = block_ranges(path, BLOCK_BYTES if block_bytes is None else block_bytes)
     except (OSError, ValueError) as exc:
         raise EvaltoolError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     client = get_client(scheduler)
@@ -351,9 +365,9 @@ def dask_parts(qrels_t, run, requests, specs: list[str], options, num_docs_in_co
     counts = dask.delayed(_line_counts, pure=True)(splits)
     # a literal of the graph, not scattered data: a worker lost mid-run costs a recomputation, not the run
     qrels_ref = dask.delayed(qrels_t, name=f"qrels-{uuid.uuid4().hex}", traverse=False)
-    score = dask.delayed(score_partition, pure=True)
-    scored = [score(path, p, partitions, [piece(s, p) for s in splits], counts, qrels_ref, specs, options,
-                    num_docs_in_coll, ztable, on_duplicate) for p in range(partitions)]
+    score_task = dask.delayed(score_partition, pure=True)
+    scored = [score_task(path, p, partitions, [piece(s, p) for s in splits], counts, qrels_ref, scoring, on_duplicate)
+              for p in range(partitions)]
     tags = [dask.delayed(_tag, pure=True)(s) for s in splits]
     results, tags = client.gather(client.compute([scored, tags]))
     failures = [r for r in results if isinstance(r, _Failure)]
@@ -365,114 +379,13 @@ def dask_parts(qrels_t, run, requests, specs: list[str], options, num_docs_in_co
     for result in results:
         if result is None:
             continue
-        columns, values = [], iter(result["values"])
-        if len(result["qids"]):  # a partition none of whose queries is judged has no columns
-            for request in requests:
-                columns.extend(Column(name, request, next(values)) for name in request.names)
-        scores.add(result["qids"], columns, result["missing"], result["unjudged"], rows=result["rows"],
+        # a partition none of whose queries is judged has no columns
+        columns = columns_of(scoring.requests, result["values"]) if len(result["qids"]) else []
+        scores.add((result["qids"], columns, result["missing"], result["unjudged"]), rows=result["rows"],
                    duplicates=result["duplicates"], tag="")
     if not any(result is not None for result in results):
         parse_run(path, b"")  # the local reader's message for a run without a result line
     scores.tag = decode(next((tag for tag, _ in reversed(tags) if tag), b""))
     if not scores.seen:
-        _no_judged_query(qrels_t, path, [q for _, first in tags for q in first], options)
-    return scores.finish(qrels_t, requests, options, num_docs_in_coll, ztable, path, runid)
-
-
-# ---------------------------------------------------------------- click logs
-
-
-def _click_block(path: str, offset: int, length: int | None, measures, fields: list[str], first_click: str) -> dict:
-    """Read one block of a JSONL log of impression objects: each measure's value per impression.
-
-    A malformed line comes back as ``error`` (its line in the block) instead of raising, so
-    that the client can name the line of the whole file.
-    """
-    from evaltool.clicks.evaluate import impression_values
-    from evaltool.clicks.metrics import DEFAULT_MEASURES, parse_click_measures
-    from evaltool.io.clicks import read_click_log
-
-    data = _read_block(path, offset, length)
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    if not data.strip():
-        return {"lines": lines, "empty": True}
-    with _spilled(data, ".jsonl") as name:
-        try:
-            clicks = read_click_log(name, fields=fields)
-        except ParseError as exc:
-            return {"lines": lines, "error": (exc.line, exc.text, exc.expected)}
-    names = list(measures) if measures is not None else [*DEFAULT_MEASURES, "time_to_first_click"]
-    return {"lines": lines, "empty": False, "format": clicks.format, "query_ids": clicks.query_ids,
-            "imp_query": clicks.imp_query, "fields": clicks.fields, "counts": clicks.counts,
-            "imp_times": bool(np.isfinite(clicks.imp_time).any()),
-            "click_times": bool(np.isfinite(clicks.click_time).any()),
-            "values": impression_values(clicks, parse_click_measures(names), first_click)}
-
-
-def _click_layout(path: str) -> str:
-    """What the log is, from its first non-blank line (read through fsspec, so URLs work)."""
-    from evaltool.io.clicks import layout_of_first_line
-
-    with _open(path) as handle:
-        head = handle.read(1 << 16)
-    if head[:2] == b"\x1f\x8b":
-        import gzip
-
-        with _open(path) as handle, gzip.open(handle) as unpacked:
-            head = unpacked.read(1 << 16)
-    first = next((line for line in head.split(b"\n") if line.strip()), b"")
-    return layout_of_first_line(first.decode("utf-8", "replace"))
-
-
-def click_values(log, measures, fields: list[str], first_click: str, *, scheduler: str | None = None,
-                 block_bytes: int | None = None):
-    """A JSONL click log read in blocks by the workers; the values per impression come back.
-
-    Impressions keep the file's order and queries their first-seen order, so the client's
-    summaries, intervals and groups are those of the local engine.
-    """
-    from evaltool.clicks.evaluate import ClickValues
-    from evaltool.io.clicks import read_click_log
-
-    if not isinstance(log, (str, os.PathLike)):
-        raise EvaltoolError("--engine dask reads a click log file (a path or URL every worker can reach); "
-                            "lists of impressions are evaluated locally")
-    path = os.fspath(log)
-    try:
-        layout = _click_layout(path)
-        ranges, _ = _block_ranges(path, BLOCK_BYTES if block_bytes is None else block_bytes)
-    except (OSError, ValueError) as exc:
-        raise EvaltoolError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    if layout != "jsonl":
-        raise EvaltoolError(f"--engine dask reads click logs of impression objects in JSONL (one impression per "
-                            f"line); {path} is read as {layout}: use the local engine")
-    client = get_client(scheduler)
-    futures = [client.submit(_click_block, path, offset, length, measures, fields, first_click, pure=False)
-               for offset, length in ranges]
-    blocks = client.gather(futures)
-    line = 0
-    for block in blocks:
-        if "error" in block:
-            local, text, expected = block["error"]
-            raise ParseError(path, None if local is None else line + local, text, expected)
-        line += block["lines"]
-    blocks = [b for b in blocks if not b["empty"]]
-    if not blocks:
-        read_click_log(path, fields=fields)  # the local reader's message for a log without impressions
-    index: dict[str, int] = {}
-    imp_query, values, field_values = [], {}, {name: [] for name in fields}
-    counts: dict[str, int] = {}
-    for block in blocks:
-        codes = np.array([index.setdefault(q, len(index)) for q in block["query_ids"]], dtype=np.int64)
-        imp_query.append(codes[block["imp_query"]] if len(codes) else block["imp_query"].astype(np.int64))
-        for name, array in block["values"].items():
-            values.setdefault(name, []).append(array)
-        for name in fields:
-            field_values[name].extend(block["fields"][name])
-        for key, count in block["counts"].items():
-            counts[key] = counts.get(key, 0) + count
-    counts["queries"] = len(index)
-    has_timestamps = any(b["imp_times"] for b in blocks) and any(b["click_times"] for b in blocks)
-    return ClickValues(path, blocks[0]["format"], list(index), np.concatenate(imp_query).astype(np.int32),
-                       field_values, counts, has_timestamps,
-                       {name: np.concatenate(parts) for name, parts in values.items()})
+        _no_judged_query(qrels_t, path, [q for _, first in tags for q in first], scoring.ranking)
+    return scores.finish(qrels_t, scoring, path, plan.inputs.runid)

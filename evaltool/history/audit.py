@@ -106,7 +106,7 @@ def list_audit(db, subject_kind: str | None = None, subject=None, *, limit: int 
     import sqlalchemy as sa
 
     from evaltool.history import schema
-    from evaltool.history.queries import opened
+    from evaltool.history.store import History, open_history
 
     a = schema.audit
     query = sa.select(a)
@@ -117,7 +117,12 @@ def list_audit(db, subject_kind: str | None = None, subject=None, *, limit: int 
     query = query.order_by(a.c.id.desc())
     if limit is not None:
         query = query.limit(int(limit))
-    with opened(db) as history, history.reading() as conn:
-        rows = conn.execute(query).all()
+    history = open_history(db)  # not history.queries.opened: the recording side imports this module
+    try:
+        with history.reading() as conn:
+            rows = conn.execute(query).all()
+    finally:
+        if not isinstance(db, History):
+            history.close()
     return [AuditEntry(r.id, r.at, r.actor, r.role, r.action, r.subject_kind, r.subject,
                        json.loads(r.detail) if r.detail is not None else None) for r in reversed(rows)]

@@ -71,7 +71,7 @@ def report(db=None, date_from=None, date_to=None, name: str | None = None, tags=
     """
     from evaltool.history.dates import range_bounds
     from evaltool.history.queries import list_executions
-    from evaltool.results import label, label_word
+    from evaltool.evaluation.labels import label, label_word
 
     label_word(None, lang)  # an unknown language fails before anything is read
     low, high = range_bounds(date_from, date_to)

@@ -83,8 +83,9 @@ def _number(value) -> float | None:
 
 
 def _parts(result) -> tuple[dict, dict, dict, dict]:
-    """Summary, per-query values, meta and the aggregate of each measure, from an EvalResult-like
-    object (``summary``, ``per_query``, ``meta``, optionally ``columns``) or its JSON dict."""
+    """Summary, per-query values, meta and the aggregate of each measure, from a result's JSON
+    (:meth:`~evaltool.evaluation.result.EvalResult.to_dict`: the aggregates are in
+    ``meta["measures"]``) or an object with ``summary``, ``per_query`` and ``meta``."""
     if isinstance(result, Mapping):
         summary, per_query, meta = result.get("summary"), result.get("per_query") or {}, result.get("meta") or {}
     else:
@@ -93,10 +94,11 @@ def _parts(result) -> tuple[dict, dict, dict, dict]:
     if not isinstance(summary, Mapping):
         raise HistoryError("record(): the result has no summary values to record (expected an EvalResult "
                            "or its JSON: {'summary': {measure: value}, 'per_query': ..., 'meta': ...})")
+    facts = meta.get("measures") if isinstance(meta, Mapping) else None
     aggregates = {}
-    for column in getattr(result, "columns", None) or ():
-        agg = getattr(column.measure, "agg", None)
-        aggregates[column.name] = getattr(agg, "value", None)
+    if isinstance(facts, Mapping):
+        aggregates = {name: fact.get("aggregate") for name, fact in facts.items()
+                      if isinstance(fact, Mapping) and isinstance(fact.get("aggregate"), str)}
     return dict(summary), dict(per_query), dict(meta), aggregates
 
 
@@ -108,11 +110,11 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
            audit: Mapping | None = None) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
-    ``result`` is an :class:`~evaltool.results.EvalResult` (or its ``to_dict()`` JSON).
+    ``result`` is an :class:`~evaltool.evaluation.result.EvalResult` (or its ``to_dict()`` JSON).
     ``name`` defaults to the run's file name (as ``compare`` names runs), else its run tag; ``at`` (ISO-8601 text, a
     date or a datetime; default now) backfills an old result. ``thresholds`` are the
     label thresholds in force (default: the result's ``thresholds``, else
-    :data:`evaltool.results.DEFAULT_THRESHOLDS`);
+    :data:`evaltool.evaluation.labels.DEFAULT_THRESHOLDS`);
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
     of ``meta``. ``fingerprints`` maps ``qrels`` / ``run`` / ``queries`` to sha256 digests
     (default: the digests of the files in ``sources``); ``commit`` is the git commit
@@ -139,11 +141,14 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     from evaltool.history import schema
     from evaltool.history.dates import now, parse_when, stamp
     from evaltool.history.store import open_history
-    from evaltool.results import DEFAULT_THRESHOLDS
+    from evaltool.evaluation.labels import DEFAULT_THRESHOLDS
 
     if kind not in KINDS:
         raise HistoryError(f"record(): kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if not isinstance(result, Mapping) and callable(getattr(result, "to_dict", None)):
+        result = result.to_dict(per_query=True)  # the one contract, as -o json and POST /api/executions send it
     summary, per_query, meta, aggregates = _parts(result)
+    labelled = result.get("thresholds") if isinstance(result, Mapping) else getattr(result, "thresholds", None)
     recorded_at = stamp(parse_when(at, "--at") if at is not None else now())
     if sources is None:
         sources = {side: meta[side] for side in ("qrels", "run") if isinstance(meta.get(side), str)}
@@ -163,7 +168,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     summary_rows = [{"position": i, "measure": _storable_text(measure), "value": _number(value),
                      "aggregate": aggregates.get(measure)}
                     for i, (measure, value) in enumerate(summary.items())
-                    if value is None or isinstance(value, (int, float)) and not isinstance(value, bool)]
+                    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))]
     if not summary_rows:
         raise HistoryError("record(): the result has no summary value of a measure to record")
     query_rows = [{"query_id": _storable_text(qid), "measure": _storable_text(measure), "value": _number(value)}
@@ -179,8 +184,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
         "evaltool_version": __version__,
         "query_count": query_count,
         "options": json.dumps(dict(options if options is not None else meta.get("options") or {}), sort_keys=True),
-        "thresholds": json.dumps(dict(thresholds if thresholds is not None
-                                      else getattr(result, "thresholds", None) or DEFAULT_THRESHOLDS)),
+        "thresholds": json.dumps(dict(thresholds if thresholds is not None else labelled or DEFAULT_THRESHOLDS)),
         "sources": json.dumps(sources, sort_keys=True),
         "qrels_sha256": fingerprints.get("qrels"),
         "run_sha256": fingerprints.get("run"),

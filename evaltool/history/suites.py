@@ -224,7 +224,7 @@ def describe_change(change: str, lang: str = "en") -> str:
     >>> describe_change('{"what": "added", "query": "q4"}', "es")
     'consulta q4 agregada'
     """
-    from evaltool.i18n import CATALOGUE, t
+    from evaltool.report.i18n import CATALOGUE, t
 
     try:
         parsed = json.loads(change)

@@ -543,7 +543,7 @@ class _Builder:
         self.counts["impressions"] = int(np.count_nonzero(n_shown))
         # an events table cannot show an empty list: an impression key without shown rows came from clicks alone
         self.counts["empty_impressions"] = 0 if self.format.startswith("events") else n - self.counts["impressions"]
-        self.counts["clicks"] = int(len(c_imp))
+        self.counts["clicks"] = len(c_imp)
         self.counts["queries"] = len(self.queries)
         fields = {}
         for name in self.field_names:

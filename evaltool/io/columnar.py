@@ -433,7 +433,7 @@ class _RunColumns:
             for column in (self.qid_codes, self.doc_codes, self.scores):
                 column.resize(size, refcheck=False)  # realloc: a big block is remapped, not copied
 
-    def add(self, block: "_Block") -> None:
+    def add(self, block: _Block) -> None:
         """Append the rows of a converted block."""
         import pyarrow as pa
 

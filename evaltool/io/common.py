@@ -123,7 +123,7 @@ def _reading(name: str, source):
         with handle:
             yield handle
     except (OSError, EOFError, zlib.error) as exc:
-        if handle is source or isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO:
+        if handle is source or (isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO):
             raise  # a plain file: an OSError is not about its content
         raise ParseError(name, None, None, f"a readable compressed stream ({exc})") from None
     except Exception as exc:

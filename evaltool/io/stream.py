@@ -215,7 +215,7 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
     tag = ""
     emitted = False
     try:
-        for qids, docs, scores, tag in blocks:
+        for qids, docs, scores, tag in blocks:  # noqa: B007  (the last block's tag is the run's, after the loop)
             if not np.all(np.isfinite(scores)):
                 bad = int(np.flatnonzero(~np.isfinite(scores))[0])
                 line, text = line_of_row(name, row0 + pending_rows + bad)

@@ -11,9 +11,11 @@ A topics file maps query ids to fields, in one of three layouts:
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaltool.errors import InputError, ParseError
+from evaltool.errors import EvaltoolError, InputError, ParseError
 
 ID_FIELDS = ("qid", "query_id", "topic", "id")
 
@@ -153,3 +155,28 @@ def read_topics(path) -> Topics:
     if text.lstrip().startswith(("{", "[")):
         return _read_json(name, text)
     return _read_tsv(name, text)
+
+
+def resolve_topics(group_by, topics, judgments=None):
+    """``(fields, Topics)`` from ``evaluate``'s arguments; a queries file is its own topics.
+
+    ``topics`` is a path, a :class:`~evaltool.io.topics.Topics` or ``{qid: {field: value}}``;
+    None with a queries file as judgments uses the file's fields (``category``, ...).
+    """
+    fields = [group_by] if isinstance(group_by, str) else list(group_by or ())
+    if not fields:
+        if topics is not None:
+            raise EvaltoolError("--topics needs --group-by FIELD (group_by=) to say which field groups the queries")
+        return [], None
+    if topics is None:
+        topics = topics_of_queries(judgments)
+        if topics is None:
+            raise EvaltoolError("--group-by needs --topics FILE (a TSV, JSON or JSONL of query id -> fields), "
+                                "unless QRELS is a queries file that has the field")
+    elif isinstance(topics, Mapping):
+        topics = topics_from_mapping(topics)
+    elif isinstance(topics, (str, os.PathLike)):
+        topics = read_topics(topics)
+    for name in fields:
+        topics.check_field(name)
+    return fields, topics

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -256,7 +256,7 @@ class Settings:
         self.__dict__.update(pairs)
 
     @classmethod
-    def defaults(cls, options, **given) -> "Settings":
+    def defaults(cls, options, **given) -> Settings:
         """Every option at its default, except those ``given``."""
         return cls([(o.name, given.get(o.name, o.default)) for o in options])
 

@@ -168,7 +168,7 @@ def ordered_pair_accuracy(batch, p):
     >>> evaluate({"q": {"b": 2, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}, ["OPA"]).summary
     {'OPA': 0.3333333333333333}
     """
-    seg, pos, grade = _dense_grades(batch)
+    seg, _, grade = _dense_grades(batch)
     n = batch.n_queries
     right = np.zeros(n)
     pairs = np.zeros(n)

@@ -4,9 +4,13 @@ For every query of a queries file the first source that applies wins (``--releva
 auto``; ``qrels``, ``pack`` or ``token-f1`` allow one source only):
 
 A. **qrels** — the query's own ``relevant_ids`` / ``qrels`` (an empty list too: nothing
-   is relevant). Its relevant items are all the relevant items, found or not, so the
-   ideal DCG and recall count every one of them (|REL|). A TREC qrels file as the first
-   input judges every query this way.
+   is relevant), or the relevant ids its results carry: memorybench keeps a question's
+   ground truth on the result side, as ``metadata.relevantIds`` (or
+   ``relevantChunkIds``) of a results line, and every item of the query that carries
+   the list must carry the same one (a queries file that also lists the query's
+   relevant ids must list the same ones). Its relevant items are all the relevant items,
+   found or not, so the ideal DCG and recall count every one of them (|REL|). A TREC
+   qrels file as the first input judges every query this way.
 B. **pack** — the first pack (:mod:`evaltool.relevance.packs`) that applies grades every
    retrieved item; ``total_relevant(query)`` adds the relevant items it did not find.
 C. **token-f1** — a query with an expected answer: an item whose text reaches the
@@ -30,10 +34,12 @@ every measure, whatever judged the queries.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from evaltool.inputs import Item, Qrels, Run
-from evaltool.errors import EvaltoolError, InputError
+from evaltool.errors import EvaltoolError, InputError, ParseError
 
 # the judging machinery (QrelsBuilder, token F1) is imported by _Judge, for queries files only:
 # a TREC qrels file judges its queries itself
@@ -42,6 +48,8 @@ QRELS, PACK, TOKEN = "qrels", "pack", "token-f1"
 STRATEGIES = (QRELS, PACK, TOKEN)
 MODES = {"auto": (QRELS, PACK, TOKEN), "qrels": (QRELS,), "pack": (PACK,), "token-f1": (TOKEN,)}
 LACKS = {QRELS: "no relevant_ids or qrels", PACK: "no pack applies", TOKEN: "no expected answer"}
+# memorybench's keys for a question's relevant ids on each of its results (metadata of a results line)
+RESULT_RELEVANT_KEYS = ("relevantIds", "relevantChunkIds")
 
 
 def lacking(mode: str) -> str:
@@ -133,9 +141,49 @@ class _Judge:
                 pack.queries_path, pack.results_path = self.queries.path, self.results_path
         return self.loaded
 
+    def carried(self, qid: str) -> tuple[set[str], Item] | None:
+        """The relevant ids the results of ``qid`` carry (``metadata.relevantIds``) and the first item
+        that carries them; None when none does. Every item that carries a list must carry the same set."""
+        if isinstance(self.results, Run):  # a TREC run's lines have no metadata
+            return None
+        found = None
+        for item in self.items(qid):
+            given = [key for key in RESULT_RELEVANT_KEYS if item.metadata.get(key) is not None]
+            if not given:
+                continue
+            where = f"metadata.{given[0]}"
+            if len(given) > 1:
+                raise ParseError(self.results_path, item.line, None,
+                                 f"either 'metadata.{given[0]}' or 'metadata.{given[1]}', not both")
+            value = item.metadata[given[0]]
+            if not isinstance(value, list) or any(isinstance(d, bool) or not isinstance(d, (str, int))
+                                                  for d in value):
+                raise ParseError(self.results_path, item.line, json.dumps(value),
+                                 f"'{where}' as a list of document ids (strings or integers)")
+            ids = {str(d) for d in value}
+            if found is None:
+                found = (ids, item)
+            elif ids != found[0]:
+                raise ParseError(self.results_path, item.line, json.dumps(value),
+                                 f"the relevant ids of query {qid!r} that line {found[1].line} gives in its "
+                                 f"'{where}' ({len(found[0])} ids): each result of a query carries the same list")
+        return found
+
     def qrels(self, query) -> bool:
-        if query.relevant is None:
+        carried = self.carried(query.qid)
+        if query.relevant is None and carried is None:
             return False
+        if query.relevant is None:
+            ids, first = carried
+            for docid in sorted(ids):
+                self.builder.add(query.qid, docid, 1, first.line)
+            return True
+        if carried is not None and carried[0] != {d for d, g in query.relevant.items() if g >= self.level}:
+            ids, first = carried
+            raise InputError(f"{self.results_path}:{first.line}: the relevant ids of query {query.qid!r} on its "
+                             f"results ({len(ids)} ids) differ from those in {self.queries.path}:{query.line} "
+                             f"({sum(g >= self.level for g in query.relevant.values())} ids); give them once, "
+                             "or the same in both")
         for docid, grade in query.relevant.items():
             self.builder.add(query.qid, docid, grade, query.line)
         return True
@@ -231,7 +279,7 @@ def relevance_meta(resolution: Resolution | None, qids: list[str], qrels: Qrels,
                    cutoffs: list[int], f1_threshold: float, inputs: dict) -> dict:
     """The provenance summary of the evaluated queries ``qids`` (the strategies count those)."""
     strategies = resolution.strategies if resolution else {}
-    counts = {s: 0 for s in STRATEGIES}
+    counts = dict.fromkeys(STRATEGIES, 0)
     for qid in qids:
         counts[strategies.get(qid, QRELS)] += 1
     relevant_qids = set(qrels.queries_with(qrels.grades >= relevance_level))

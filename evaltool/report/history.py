@@ -7,7 +7,7 @@ the JSON of each command is the library's dict itself.
 
 from __future__ import annotations
 
-from evaltool.i18n import t
+from evaltool.report.i18n import t
 from evaltool.report.table import Report, Table, p_text
 
 
@@ -16,8 +16,8 @@ def _count(n: int, lang: str) -> str:
 
 
 def comparative_report(out: dict, lang: str = "en") -> Report:
-    """The seed's comparative table: a row per execution, then the summary row; every word in ``lang``
-    (the measures keep their recorded names)."""
+    """The comparative table of ``history report``: a row per execution, then the summary row; every word
+    in ``lang`` (the measures keep their recorded names)."""
     measures = list(out["summary"]["values"])
     labelled = out["summary"]["label"] is not None or any(r["label"] is not None for r in out["rows"])
     header = [t("column.id", lang), t("column.name", lang), t("column.recorded_at", lang), *measures] + (

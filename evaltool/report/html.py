@@ -30,11 +30,11 @@ import html
 import math
 import os
 import re
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 
 from evaltool.errors import EvaltoolError
-from evaltool.i18n import t
+from evaltool.report.i18n import t
 from evaltool.report.json import dump_json
 from evaltool.report.table import Report, Table, cell_text
 
@@ -200,7 +200,7 @@ def paired_scatter(qids: list[str], a: list, b: list, name_a: str, name_b: str, 
                    lang: str = "en") -> dict:
     """Each query a point at (value in A, value in B); above the diagonal, B scores higher."""
     present = [v for v in [*a, *b] if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    low, high = (min(present + [0.0]), max(present + [1.0])) if present else (0.0, 1.0)
+    low, high = (min([*present, 0.0]), max([*present, 1.0])) if present else (0.0, 1.0)
     pad = (high - low) * 0.04
     span = [low - pad, high + pad]
     return {
@@ -271,7 +271,7 @@ def trend(points: list[dict], measure: str, lang: str = "en") -> dict:
 # ---------------------------------------------------------------- pages
 
 
-@lru_cache(maxsize=None)
+@cache
 def asset(name: str) -> str:
     """The text of a page asset: ``plotly.min.js`` (from the plotly package) or one of :data:`ASSETS`."""
     if name == "plotly.min.js":

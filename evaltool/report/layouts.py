@@ -1,7 +1,7 @@
 """What each command shows, as :class:`~evaltool.report.table.Report` s and text.
 
 Formatting only: every number, group and label comes computed on the result objects
-(:class:`~evaltool.results.EvalResult`, :class:`~evaltool.compare.Comparison`,
+(:class:`~evaltool.evaluation.result.EvalResult`, :class:`~evaltool.compare.Comparison`,
 :class:`~evaltool.regress.CheckResult`); nothing here imports a computing module.
 """
 

@@ -23,7 +23,7 @@ def number_text(value, integer: bool, zscores: bool) -> str:
 
 
 def format_trec(result, per_query: bool = False, summary: bool = True) -> str:
-    """Render exactly what trec_eval 10.0 prints for the same options (an :class:`~evaltool.results.EvalResult`)."""
+    """Render exactly what trec_eval 10.0 prints for the same options (an :class:`~evaltool.evaluation.result.EvalResult`)."""
     z = "Z" if result.zscores else ""
     out: list[str] = []
     if per_query:

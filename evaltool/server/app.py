@@ -39,7 +39,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from evaltool.errors import EvaltoolError
-from evaltool.i18n import LANGUAGES, t
+from evaltool.report.i18n import LANGUAGES, t
 from evaltool.report.html import content_security_policy
 from evaltool.server import auth, pages
 from evaltool.server.params import RequestError, parse
@@ -357,7 +357,8 @@ async def _evaltool_error(request: Request, exc: EvaltoolError) -> Response:
     headers = {"www-authenticate": "Bearer"} if status == 401 else None
     if status == 401 and request.method in auth.SAFE_METHODS and not request.url.path.startswith("/api/"):
         return _to_login(request)
-    return _error(request, status, str(exc), headers)
+    message = exc.localized(request_lang(request)) if isinstance(exc, RequestError) else str(exc)
+    return _error(request, status, message, headers)
 
 
 async def _http_error(request: Request, exc: HTTPException) -> Response:

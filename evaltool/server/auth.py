@@ -163,7 +163,7 @@ class Access:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_specs(cls, specs=(), raters=(), tokens_file=None, public_read: bool = False) -> "Access":
+    def from_specs(cls, specs=(), raters=(), tokens_file=None, public_read: bool = False) -> Access:
         """From the command line's ``--token`` and ``--rater-token`` texts and a ``--tokens-file``."""
         tokens = [parse_token(s) for s in specs] + [parse_token(s, "rater") for s in raters]
         if tokens_file:

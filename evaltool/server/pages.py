@@ -1,7 +1,8 @@
-"""The dashboard's pages: each renders the dict its view returned, and nothing else (style rule 13).
+"""The dashboard's pages: each renders the dict its view returned, and nothing else, so that a page and its
+JSON twin can never disagree.
 
 Every page links to its JSON twin and is drawn in the language of its ``lang`` parameter
-(``en``, or ``es``); every word comes from :mod:`evaltool.i18n`. Tables and charts come
+(``en``, or ``es``); every word comes from :mod:`evaltool.report.i18n`. Tables and charts come
 from :mod:`evaltool.report.html` (the same pieces as the ``-o html`` files), so every
 user string is escaped there.
 
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from evaltool.i18n import LANGUAGE_NAMES, LANGUAGES, t, t_or
+from evaltool.report.i18n import LANGUAGE_NAMES, LANGUAGES, t, t_or
 from evaltool.report.html import (
     Markup, chart, difference_histogram, document, escape, facts, join, paired_scatter, per_query_bars, table, tag,
     trend,
@@ -38,12 +40,12 @@ class Frame:
     lang: str = "en"
     path: str = "/"
     query: str = ""
-    who: object = None  # an evaltool.server.auth.Identity
+    who: Any = None  # an evaltool.server.auth.Identity
     csrf: str | None = None
     writable: bool = False
 
     @classmethod
-    def of(cls, request) -> "Frame":
+    def of(cls, request) -> Frame:
         from evaltool.server import auth
 
         lang = request.query_params.get("lang", "en")

@@ -20,11 +20,21 @@ from evaltool.errors import EvaltoolError
 
 
 class RequestError(EvaltoolError):
-    """A request the server cannot answer as asked: ``status`` 400 (bad parameters) or 404 (no such thing)."""
+    """A request the server cannot answer as asked: ``status`` 400 (bad parameters) or 404 (no such thing).
 
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
+    Raised with ``key`` (and its ``values``), the message is the catalogue's (:mod:`evaltool.report.i18n`),
+    and :meth:`localized` gives it in another language; without, the message is the text given."""
+
+    def __init__(self, message: str | None = None, status: int = 400, *, key: str | None = None, **values):
+        from evaltool.report.i18n import t
+
+        super().__init__(t(key, "en", **values) if key else message)
+        self.status, self.key, self.values = status, key, values
+
+    def localized(self, lang: str) -> str:
+        from evaltool.report.i18n import t
+
+        return t(self.key, lang, **self.values) if self.key else str(self)
 
 
 @dataclass(frozen=True)
@@ -40,7 +50,7 @@ class Param:
     where: str = "query"  # or "path"
     split: bool = False  # a repeatable value may also list several separated by spaces
     choices: tuple = ()  # the only values accepted, when given
-    aliases: tuple = ()  # other names the parameter may be given by (the seed's fecha_desde)
+    aliases: tuple = ()  # other names the parameter may be given by (the Spanish fecha_desde)
 
     def schema(self) -> dict:
         """The OpenAPI schema of the parameter's value."""
@@ -70,32 +80,31 @@ LARGEST = 2**63 - 1  # the largest integer a database column holds: ids and offs
 def _integer(param: Param, text: str) -> int:
     low = param.minimum if param.minimum is not None else 0
     high = param.maximum if param.maximum is not None else LARGEST
-    wanted = f"a whole number from {low} to {high}"
+    shown = f"{text[:40]!r}..." if len(text) > 40 else repr(text)
     if len(text) > 40:  # far beyond any bound, and int() of a long text costs time
-        raise RequestError(f"{param.name} {text[:40]!r}...: expected {wanted}")
+        raise RequestError(key="param.integer", name=param.name, text=shown, low=low, high=high)
     try:
         value = int(text)
     except ValueError:
-        raise RequestError(f"{param.name} {text!r}: expected {wanted}") from None
+        raise RequestError(key="param.integer", name=param.name, text=shown, low=low, high=high) from None
     if value < low or value > high:
-        raise RequestError(f"{param.name} {text!r}: expected {wanted}")
+        raise RequestError(key="param.integer", name=param.name, text=shown, low=low, high=high)
     return value
 
 
 def _date(param: Param, text: str) -> str:
     """``text`` if the history can use it as either end of a range: ISO-8601, and a moment that is
     still a four-digit year in UTC at both ends of its day (the calendar's edges are refused)."""
-    from evaltool.history.dates import EXPECTED, range_bounds
+    from evaltool.history.dates import range_bounds
 
     try:
         bounds = range_bounds(text, text)
     except EvaltoolError:
-        raise RequestError(f"{param.name} {text[:200]!r}: expected {EXPECTED}") from None
+        raise RequestError(key="param.date", name=param.name, text=repr(text[:200])) from None
     except (OverflowError, ValueError):
         bounds = ()
     if len(bounds) != 2 or not all(bound and len(bound) == len("2025-01-28T00:00:00Z") for bound in bounds):
-        raise RequestError(f"{param.name} {text[:200]!r}: outside the dates the history holds; expected a date "
-                           "from 1000-01-01 to 9999-12-30")
+        raise RequestError(key="param.date_outside", name=param.name, text=repr(text[:200]))
     return text
 
 
@@ -158,8 +167,7 @@ def _ordered(date_from: str, date_to: str) -> None:
     try:
         range_bounds(date_from, date_to)
     except EvaltoolError:
-        raise RequestError(f"date_from {date_from} is after date_to {date_to}: the range is empty; "
-                           "swap them") from None
+        raise RequestError(key="param.date_order", low=date_from, high=date_to) from None
 
 
 DATE_FROM = Param("date_from", "date", "first day (YYYY-MM-DD) or moment (ISO-8601, UTC unless it says) included; "
@@ -173,7 +181,7 @@ MEASURE = Param("measure", "string", "a measure column (recorded name such as nd
                 split=True)
 LABELS = Param("labels", "boolean", "label rows good / fair / poor and the summary efficient / acceptable / "
                "needs improvement (false: null labels)", default=True)
-LANG = Param("lang", "string", "language of the page's words and of the labels: en, or es (the seed's Bueno / "
+LANG = Param("lang", "string", "language of the page's words and of the labels: en, or es (Bueno / "
              "Regular / Mejorable)", default="en", choices=("en", "es"))
 LIMIT = Param("limit", "integer", "executions per page", default=1000, minimum=1, maximum=10000)
 OFFSET = Param("offset", "integer", "executions skipped before the page", default=0, minimum=0)

@@ -1,6 +1,6 @@
 """The dashboard's views: one function per view, parameters in, a JSON-ready dict out.
 
-Each view serves both faces of the server (style rule 13): its API address returns the
+Each view serves both faces of the server (a page and its data are one): its API address returns the
 dict as JSON, its page renders the same dict as HTML (:mod:`evaltool.server.pages`).
 A view only calls :mod:`evaltool.history`; nothing is computed here that the history's
 own functions (and so ``evaltool history ...``) do not compute the same way.

@@ -362,7 +362,7 @@ def _drawn(request: Request, view_name: str, draw, title_key: str, **title) -> R
     """Parse the view's parameters, compute its dict, draw it with ``draw(data, frame)`` in the dashboard's frame."""
     from starlette.responses import HTMLResponse
 
-    from evaltool.i18n import t
+    from evaltool.report.i18n import t
     from evaltool.server import pages
     from evaltool.server.params import parse
     from evaltool.server.views import VIEWS

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from evaltool.i18n import t, t_or
+from evaltool.report.i18n import t, t_or
 from evaltool.report.html import Markup, escape, facts, join, table, tag
 from evaltool.server.pages import execution_link, link
 

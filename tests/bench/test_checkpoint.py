@@ -60,7 +60,7 @@ def test_killed_run_resumes_with_every_query_evaluated_once(tmp_path, signum):
     resumed = start(tmp_path, "--resume", log="calls2.log")
     out, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 0, err
-    assert f"Resuming: {len(done)} of {N} queries are done (checkpoint); {N - len(done)} to go" in out
+    assert f"Resuming: {len(done)} of {N} queries are done ({checkpoint}); {N - len(done)} to go" in out
     second_calls = (tmp_path / "calls2.log").read_text().split("\n")[:-1]
     finished_first = {record["qid"] for record in done}
     # the second run sends exactly the queries the first did not finish, each once
@@ -117,13 +117,35 @@ def test_a_fresh_run_refuses_to_overwrite_an_unfinished_one(tmp_path):
     result = bench(path, "tests.helpers:fake_search", tmp_path / "out")
     assert (result.exit_code, result.stderr) == (2, (
         f"evaltool: {checkpoint} holds an unfinished run (1 queries done, started 2026-01-02T03:04:05Z): "
-        "add --resume to finish it, or delete the file to start over\n"))
+        "add --resume to finish it, or --restart to discard it and start over\n"))
     resumed = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--resume", "--limit", "5")
     assert (resumed.exit_code, resumed.stderr) == (2, (
         f"evaltool: --resume: {checkpoint} is a run with other settings (backend: 'x:y' then, "
-        "'tests.helpers:fake_search' now; limit: 10 then, 5 now); use the same ones, or delete the file "
-        "to start over\n"))
+        "'tests.helpers:fake_search' now; limit: 10 then, 5 now); use the same ones, or --restart to "
+        "discard it and start over\n"))
     assert Checkpoint.read(str(checkpoint)).done["1"].ids == ["rel1"], "refusing leaves the checkpoint as it was"
+
+
+def test_restart_discards_an_unfinished_run_even_a_damaged_one_and_says_so(tmp_path):
+    path = write_queries(tmp_path / "q.json", [query(1, "q ok"), query(2, "q two")])
+    checkpoint = tmp_path / "out" / "q.checkpoint.jsonl"
+    checkpoint.parent.mkdir()
+    checkpoint.write_text(header_line(path, "x:y") + "\n" + outcome_line("1", ["x9"]) + "\n")
+    both = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--resume", "--restart")
+    assert (both.exit_code, both.stderr) == (2, "evaltool: --resume and --restart: choose one (finish the "
+                                                 "unfinished run, or discard it)\n")
+    restarted = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--restart")
+    assert restarted.exit_code == 0, restarted.stderr
+    assert f"Restarting: the unfinished run in {checkpoint} (1 query done) is discarded\n" in restarted.stdout
+    report, _ = only_report(tmp_path / "out")
+    assert report["metadata"]["resumed_queries"] == 0
+    assert report["detailed_results"][0]["returned_ids"] == ["rel1", "x1", "rel2", "x2"], "sent again, not x9"
+    assert not checkpoint.exists()
+    checkpoint.write_text(header_line(path, "tests.helpers:fake_search") + "\n{not json\n{}\n")
+    again = bench(path, "tests.helpers:fake_search", tmp_path / "out2", "--restart")
+    assert again.exit_code == 0 and "Restarting" not in again.stdout  # another --out: nothing to discard
+    damaged = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--restart")
+    assert damaged.exit_code == 0, damaged.stderr
 
 
 def test_a_corrupt_line_in_the_middle_is_refused(tmp_path):

@@ -31,3 +31,21 @@ def test_readme_has_a_bench_section_with_every_option():
     for param in main.get_command(None, "bench").params:
         if param.param_type_name == "option" and not param.hidden:
             assert any(opt in readme for opt in param.opts), param.opts
+
+
+def test_example_backend_verbose_run_scores_the_query_it_answers_with_nothing(tmp_path):
+    """BM25 finds no word of "stop my bike from squeaking" in the corpus: an empty answer, scored 0."""
+    result = bench(str(ROOT / "data" / "bench_queries.json"), "evaltool.bench.examples:bm25_search", tmp_path, "-v")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.count("      Metrics: ") == 16
+    report, _ = only_report(tmp_path)
+    squeak = next(e for e in report["detailed_results"] if e["query"] == "stop my bike from squeaking")
+    assert squeak["returned_ids"] == [] and squeak["error"] is None and squeak["metrics"]["mrr"] == 0.0
+    assert report["aggregate_metrics"] == bench_plain(tmp_path / "plain")
+
+
+def bench_plain(out) -> dict:
+    """The same run without -v: the verbose blocks change nothing in the numbers."""
+    result = bench(str(ROOT / "data" / "bench_queries.json"), "evaltool.bench.examples:bm25_search", out)
+    assert result.exit_code == 0, result.stderr
+    return only_report(out)[0]["aggregate_metrics"]

@@ -277,3 +277,49 @@ def test_a_kill_while_the_report_is_written_leaves_nothing_that_resume_does_not_
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [report_path.name, report_path.name[:-5] + ".run.txt", report_path.name[:-5] + ".qrels.txt"])
     assert report["metadata"]["resumed_queries"] == 2
+
+
+@pytest.mark.parametrize("codec", ["bz2", "zlib", "hex", "base64", "rot13"])
+def test_a_charset_that_is_not_a_text_encoding_fails_its_query(server, tmp_path, codec):
+    """Python's registry also holds bytes-to-bytes and text-to-text codecs: named as a charset,
+    bz2 inflated 402 bytes into 512 MiB. Only text encodings decode an answer."""
+    result, report, by_text, _ = run(server, tmp_path, [f"charset-{codec}", "ok"])
+    assert result.exit_code == 1, result.stderr
+    entry = by_text[f"charset-{codec}"]
+    assert entry["error"] == (f"BackendResultError: the response declares charset={codec}, which is not a text "
+                              "encoding (a compression or transform codec); expected a text encoding such as utf-8")
+    assert entry["attempts"] == 1 and entry["returned_ids"] == []
+    assert by_text["ok"]["returned_ids"] == ["x1", "rel1", "rel2"]
+
+
+def test_the_size_cap_bounds_the_decoded_text_too(server, tmp_path):
+    """A text encoding that turns each space into 1,000 (as an installed codec may): the bytes are
+    under --max-response-bytes, the text is not."""
+    import codecs
+
+    class Spacious(codecs.IncrementalDecoder):
+        def decode(self, data, final=False):
+            return bytes(data).decode("latin-1").replace(" ", " " * 1000)
+
+    def encode(text, errors="strict"):
+        if not isinstance(text, str):
+            raise TypeError("a text encoding encodes text")
+        return text.encode("latin-1"), len(text)
+
+    def lookup(name):
+        if name != "evaltool_test_spacious":
+            return None
+        return codecs.CodecInfo(name=name, encode=encode,
+                                decode=lambda data, errors="strict": (Spacious().decode(data), len(data)),
+                                incrementaldecoder=Spacious)
+
+    codecs.register(lookup)
+    try:
+        result, report, by_text, _ = run(server, tmp_path, ["charset-evaltool_test_spacious", "ok"],
+                                         "--max-response-bytes", "1000")
+    finally:
+        codecs.unregister(lookup)
+    assert result.exit_code == 1, result.stderr
+    assert by_text["charset-evaltool_test_spacious"]["error"] == (
+        "ResponseTooLarge: the decoded response exceeds --max-response-bytes (1000 characters)")
+    assert by_text["ok"]["error"] is None

@@ -140,7 +140,9 @@ def test_jsonl_with_qid_keys_and_no_category_or_difficulty(tmp_path):
     (["--backend", "tests.helpers:nothing"], "backend tests.helpers:nothing: tests.helpers "
                                                     "has no nothing"),
     (["--backend", "tests.helpers:RANKINGS"], "backend tests.helpers:RANKINGS: RANKINGS is not callable"),
-    (["--header", "X: 1"], "--request-template, --response-path and --header are for an http(s):// backend"),
+    (["--header", "X: 1"], "--header is for an http(s):// backend"),
+    (["--response-path", "a", "--follow-cross-origin-redirects"],
+     "--response-path, --follow-cross-origin-redirects are for an http(s):// backend"),
     (["--backend", "http://127.0.0.1:9/s", "--request-template", "{q}"],
      "--request-template is not valid JSON (Expecting property name enclosed in double quotes at column 2)"),
     (["--backend", "http://127.0.0.1:9/s", "--request-template", '{"q": "{query}", "v": "{version}"}'],

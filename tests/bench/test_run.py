@@ -199,6 +199,37 @@ def test_verbose_prints_a_block_per_query(tmp_path):
     assert '[2/2] Query: "q boom"\n' in out and "      ✗ Failed: ValueError: boom\n" in out
 
 
+def test_an_empty_answer_is_scored_in_the_verbose_blocks_and_the_report(tmp_path):
+    """An empty list is the backend's answer "nothing": the query scores 0, it does not stop the run."""
+    path = write_queries(tmp_path / "q.json", [query(1, "q ok", ("rel1", "rel2"), behaviour="ok"),
+                                               query(2, "q empty", behaviour="empty")])
+    result = bench(path, FAKE, tmp_path / "out", "-v", "--concurrency", "1")
+    assert result.exit_code == 0, result.stderr
+    assert '[2/2] Query: "q empty"\n' in result.stdout
+    assert "      ✓ Executed in " in result.stdout and ": 0 results\n" in result.stdout
+    assert "      Metrics: P@3=0.000 | P@5=0.000 | R@10=0.000 | MRR=0.000\n" in result.stdout
+    assert "are these judgments" not in result.stderr and "has judgments" not in result.stderr
+    report, _ = only_report(tmp_path / "out")
+    empty = report["detailed_results"][1]
+    assert empty["error"] is None and empty["returned_ids"] == []
+    assert empty["metrics"] == {"precision@3": 0.0, "precision@5": 0.0, "recall@10": 0.0, "mrr": 0.0,
+                                "hits_in_top_3": 0, "hits_in_top_5": 0, "first_relevant_position": None}
+    # q ok: rel1 x1 rel2 x2 against {rel1, rel2}: P@3 = 2/3, MRR 1; q empty: 0
+    assert report["aggregate_metrics"]["precision@3"] == pytest.approx(1 / 3)
+    assert report["aggregate_metrics"]["mrr"] == 0.5 and report["metadata"]["evaluated_queries"] == 2
+
+
+def test_a_run_where_every_answer_is_empty_scores_zero(tmp_path):
+    path = write_queries(tmp_path / "q.json", [query(1, "q a", behaviour="empty"), query(2, "q b", behaviour="empty")])
+    result = bench(path, FAKE, tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    assert "are these judgments" not in result.stderr
+    report, _ = only_report(tmp_path / "out")
+    assert report["aggregate_metrics"] == {"precision@3": 0.0, "precision@5": 0.0, "recall@10": 0.0, "mrr": 0.0}
+    assert report["metadata"]["failed_queries"] == 0 and report["metadata"]["rescore"] is None
+    assert not (tmp_path / "out" / "q.checkpoint.jsonl").exists()
+
+
 def test_retries_end_and_the_last_error_is_recorded(tmp_path):
     path = write_queries(tmp_path / "q.json", [query(1, "q always", behaviour="always_transient")])
     result = bench(path, FAKE, tmp_path / "out", "--retries", "2")

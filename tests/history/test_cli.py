@@ -3,6 +3,7 @@ every bad input one message and exit 2."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -189,6 +190,63 @@ def test_bench_record_and_suites(db, tmp_path):
     assert list_executions(db)[-1].summary.keys() == {"P_3"}
     one_error(invoke("suite", "add", "broken", tmp_path / "missing.json", "--backend", BM25, "--db", db),
               r"missing.json: no such file")
+
+
+def test_suite_run_resumes_or_restarts_an_unfinished_run_and_says_which(db, tmp_path):
+    """A run stopped midway leaves its checkpoint; 'suite run' then refuses to write over it, and
+    --resume finishes it (only the queries it lacks are sent) or --restart discards it."""
+    import os
+
+    from evaltool.bench.checkpoint import Checkpoint
+
+    queries = tmp_path / "q.json"
+    queries.write_text(json.dumps([{"id": i, "query": f"query {i}", "relevant_ids": ["rel1"]} for i in range(4)]))
+    calls = tmp_path / "calls.log"
+    env = {"BENCH_CALL_LOG": str(calls), "BENCH_DELAY": "0"}
+    backend = "tests.helpers:logged_search"
+    assert invoke("suite", "add", "logged", queries, "--backend", backend, "--db", db).exit_code == 0
+    assert invoke("suite", "add", "same-file", queries, "--backend", BM25, "--db", db).exit_code == 0
+    out = tmp_path / "out"
+    checkpoint = out / "suite-logged.checkpoint.jsonl"
+    # what an interrupted 'suite run logged' leaves: queries 0 and 1 finished
+    first = invoke("suite", "run", "logged", "--db", db, "--out", out, env=env)
+    assert first.exit_code == 0, first.stderr
+    assert not checkpoint.exists()
+    report = json.loads(next(out.glob("baseline_*.json")).read_text())
+    lines = [json.dumps({"evaltool_checkpoint": 1, "queries_file": str(queries),
+                         "queries_sha256": hashlib.sha256(queries.read_bytes()).hexdigest(), "backend": backend,
+                         "limit": 10, "started": "2026-01-02T03:04:05Z"})]
+    lines += [json.dumps({"qid": str(e["query_id"]), "ids": e["returned_ids"], "scores": None, "error": None,
+                          "execution_time_ms": 1.0, "attempts": 1}) for e in report["detailed_results"][:2]]
+    checkpoint.write_text("\n".join(lines) + "\n")
+    calls.unlink()
+
+    refused = invoke("suite", "run", "--db", db, "--out", out, env=env)
+    assert refused.exit_code == 2
+    assert (f"evaltool: suite logged: {checkpoint} holds an unfinished run (2 queries done, started "
+            "2026-01-02T03:04:05Z): add --resume to finish it, or --restart to discard it and start over"
+            ) in refused.stderr
+    assert not calls.exists() and Checkpoint.read(str(checkpoint)).done.keys() == {"0", "1"}
+    # the other suite of the same queries file has its own checkpoint: it ran
+    assert [e.name for e in list_executions(db)] == ["logged", "same-file"]
+
+    resumed = invoke("suite", "run", "--db", db, "--out", out, "--resume", env=env)
+    assert resumed.exit_code == 0, resumed.stderr
+    assert f"Resuming: 2 of 4 queries are done ({checkpoint}); 2 to go" in resumed.stdout
+    assert "suite same-file: no unfinished run to resume; running it from the start" in resumed.stderr
+    assert sorted(calls.read_text().splitlines()) == ["query 2", "query 3"]
+    assert not checkpoint.exists()
+    execution = list_executions(db)[-2]
+    assert (execution.name, execution.query_count) == ("logged", 4)
+
+    checkpoint.write_text("\n".join(lines) + "\n")
+    calls.unlink()
+    restarted = invoke("suite", "run", "logged", "--db", db, "--out", out, "--restart", env=env)
+    assert restarted.exit_code == 0, restarted.stderr
+    assert f"Restarting: the unfinished run in {checkpoint} (2 queries done) is discarded" in restarted.stdout
+    assert sorted(calls.read_text().splitlines()) == [f"query {i}" for i in range(4)]
+    assert not os.path.exists(checkpoint)
+    one_error(invoke("suite", "run", "--db", db, "--resume", "--restart"), r"--resume and --restart: choose one")
 
 
 def test_every_history_and_suite_command_has_help_with_an_example():

@@ -649,3 +649,50 @@ def test_token_f1_total_relevant_rule_and_the_seeds_top_k_rule(tmp_path):
         evaluate(str(queries), str(results), ["map"], f1_total="top-k")
     with pytest.raises(EvaltoolError, match="f1_total 'all'"):
         evaluate(str(queries), str(results), ["map"], f1_total="all")
+
+
+# ---------------------------------------------------------------- A: relevant ids on the result side
+
+
+def test_relevant_ids_carried_by_the_results_are_the_ground_truth(tmp_path):
+    """memorybench keeps a question's relevant ids on its result (metadata.relevantIds, or
+    relevantChunkIds): strategy A, |REL| from the list, as code-chunk's computeMetrics."""
+    queries = jsonl(tmp_path / "q.jsonl", [{"qid": "q1", "query": "parse json"}, {"qid": "q2", "answer": "x"}])
+    carried = {"relevantIds": ["c1", "c3", "c9"]}  # c9 is never retrieved: it still counts in |REL|
+    results = jsonl(tmp_path / "r.jsonl", [
+        item("q1", "c1", 1, metadata=carried), item("q1", "c2", 2, metadata=carried),
+        item("q1", "c3", 3, metadata=carried),
+        item("q2", "a", 1, "x y", metadata={"relevantChunkIds": ["b"]}), item("q2", "b", 2, "nothing alike"),
+    ])
+    result = evaluate(queries, results, ["ndcg_cut.10", "recall.10", "P.3"], per_query=True)
+    assert result.strategies == {"q1": "qrels", "q2": "qrels"}, "before the answer's token F1"
+    # q1: hits at ranks 1 and 3 of 3 relevant: DCG = 1 + 1/log2(4); IDCG = 1 + 1/log2(3) + 1/log2(4)
+    assert result.per_query["q1"]["ndcg_cut_10"] == pytest.approx(dcg([1, 0, 1]) / dcg([1, 1, 1]))
+    assert result.per_query["q1"]["recall_10"] == pytest.approx(2 / 3)
+    # q2: b (relevant) at rank 2 of 1 relevant: nDCG = (1/log2(3)) / 1
+    assert result.per_query["q2"]["ndcg_cut_10"] == pytest.approx(1 / math.log2(3))
+    assert result.per_query["q2"]["P_3"] == pytest.approx(1 / 3)
+
+
+def test_result_side_ids_must_agree_within_a_query_and_with_the_queries_file(tmp_path):
+    queries = jsonl(tmp_path / "q.jsonl", [{"qid": "q1"}])
+    results = jsonl(tmp_path / "r.jsonl", [item("q1", "a", 1, metadata={"relevantIds": ["a"]}),
+                                           item("q1", "b", 2, metadata={"relevantIds": ["b"]})])
+    failed = invoke(queries, results, "-m", "P.2")
+    assert failed.exit_code == 2
+    assert failed.stderr == (f"evaltool: {results}:2: found '[\"b\"]'; expected the relevant ids of query 'q1' that "
+                             "line 1 gives in its 'metadata.relevantIds' (1 ids): each result of a query carries the "
+                             "same list\n")
+    results = jsonl(tmp_path / "r2.jsonl", [item("q1", "a", 1, metadata={"relevantIds": "a"})])
+    failed = invoke(queries, results, "-m", "P.2")
+    assert failed.exit_code == 2 and failed.stderr == (
+        f"evaltool: {results}:1: found '\"a\"'; expected 'metadata.relevantIds' as a list of document ids (strings "
+        "or integers)\n")
+    queries = jsonl(tmp_path / "q2.jsonl", [{"qid": "q1", "relevant_ids": ["a", "b"]}])
+    results = jsonl(tmp_path / "r3.jsonl", [item("q1", "a", 1, metadata={"relevantIds": ["a"]})])
+    failed = invoke(queries, results, "-m", "P.2")
+    assert failed.exit_code == 2 and failed.stderr == (
+        f"evaltool: {results}:1: the relevant ids of query 'q1' on its results (1 ids) differ from those in "
+        f"{queries}:1 (2 ids); give them once, or the same in both\n")
+    results = jsonl(tmp_path / "r4.jsonl", [item("q1", "a", 1, metadata={"relevantIds": ["b", "a"]})])
+    assert json_out(queries, results, "-m", "P.1")["summary"]["P_1"] == 1.0, "the same ids, in any order"

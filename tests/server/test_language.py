@@ -108,3 +108,19 @@ def test_the_html_report_file_is_spanish_too(history_file, tmp_path):
     text = out.read_text()
     assert '<html lang="es">' in text and "evaltool: reporte del historial" in text and "Tendencias" in text
     assert "3 evaluaciones" in text and "executions" not in text.split("<script")[0]
+
+
+@pytest.mark.parametrize("query, spanish", [
+    ("date_from=2025-02-30", "date_from '2025-02-30': se esperaba una fecha u hora ISO-8601"),
+    ("date_from=2025-03-01&date_to=2025-01-01", "date_from 2025-03-01 es posterior a date_to 2025-01-01"),
+    ("date_to=9999-12-31", "fuera de las fechas que guarda el historial"),
+])
+def test_a_mistyped_filter_is_explained_in_spanish(client, query, spanish):
+    import html
+
+    page = client.get(f"/?{query}&lang=es")
+    assert page.status_code == 400 and html.escape(spanish) in page.text
+    visible = re.sub(r"<[^>]*>", " ", re.sub(r'<(a|span|nav)[^>]*lang="en".*?</\1>', " ", page.text))
+    assert not {w.lower() for w in re.findall(r"[A-Za-z]{3,}", visible)} & english_only_words()
+    english = client.get(f"/api/report?{query}").json()["error"]
+    assert "expected" in english or "swap" in english

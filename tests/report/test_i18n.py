@@ -7,7 +7,7 @@ import string
 import pytest
 
 from evaltool.errors import EvaltoolError
-from evaltool.i18n import CATALOGUE, LANGUAGES, t, t_or
+from evaltool.report.i18n import CATALOGUE, LANGUAGES, t, t_or
 
 
 def _placeholders(text: str) -> set[str]:

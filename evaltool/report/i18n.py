@@ -6,10 +6,10 @@ with ``lang="es"``. Every key has every language of :data:`LANGUAGES` with the s
 ``{placeholders}`` (a test checks it), so a missing translation is a test failure, not
 an English word on a Spanish page.
 
-Spanish follows the seed's vocabulary: an execution is an *evaluación*, the summary row
+Spanish uses the words of a Spanish evaluation report: an execution is an *evaluación*, the summary row
 says "3 evaluaciones", labels are *Bueno / Regular / Mejorable* and the summary's
 *Eficiente / Aceptable / Mejorable* (those live with the thresholds, in
-:mod:`evaltool.results`).
+:mod:`evaltool.evaluation.labels`).
 
 >>> t("report.count", "es", count=3), t("report.count_one", "en", count=1)
 ('3 evaluaciones', '1 execution')
@@ -174,6 +174,18 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "error.nothing_at": {"en": "nothing at {path}", "es": "no hay nada en {path}"},
     "error.internal": {"en": "internal error (the server's log has the details)",
                        "es": "error interno (el registro del servidor tiene los detalles)"},
+    "param.integer": {"en": "{name} {text}: expected a whole number from {low} to {high}",
+                      "es": "{name} {text}: se esperaba un número entero de {low} a {high}"},
+    "param.date": {"en": "{name} {text}: expected an ISO-8601 date or time such as 2025-01-28, 2025-01-28T09:30 "
+                         "or 2025-01-28T09:30:00Z",
+                   "es": "{name} {text}: se esperaba una fecha u hora ISO-8601, como 2025-01-28, 2025-01-28T09:30 "
+                         "o 2025-01-28T09:30:00Z"},
+    "param.date_outside": {"en": "{name} {text}: outside the dates the history holds; expected a date from "
+                                 "1000-01-01 to 9999-12-30",
+                           "es": "{name} {text}: fuera de las fechas que guarda el historial; se esperaba una fecha "
+                                 "de 1000-01-01 a 9999-12-30"},
+    "param.date_order": {"en": "date_from {low} is after date_to {high}: the range is empty; swap them",
+                         "es": "date_from {low} es posterior a date_to {high}: el intervalo está vacío; inviértalas"},
     "login.title": {"en": "Log in", "es": "Iniciar sesión"},
     "login.token": {"en": "Token", "es": "Token"},
     "login.explain": {"en": "Paste the token the server's operator gave you. The browser then keeps a session "

@@ -32,18 +32,19 @@ class JobCancelled(Exception):
     """The job was cancelled while it ran; raised from the progress listener to stop the runner."""
 
 
-class _Progress:
-    """The runner's listener: progress into the job's row; a cancelled job stops at the next query."""
+def _listener_class():
+    from evaltool.bench.session import Listener
+
+    return Listener
+
+
+class _Progress(_listener_class()):
+    """The runner's listener: progress into the job's row; a cancelled job stops at the next query
+    (the runner's other steps are heard and ignored, as the base Listener does)."""
 
     def __init__(self, history, job):
         self.history, self.job = history, job
         self.done = self.failures = 0
-
-    def loaded(self, queries, backend, plan):
-        pass
-
-    def corpus_checked(self, unknown, corpus_size):
-        pass
 
     def started(self, total, pending, resumed):
         self.done = resumed
@@ -56,9 +57,6 @@ class _Progress:
         job_store.progress(self.history, self.job.id, self.done, self.failures)
         if job_store.get_job(self.history, self.job.id).state == job_store.CANCELLING:
             raise JobCancelled
-
-    def completed(self, result):
-        pass
 
 
 class JobWorker:

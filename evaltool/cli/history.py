@@ -98,6 +98,11 @@ def show_command(execution_id, db, per_query, results, fmt, output):
 
     try:
         execution = get_execution(db, execution_id, per_query=per_query, results=results)
+        if results and fmt != "json":
+            from evaltool.history.returned import judged, relevance_level
+
+            level = relevance_level(execution)
+            execution.results = [judged(result, level) for result in execution.results]
         if fmt == "json":
             text = _json(execution.to_dict())
         else:

@@ -91,11 +91,11 @@ def enqueue(history, suite_name: str, *, author: str | None = None, audit=None) 
 
     from evaltool.history import schema
     from evaltool.history.dates import now, stamp
-    from evaltool.history.suites import _read_suite, runnable
+    from evaltool.history.suites import read_suite, runnable
 
     j = schema.jobs
     with history.writing() as conn:
-        suite = _read_suite(conn, suite_name)
+        suite = read_suite(conn, suite_name)
         if not suite.active:
             raise JobConflict(f"suite {suite.name} is disabled; enable it to run it")
         try:

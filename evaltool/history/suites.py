@@ -317,7 +317,8 @@ def list_suites(db=None, names=None, active_only: bool = False) -> list[Suite]:
     return [s for s in suites if s.active] if active_only else suites
 
 
-def _read_suite(conn, name: str, version: int | None = None) -> Suite:
+def read_suite(conn, name: str, version: int | None = None) -> Suite:
+    """A suite with a version's queries, read on an open connection (NotFoundError when there is none)."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
@@ -341,7 +342,7 @@ def get_suite(db, name: str, version: int | None = None) -> Suite:
     from evaltool.history.queries import opened
 
     with opened(db) as history, history.reading() as conn:
-        return _read_suite(conn, name, version)
+        return read_suite(conn, name, version)
 
 
 def suite_versions(db, name: str, lang: str = "en") -> list[dict]:
@@ -383,7 +384,7 @@ def save_queries(db, name: str, queries, *, author: str | None = None, change: d
         twice = next(i for i in ids if ids.count(i) > 1)
         raise SuiteConflict(f"suite {name}: query id {twice!r} is used twice")
     with opened(db) as history, history.writing() as conn:
-        current = _read_suite(conn, name)
+        current = read_suite(conn, name)
         if expected_version is not None and expected_version != current.version:
             raise SuiteConflict(f"suite {name} changed meanwhile (version {current.version}, the change was made on "
                                 f"version {expected_version}); reload it and make the change again")

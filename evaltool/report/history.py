@@ -69,13 +69,11 @@ MISSED_SHOWN = 10  # relevant ids the search missed, listed per query in a termi
 def returned_table(execution) -> Table:
     """What the search returned, a row per document: query, rank, id, score, judgment (relevant with
     its grade / not relevant / unjudged), title; a query's error and the relevant ids it missed in rows
-    of their own."""
-    from evaltool.history.returned import judged, relevance_level
-
-    level = relevance_level(execution)
+    of their own. ``execution.results`` come judged (:func:`evaltool.history.returned.judged`: each
+    with its ``marks`` and ``missed``)."""
     rows = []
-    for result in execution.results:
-        seen = judged(result, level)
+    for seen in execution.results:
+        result = seen
         qid = result["query_id"]
         if result["error"]:
             rows.append([qid, None, "(error)", None, result["error"], None])

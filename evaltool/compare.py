@@ -44,7 +44,7 @@ from evaltool.evaluation.groups import Series, field_order, field_values, group_
 from evaltool.evaluation.labels import check_thresholds, label
 from evaltool.evaluation.warnings import shown, warn
 from evaltool.measures import DEFAULT_SETS
-from evaltool.measures.base import Agg
+from evaltool.measures.base import Agg, Better
 
 if TYPE_CHECKING:
     from evaltool.evaluation.result import EvalResult
@@ -316,19 +316,32 @@ class Comparison:
 
 
 def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials: int = 10000, seed: int = 0,
-                level: float = 0.95) -> Cell:
+                level: float = 0.95, better=None) -> Cell:
     """``other``'s cell against ``base``: per-query values of the same queries in the same order.
 
     The means are over all the queries; the test, the interval and the wins, ties and
     losses are over the pairs where neither value is nan. Fewer than 2 pairs: p is nan.
+    A win is a query where ``other`` does better, as the measure's ``better``
+    (:class:`~evaltool.measures.base.Better`, default higher) says: lower for FirstRelPos
+    and ARP; a count has no wins or losses (None), only ties and changes.
     ``p_adjusted`` is left for :func:`adjust_cells`.
+
+    >>> cell = paired_cell(np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0, 1.0]), better=Better.LOWER)
+    >>> cell.wins, cell.ties, cell.losses
+    (1, 1, 1)
+    >>> cell = paired_cell(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 1.0]), better=Better.LOWER)
+    >>> cell.wins, cell.losses
+    (1, 2)
     """
+    better = better or Better.HIGHER
     paired = ~(np.isnan(base) | np.isnan(other))
     d = other[paired] - base[paired]
     cell = Cell(summarize(Agg.MEAN, other, len(other)))
     cell.delta = cell.mean - summarize(Agg.MEAN, base, len(base))
-    cell.wins, cell.ties, cell.losses = (int(np.count_nonzero(d > 0)), int(np.count_nonzero(d == 0)),
-                                         int(np.count_nonzero(d < 0)))
+    cell.ties = int(np.count_nonzero(d == 0))
+    if better is not Better.NEITHER:
+        gains = d if better is Better.HIGHER else -d
+        cell.wins, cell.losses = int(np.count_nonzero(gains > 0)), int(np.count_nonzero(gains < 0))
     cell.pairs = len(d)
     if len(d) >= 2:
         cell.p_value, cell.ci = paired_test(d, test, trials=trials, seed=seed, level=level)
@@ -451,6 +464,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
                          "a paired comparison needs at least 2")
 
     measure_names = [c.name for c in columns]
+    by_measure = {c.name: c.measure.better for c in columns}
     values: dict[str, dict[str, np.ndarray]] = {}
     cells: dict[str, dict[str, Cell]] = {}
     for name, result in zip(names, results):
@@ -464,7 +478,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     for name in names[1:]:
         for m in measure_names:
             cells[name][m] = paired_cell(values[names[0]][m], values[name][m], test, trials=trials, seed=seed,
-                                         level=1 - alpha)
+                                         level=1 - alpha, better=by_measure[m])
             family.append(cells[name][m])
     adjust_cells(family, correction)
 

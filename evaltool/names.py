@@ -33,7 +33,7 @@ import ast
 import math
 import re
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 from evaltool import measures
 from evaltool.errors import MeasureError
@@ -276,6 +276,20 @@ def prints_as_written(name: str) -> bool:
         return False
 
 
+def direction(spelling: str):
+    """Which way the measure behind any spelling improves (:class:`~evaltool.measures.base.Better`);
+    None when no measure has that name.
+
+    >>> [direction(s).value for s in ["ndcg_cut_10", "mrr", "FirstRelPos", "ARP", "num_ret", "NumRelRet"]]
+    ['higher', 'higher', 'lower', 'lower', 'neither', 'neither']
+    >>> direction("nonsense") is None
+    True
+    """
+    found = find_measure(spelling)
+    return found.better if found is not None else None
+
+
+@lru_cache(maxsize=4096)
 def measure_identity(spelling: str) -> str | None:
     """The one name of the measure (and parameters) behind any spelling of a single output; None if unknown.
 

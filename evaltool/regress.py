@@ -18,12 +18,19 @@ import math
 from dataclasses import dataclass, field
 
 from evaltool.errors import EvaltoolError, InputError, ParseError, quote
+from evaltool.io import jsontext
 from evaltool.measures import MEASURES
 from evaltool.measures.base import Agg
 
 SUMMARY = "all"
 # evaluate() keywords a JSON reference's meta.options may carry
 OPTION_KEYS = ("relevance_level", "complete", "max_ret", "judged_only", "num_docs_in_coll", "zscores", "on_duplicate")
+# what each of them must be, as -o json writes it
+OPTION_TYPES = {"relevance_level": (int, "a whole number"), "complete": (bool, "true or false"),
+                "max_ret": (int, "a whole number or null"), "judged_only": (bool, "true or false"),
+                "num_docs_in_coll": (int, "a whole number"), "zscores": (str, "a file name or null"),
+                "on_duplicate": (str, "error, first or max")}
+NULLABLE_OPTIONS = ("max_ret", "zscores")
 TEXT_MEASURES = {name for name, m in MEASURES.items() if m.agg in (Agg.RUNID, Agg.NONE)}
 
 
@@ -111,10 +118,16 @@ def _from_json(path: str, data) -> Reference:
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise ParseError(path, None, f"{qid} {name}: {json.dumps(value)[:60]}", "a number")
             if isinstance(value, str) and name not in TEXT_MEASURES:
-                raise ParseError(path, None, f"{qid} {name}: {value!r}", "a number")
+                raise ParseError(path, None, f"{qid} {name}: {quote(value)}", "a number")
             values[(name, qid)] = value
-    options = (data.get("meta") or {}).get("options") or {}
+    meta = data.get("meta") or {}
+    options = meta.get("options") or {} if isinstance(meta, dict) else {}
     options = {k: v for k, v in options.items() if k in OPTION_KEYS} if isinstance(options, dict) else {}
+    for key, value in options.items():
+        kinds, expected = OPTION_TYPES[key]
+        if not (value is None and key in NULLABLE_OPTIONS) and (
+                isinstance(value, bool) != (kinds is bool) or not isinstance(value, kinds)):
+            raise ParseError(path, None, f"meta.options.{key}: {json.dumps(value)[:60]}", expected)
     return Reference(path, values, dict.fromkeys(values), options)
 
 
@@ -155,7 +168,7 @@ def read_reference(path) -> Reference:
     name, text = read_text(path)
     if text.lstrip().startswith("{"):
         try:
-            parsed = json.loads(text)
+            parsed = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(name, exc.lineno, text.splitlines()[exc.lineno - 1][:80] if text.splitlines() else "",
                              f"valid JSON ({exc.msg})") from None
@@ -197,13 +210,23 @@ def _holds(reference, current, tolerance: float) -> bool:
     return abs(current - reference) <= tolerance * (1 + 1e-9)
 
 
+def _improved(name: str, current: float, expected: float) -> bool:
+    """Whether ``current`` is better than ``expected`` for the measure output ``name``."""
+    from evaltool.names import direction
+
+    better = direction(name)
+    gain = better.gain(current, expected) if better is not None else None
+    return gain is not None and gain > 0
+
+
 def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_query: bool = False,
           allow_improvement: bool = False, **options) -> CheckResult:
     """Evaluate ``run`` as the reference asks and list every value that moved past ``tolerance``.
 
     Summary values (query ``all``) are always checked, per-query values with ``per_query``.
-    ``allow_improvement`` accepts values above the reference (higher is better for every
-    trec_eval effectiveness measure); they are still listed, as ``improved``.
+    ``allow_improvement`` accepts values better than the reference, as each measure declares
+    (higher for most, lower for ranks such as FirstRelPos and ARP; a count such as
+    ``num_ret`` never improves, it only drifts); they are still listed, as ``improved``.
     """
     from evaltool.evaluation import evaluate
 
@@ -224,6 +247,6 @@ def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_quer
         if _holds(expected, current, tolerance):
             continue
         improved = (allow_improvement and not isinstance(current, str) and not isinstance(expected, str)
-                    and current > expected)
+                    and _improved(name, current, expected))
         drifts.append(Drift(name, qid, expected, current, "improved" if improved else "drift"))
     return CheckResult(reference.path, tolerance, allow_improvement, len(wanted), drifts)

@@ -123,3 +123,20 @@ def test_holm_by_hand_and_nan_left_out():
     assert adjusted[[0, 2, 3]] == pytest.approx([0.03, 0.06, 0.06])
     assert math.isnan(adjusted[1])
     assert adjust([0.2, 0.3], "none").tolist() == [0.2, 0.3]
+
+
+def test_wins_follow_the_measures_direction():
+    """ARP (the grade-weighted mean rank of the relevant retrieved) is better lower: q1's relevant document
+    moving from rank 2 to 1 is a win, q2's from 1 to 3 and q3's from 1 to 2 losses (by hand: ARP 2, 1, 1
+    -> 1, 3, 2); P@1 on the same rankings agrees (0, 1, 1 -> 1, 0, 0)."""
+    from evaltool import compare_runs
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    base = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"b": 3.0, "y": 2.0, "z": 1.0}, "q3": {"c": 1.0}}
+    new = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"y": 3.0, "z": 2.0, "b": 1.0}, "q3": {"w": 2.0, "c": 1.0}}
+    cmp = compare_runs(qrels, {"base": base, "new": new}, measures=["ARP", "P.1", "num_ret"])
+    cell = cmp.cells["new"]["ARP"]
+    assert (cell.delta, cell.wins, cell.ties, cell.losses) == (pytest.approx(2 / 3), 1, 0, 2)
+    p1 = cmp.cells["new"]["P_1"]
+    assert (p1.wins, p1.ties, p1.losses) == (1, 0, 2)
+    assert "num_ret" not in cmp.measures  # a count has no per-query mean to compare

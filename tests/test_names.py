@@ -279,3 +279,23 @@ def test_check_and_stream_take_named_spellings(tmp_path):
     checked = CliRunner().invoke(main, ["check", str(ref), str(qrels), str(run), "--per-query"])
     assert checked.exit_code == 0, checked.output
     assert "hold" in checked.output
+
+
+def test_every_measure_declares_which_way_it_improves():
+    """Declared once, on the measure: counts and text are neither, ranks lower, the rest higher; every
+    spelling of a measure reads the same direction (names.direction)."""
+    from evaltool.measures.base import Agg, Better
+    from evaltool.names import direction
+
+    for m in [*MEASURES.values(), *NAMED_MEASURES.values()]:
+        assert isinstance(m.better, Better), m.name
+        if m.agg in (Agg.SUM, Agg.COUNT, Agg.RUNID, Agg.NONE):
+            assert m.better is Better.NEITHER, m.name
+    lower = sorted(m.name for m in [*MEASURES.values(), *NAMED_MEASURES.values()] if m.better is Better.LOWER)
+    assert lower == ["ARP", "FirstRelPos"]
+    for spellings, better in [(("num_ret", "NumRet", "num_rel_ret", "NumRelRet", "num_q"), Better.NEITHER),
+                              (("FirstRelPos", "FirstRelPos(rel=2)", "ARP"), Better.LOWER),
+                              (("ndcg_cut.10", "ndcg_cut_10", "nDCG@10", "ndcg@10", "mrr", "P_5", "map"),
+                               Better.HIGHER)]:
+        assert {s: direction(s) for s in spellings} == dict.fromkeys(spellings, better)
+    assert direction("no_such_measure") is None

@@ -33,7 +33,7 @@ import numbers
 import re
 from dataclasses import dataclass, field, replace
 
-from evaltool.errors import EvaltoolError
+from evaltool.errors import EvaltoolError, quote
 
 EXPECTED_FIELDS = ("expected_modules", "relevant_ids", "qrels")
 ID_FIELDS = ("id", "qid", "query_id")
@@ -78,6 +78,23 @@ class BenchQuery:
         return out
 
 
+ID_SHOWN = 80   # characters of an id a problem quotes (a file's 100 KB id must not make a 100 KB message)
+
+
+def _file_id_problem(value, what: str) -> str | None:
+    """Why ``value`` cannot be a query or expected id of a queries file, or None: :func:`id_problem`'s
+    reasons, and half a surrogate pair (a JSON escape '\\ud800' alone), which the TREC files
+    written from the queries cannot hold (a backend's ids get their own message)."""
+    problem = id_problem(value, what)
+    if problem is None and isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return (f"{what} {quote(value, ID_SHOWN)} must be text with whole characters (a \\ud800-\\udfff "
+                    "escape is half of a surrogate pair; the TREC files written from it take UTF-8 only)")
+    return problem
+
+
 def _kind(value) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
             type(None): "null"}.get(type(value), "a number")
@@ -88,7 +105,7 @@ def id_problem(value, what: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
         return f"{what} must be a string or an integer, not {_kind(value)} ({json.dumps(value)[:40]})"
     if isinstance(value, str) and (not value or _WHITESPACE.search(value)):
-        return f"{what} {value!r} must be non-empty without whitespace (TREC files separate fields by it)"
+        return f"{what} {quote(value, ID_SHOWN)} must be non-empty without whitespace (TREC files separate fields by it)"
     return None
 
 
@@ -107,9 +124,10 @@ def _expected(obj: dict) -> tuple[str | None, list[str], dict[str, int]]:
         if not isinstance(value, dict):
             return name, [f"'qrels' must be an object {{id: grade}}, not {_kind(value)}"], {}
         for doc, grade in value.items():
-            problem = id_problem(doc, "'qrels' id")
+            problem = _file_id_problem(doc, "'qrels' id")
             if problem is None and (isinstance(grade, bool) or not isinstance(grade, int)):
-                problem = f"'qrels' grade of {doc!r} must be an integer, not {_kind(grade)} ({json.dumps(grade)})"
+                problem = (f"'qrels' grade of {quote(str(doc), ID_SHOWN)} must be an integer, not {_kind(grade)} "
+                           f"({json.dumps(grade)[:40]})")
             if problem:
                 problems.append(problem)
             else:
@@ -122,11 +140,11 @@ def _expected(obj: dict) -> tuple[str | None, list[str], dict[str, int]]:
     if not value:
         return name, [f"{name!r} is empty: a query needs at least one expected id"], {}
     for item in value:
-        problem = id_problem(item, f"{name!r} item")
+        problem = _file_id_problem(item, f"{name!r} item")
         if problem:
             problems.append(problem)
         elif str(item) in judgments:
-            problems.append(f"{name!r} lists {item!r} twice")
+            problems.append(f"{name!r} lists {quote(str(item), ID_SHOWN)} twice")
         else:
             judgments[str(item)] = 1
     return name, problems, judgments
@@ -144,7 +162,7 @@ def _check(obj) -> tuple[list[str], BenchQuery | None]:
     if id_field is None:
         problems.append("missing field 'id'")
     else:
-        problem = id_problem(obj[id_field], f"{id_field!r}")
+        problem = _file_id_problem(obj[id_field], f"{id_field!r}")
         if problem:
             problems.append(problem)
     for name in (*REQUIRED_TEXT, *OPTIONAL_TEXT):
@@ -187,7 +205,7 @@ def check_entries(path: str, entries: list[tuple[int, object]]) -> list[BenchQue
         id_field = _id_field(obj) if isinstance(obj, dict) else None
         label = f"query {position + 1}" + (f" (id {json.dumps(obj[id_field])[:40]})" if id_field else "")
         found, query = _check(obj)
-        if id_field and id_problem(obj[id_field], "") is None:
+        if id_field and _file_id_problem(obj[id_field], "") is None:
             qid = str(obj[id_field])
             if qid in first_line:
                 found.append(f"duplicate id: query {first_line[qid]} has the same id")

@@ -20,8 +20,8 @@ REFERENCE is the JSON of 'evaltool ... -o json' (or --save-reference), whose opt
 (-c, -l, ...) are used unless given here, or lines 'measure qid value' (qid 'all' for
 the summary; '#' comments and a header line allowed), such as numbers typed in from a
 paper. Summary values are always checked, per-query ones with --per-query. A value
-holds when it is within --tolerance of the reference; with --allow-improvement a higher
-value holds too. Drifts are printed as a table. Exit 2 on bad input.
+holds when it is within --tolerance of the reference; with --allow-improvement a better
+value holds too (higher; lower for ranks such as FirstRelPos and ARP; a count never improves). Drifts are printed as a table. Exit 2 on bad input.
 """
 
 
@@ -33,7 +33,7 @@ value holds too. Drifts are printed as a table. Exit 2 on bad input.
 @click.option("--per-query", is_flag=True, help="Also check the reference's per-query values.")
 @click.option("--tolerance", type=click.FloatRange(min=0), default=1e-4, show_default=True,
               help="Largest absolute difference that still holds.")
-@click.option("--allow-improvement", is_flag=True, help="A value above the reference holds (it is listed).")
+@click.option("--allow-improvement", is_flag=True, help="A value better than the reference holds (it is listed).")
 @output_options(REPORT_FORMATS, "table")
 def check_command(reference, qrels, run, per_query, tolerance, allow_improvement, fmt, output, **options):
     from click.core import ParameterSource

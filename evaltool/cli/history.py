@@ -270,3 +270,30 @@ def prune_command(db, keep, name):
     warn(f"deleted {len(deleted)} execution{'' if len(deleted) == 1 else 's'}"
          + (f" ({', '.join(map(str, deleted[:10]))}{', ...' if len(deleted) > 10 else ''})" if deleted else ""))
 
+
+
+@history_group.command("upgrade")
+@db_option
+def upgrade_command(db):
+    """Bring a history written by an older evaltool forward to this version's schema.
+
+    Readers, writers and 'evaltool serve' refuse an older history until it is upgraded, so a
+    database several people share changes only when its owner says so. Back it up first:
+    older evaltool versions cannot read an upgraded history.
+
+    \b
+      cp evaltool-history.sqlite evaltool-history.sqlite.bak && evaltool history upgrade
+      evaltool history upgrade --db postgresql://evaltool@db.example/history
+    """
+    from evaltool.history import upgrade
+    from evaltool.history.store import where
+
+    try:
+        found, now = upgrade(db)
+        shown = where(db)
+    except EvaltoolError as exc:
+        fail(exc)
+    if found == now:
+        warn(f"{shown}: already at schema version {now}; nothing to do")
+    else:
+        warn(f"{shown}: upgraded from schema version {found} to {now}")

@@ -78,10 +78,10 @@ def recording(record, db, note, tags, at, record_name=None) -> Recording | None:
                                 "add --record to store the result")
         return None
     from evaltool.history import parse_tags
-    from evaltool.history.dates import parse_when
+    from evaltool.history.dates import recording_date
     from evaltool.history.store import check_writable
 
     parsed_tags = parse_tags(tags)
-    when = parse_when(at, "--at") if at is not None else None
+    when = recording_date(at, "--at") if at is not None else None
     check_writable(db)
     return Recording(db, note, parsed_tags, when)

@@ -126,10 +126,12 @@ class EvalResult:
         return {qid: {c.name: self._value(c, i) for c in shown} for i, qid in enumerate(self.qids)}
 
     def measure_facts(self) -> dict[str, dict]:
-        """``{output name: {"aggregate": how the summary combines the queries}}``, for each output
-        (see :attr:`Column.aggregation`): what a reader of the JSON needs to judge a value
-        without the measure registry (a count such as ``num_ret`` is summed, not averaged)."""
-        return {c.name: {"aggregate": c.aggregation} for c in self.columns}
+        """``{output name: {"aggregate": how the summary combines the queries, "better": which way
+        it improves}}``, for each output (see :attr:`Column.aggregation` and
+        :class:`~evaltool.measures.base.Better`): what a reader of the JSON needs to judge a value
+        without the measure registry (a count such as ``num_ret`` is summed, not averaged, and is
+        neither better higher nor lower; ``FirstRelPos`` is better lower)."""
+        return {c.name: {"aggregate": c.aggregation, "better": c.measure.better.value} for c in self.columns}
 
     def to_dict(self, per_query: bool | None = None) -> dict:
         """The one JSON contract of a result, as Python objects (nan stays a float here).
@@ -142,7 +144,7 @@ class EvalResult:
 
         >>> from evaltool import evaluate
         >>> evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["num_ret", "map"]).to_dict()["meta"]["measures"]
-        {'num_ret': {'aggregate': 'sum'}, 'map': {'aggregate': 'mean'}}
+        {'num_ret': {'aggregate': 'sum', 'better': 'neither'}, 'map': {'aggregate': 'mean', 'better': 'higher'}}
         """
         if per_query is None:
             per_query = self.per_query_requested

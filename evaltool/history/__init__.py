@@ -20,6 +20,9 @@ Writing:
 * ``prune(db, keep, name=None) -> list[int]``: keep the ``keep`` newest executions of each
   name; returns the ids deleted.
 
+Upgrading: ``upgrade(db) -> (version found, version now)`` brings a history of an older
+schema forward (readers and writers refuse one until then).
+
 Reading (every result has ``to_dict()`` or is a dict, JSON-ready):
 
 * ``list_executions(db, date_from, date_to, name, tags, limit, offset, newest_first)
@@ -70,7 +73,7 @@ import importlib
 
 # the public names and their modules, imported on first use (no SQLAlchemy until a history is touched)
 _EXPORTS = {
-    "History": "store", "open_history": "store", "default_db": "store",
+    "History": "store", "open_history": "store", "default_db": "store", "upgrade": "store",
     "record": "recording", "parse_tags": "recording",
     "Execution": "queries", "list_executions": "queries", "get_execution": "queries", "get_executions": "queries",
     "report": "comparative", "diff": "differences", "check": "alerts", "Verdict": "alerts",

@@ -1,12 +1,16 @@
-"""An alert for CI and cron: did the latest execution drop below what came before?
+"""An alert for CI and cron: did the latest execution get worse than what came before?
 
 The latest execution (of ``name``, else the newest of all, whose name then applies) is
 compared, measure by measure, with a reference: ``previous`` (the execution of that
-name just before it), ``best`` (per measure the highest value among the executions of
-that name before it) or an execution id. A measure dropped when its value is below the
-reference by more than ``tolerance``. Measures whose summary is a sum (``num_ret``,
-``num_rel_ret``...) are counts, not quality, and are left out unless asked for with
-``measures``; so are values that are not numbers.
+name just before it), ``best`` (per measure the best value among the executions of
+that name before it) or an execution id. A measure is paired with the reference's
+under any spelling (``ndcg_cut.10`` then ``nDCG@10`` is one series:
+:mod:`evaltool.history.series`). It dropped when it is worse than the reference by
+more than ``tolerance``, worse being lower for most measures and higher for ranks such
+as FirstRelPos and ARP (as each measure declares). Counts (``num_ret``,
+``num_rel_ret``...) are not quality and are left out, as are values that are not
+numbers; a count named with ``measures`` is held to its reference both ways (any
+change beyond ``tolerance`` fails).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ class Verdict:
     latest: dict
     against: str
     tolerance: float
-    rows: list[dict] = field(default_factory=list)  # measure, latest, reference, reference_id, delta, dropped
+    rows: list[dict] = field(default_factory=list)  # measure, latest, reference, reference_id, delta, better, dropped
     note: str | None = None
 
     @property
@@ -41,15 +45,21 @@ class Verdict:
                 "measures": self.rows, "note": self.note}
 
 
-def _quality_measures(execution) -> list[str]:
-    return [m for m, v in execution.summary.items() if v is not None and execution.aggregates.get(m) != "sum"]
+def _judged(execution) -> list[str]:
+    """The measures of ``execution`` a change in is a gain or a loss (not counts), with a value."""
+    from evaltool.history.series import better
+    from evaltool.measures.base import Better
+
+    return [m for m, v in execution.summary.items()
+            if v is not None and better(m, execution.aggregates.get(m)) is not Better.NEITHER]
 
 
 def check(db=None, name: str | None = None, against: str = "previous", tolerance: float = 1e-4,
           measures=None) -> Verdict:
     """Compare the latest execution with ``against`` (``previous``, ``best`` or an id); see the module."""
-    from evaltool.history.comparative import resolve_measures
     from evaltool.history.queries import get_execution, list_executions
+    from evaltool.history.series import better, identity, resolve_measures, series, value
+    from evaltool.measures.base import Better
 
     if tolerance < 0:
         raise HistoryError(f"--tolerance {tolerance}: expected 0 or more")
@@ -75,17 +85,28 @@ def check(db=None, name: str | None = None, against: str = "previous", tolerance
         candidates = [get_execution(db, against, per_query=False)]
         if candidates[0].id == latest.id:
             raise HistoryError(f"--against {against}: that is the latest execution itself")
-    available = [m for m in _quality_measures(latest) if any(m in c.summary for c in candidates)]
-    shown = resolve_measures(measures, list(latest.summary)) if measures else available
+    groups = {identity(m): [m] for m in latest.summary}  # the latest's spellings, each with the others'
+    for shown, spellings in series([*reversed(candidates), latest]).items():
+        key = identity(shown)
+        if key in groups:
+            groups[key] += [s for s in spellings if s not in groups[key]]
+    by_name = {spellings[0]: spellings for spellings in groups.values()}
+    shown = resolve_measures(measures, by_name) if measures else _judged(latest)
     verdict = Verdict(summary, against, tolerance)
     for m in shown:
-        known = [(c.summary[m], c.id) for c in candidates if c.summary.get(m) is not None]
-        value = latest.summary.get(m)
-        if not known or value is None:
+        direction = better(m, latest.aggregates.get(m))
+        known = [(v, c.id) for c in candidates if (v := value(c, by_name[m])) is not None]
+        current = latest.summary.get(m)
+        if not known or current is None:
             continue
-        reference, reference_id = max(known, key=lambda pair: pair[0]) if against == "best" else known[0]
-        verdict.rows.append({"measure": m, "latest": value, "reference": reference, "reference_id": reference_id,
-                             "delta": value - reference, "dropped": value < reference - tolerance})
+        if against == "best" and direction is not Better.NEITHER:
+            reference, reference_id = max(known, key=lambda pair: direction.gain(pair[0], 0.0))
+        else:
+            reference, reference_id = known[0]
+        gain = direction.gain(current, reference)
+        dropped = abs(current - reference) > tolerance if gain is None else gain < -tolerance
+        verdict.rows.append({"measure": m, "latest": current, "reference": reference, "reference_id": reference_id,
+                             "delta": current - reference, "better": direction.value, "dropped": dropped})
     if not verdict.rows:
         verdict.note = f"execution {latest.id} shares no measure with what it is checked against"
     return verdict

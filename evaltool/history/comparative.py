@@ -20,37 +20,6 @@ Regular / Mejorable and Eficiente / Aceptable / Mejorable).
 
 from __future__ import annotations
 
-from evaltool.errors import HistoryError
-
-
-def resolve_measures(requested, available: list[str]) -> list[str]:
-    """Output names for ``-m`` values: a recorded name as it is, else its evaltool spelling
-    (``ndcg_cut.10`` is ``ndcg_cut_10``, ``mrr`` is ``recip_rank``'s alias ``mrr``)."""
-    from evaltool.errors import EvaltoolError
-    from evaltool.names import parse_measures
-
-    names: list[str] = []
-    for spec in requested:
-        if spec in available:
-            found = [spec]
-        else:
-            try:
-                found = [n for request in parse_measures([spec], suggestions=False) for n in request.names]
-            except EvaltoolError:
-                found = []
-            if not found or not any(n in available for n in found):
-                shown = ", ".join(available) if available else "none"
-                raise HistoryError(f"-m {spec}: no execution here has it (recorded measures: {shown})")
-        names.extend(n for n in found if n not in names)
-    return names
-
-
-def _recorded_measures(executions) -> list[str]:
-    seen: list[str] = []
-    for execution in executions:
-        seen.extend(m for m in execution.summary if m not in seen)
-    return seen
-
 
 def _mean(values: list) -> float | None:
     present = [v for v in values if v is not None]
@@ -64,34 +33,31 @@ def report(db=None, date_from=None, date_to=None, name: str | None = None, tags=
         {"rows": [{"id", "name", "recorded_at", "values": {measure: value}, "label"}],
          "summary": {"count", "values": {measure: mean}, "label"}, "from", "to"}
 
-    ``measures`` (``-m``): the columns; default every measure of the executions in the
+    ``measures`` (``-m``, any spelling): the columns; default every measure of the executions in the
     range (of the whole history filtered by ``name`` and ``tags`` when the range is
     empty, so that an empty range still names its columns, with null means). Labels
-    are null unless ``labels``; ``from`` and ``to`` are the bounds as stored (UTC).
+    are null unless ``labels``; ``from`` and ``to`` are the bounds as stored (UTC). A measure
+    recorded under several spellings is one column (:mod:`evaltool.history.series`).
     """
     from evaltool.history.dates import range_bounds
     from evaltool.history.queries import list_executions
     from evaltool.evaluation.labels import label, label_word
+    from evaltool.history.series import resolve_measures, series, value
 
     label_word(None, lang)  # an unknown language fails before anything is read
     low, high = range_bounds(date_from, date_to)
     executions = list_executions(db, date_from, date_to, name, tags)
-    available = _recorded_measures(executions)
-    if not executions:
-        available = _recorded_measures(list_executions(db, name=name, tags=tags))
-    shown = resolve_measures(measures, available) if measures else available
+    groups = series(executions or list_executions(db, name=name, tags=tags))
+    shown = resolve_measures(measures, groups) if measures else list(groups)
     rows = []
     for execution in executions:
         key = label(execution.summary, execution.thresholds) if labels else None
         rows.append({"id": execution.id, "name": execution.name, "recorded_at": execution.recorded_at,
-                     "values": {m: execution.summary.get(m) for m in shown}, "label": label_word(key, lang)})
+                     "values": {m: value(execution, groups[m]) for m in shown}, "label": label_word(key, lang)})
+    means = {m: _mean([value(e, spellings) for e in executions]) for m, spellings in groups.items()}
     summary_label = None
-    if labels and executions:
-        thresholds = executions[-1].thresholds
-        means = {m: _mean([e.summary.get(m) for e in executions]) for m in thresholds}
-        summary_label = label_word(label({m: v for m, v in means.items() if v is not None}, thresholds), lang,
-                                   summary=True)
-    summary = {"count": len(executions),
-               "values": {m: _mean([e.summary.get(m) for e in executions]) for m in shown},
-               "label": summary_label}
+    if labels and executions:  # thresholds name measures in any spelling; label() pairs them by identity
+        summary_label = label_word(label({m: v for m, v in means.items() if v is not None},
+                                         executions[-1].thresholds), lang, summary=True)
+    summary = {"count": len(executions), "values": {m: means[m] for m in shown}, "label": summary_label}
     return {"rows": rows, "summary": summary, "from": low, "to": high}

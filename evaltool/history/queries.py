@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
-from evaltool.errors import HistoryError, NotFoundError
+from evaltool.errors import HistoryError, NotFoundError, quote
+from evaltool.history.store import DamagedHistory
 
 
 @dataclass
@@ -61,16 +62,79 @@ def opened(db, create: bool = False):
 
 
 def _execution(row, summaries, tag_rows) -> Execution:
+    where = f"execution {row.id}"
     return Execution(
-        id=row.id, name=row.name, recorded_at=row.recorded_at, kind=row.kind, note=row.note,
-        tags={t.key: t.value for t in tag_rows},
-        summary={s.measure: s.value for s in summaries},
-        query_count=row.query_count, evaltool_version=row.evaltool_version,
-        options=json.loads(row.options), thresholds=json.loads(row.thresholds), sources=json.loads(row.sources),
-        fingerprints={"qrels": row.qrels_sha256, "run": row.run_sha256, "queries": row.queries_sha256},
-        git_commit=row.git_commit, aggregates={s.measure: s.aggregate for s in summaries},
-        suite_version=row.suite_version,
+        id=_whole(row.id, "an execution id"), name=text_value(row.name, f"{where}: name"),
+        recorded_at=text_value(row.recorded_at, f"{where}: recorded_at"), kind=text_value(row.kind, f"{where}: kind"),
+        note=text_value(row.note, f"{where}: note", optional=True),
+        tags={text_value(t.key, f"{where}: a tag key"): text_value(t.value, f"{where}: tag {named(t.key)}") for t in tag_rows},
+        summary={text_value(s.measure, f"{where}: a measure"): _number(s.value, f"{where}: {named(s.measure)}")
+                 for s in summaries},
+        query_count=_whole(row.query_count, f"{where}: query_count", optional=True),
+        evaltool_version=text_value(row.evaltool_version, f"{where}: evaltool_version"),
+        options=json_object(row.options, f"{where}: options"),
+        thresholds={k: _number(v, f"{where}: threshold {named(k)}")
+                    for k, v in json_object(row.thresholds, f"{where}: thresholds").items()},
+        sources=json_object(row.sources, f"{where}: sources"),
+        fingerprints={kind: text_value(value, f"{where}: {kind}_sha256", optional=True)
+                      for kind, value in (("qrels", row.qrels_sha256), ("run", row.run_sha256),
+                                          ("queries", row.queries_sha256))},
+        git_commit=text_value(row.git_commit, f"{where}: git_commit", optional=True),
+        aggregates={s.measure: text_value(s.aggregate, f"{where}: aggregate of {named(s.measure)}", optional=True)
+                    for s in summaries},
+        suite_version=_whole(row.suite_version, f"{where}: suite_version", optional=True),
     )
+
+
+# A history holds what evaltool wrote; a value of another type (a hand edit, a disk fault) is
+# refused where it is read, naming the execution and the column, rather than failing later.
+
+
+def named(name) -> str:
+    """A measure, tag or query id as a message names it: quoted, 40 characters at most."""
+    return quote(str(name), 40)
+
+
+def damaged(value, what: str, expected: str) -> DamagedHistory:
+    shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return DamagedHistory(f"{what} holds {quote(shown, 80)} ({type(value).__name__}); expected {expected}")
+
+
+def text_value(value, what: str, optional: bool = False):
+    if isinstance(value, str) or (optional and value is None):
+        return value
+    raise damaged(value, what, "text")
+
+
+def _whole(value, what: str, optional: bool = False):
+    if (isinstance(value, int) and not isinstance(value, bool)) or (optional and value is None):
+        return value
+    raise damaged(value, what, "a whole number")
+
+
+def _number(value, what: str):
+    """A stored measure value: a float, or None for trec_eval's nan."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    raise damaged(value, what, "a number")
+
+
+def json_value(text, what: str, expected: str):
+    """A JSON value stored as text, of the type ``expected`` names (checked by the caller)."""
+    if isinstance(text, str):
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):   # RecursionError: nested deeper than the parser goes
+            pass
+    raise damaged(text, what, expected)
+
+
+def json_object(text, what: str) -> dict:
+    """A JSON object stored as text (options, thresholds, sources)."""
+    value = json_value(text, what, "a JSON object")
+    if isinstance(value, dict):
+        return value
+    raise damaged(text, what, "a JSON object")
 
 
 def _filtered(date_from=None, date_to=None, name=None, tags=None):
@@ -166,8 +230,11 @@ def _with_per_query(conn, execution: Execution) -> Execution:
 
     q = schema.query_values
     per_query: dict[str, dict] = {}
+    where = f"execution {execution.id}"
     for r in conn.execute(sa.select(q).where(q.c.execution_id == execution.id).order_by(q.c.query_id)):
-        per_query.setdefault(r.query_id, {})[r.measure] = r.value
+        qid = text_value(r.query_id, f"{where}: a query id")
+        per_query.setdefault(qid, {})[text_value(r.measure, f"{where}: a measure of query {named(qid)}")] = _number(
+            r.value, f"{where}: {named(r.measure)} of query {named(qid)}")
     order = list(execution.summary)
     execution.per_query = {qid: dict(sorted(values.items(), key=lambda kv: _position(order, kv[0])))
                            for qid, values in per_query.items()}
@@ -211,17 +278,16 @@ def get_execution(db, execution_id, per_query: bool = True, results: bool = Fals
         return _with_results(conn, execution) if results else execution
 
 
-def state(db) -> tuple[int, int | None]:
-    """(number of executions, highest id): it changes whenever an execution is recorded or pruned
-    (executions are never changed in place), so a reader may keep what it computed until it does."""
+def state(db) -> int:
+    """The number of write transactions ever committed to the history (``evaltool_schema.changes``):
+    it grows with every record, prune or suite change and never comes back to a value it had, so a
+    reader may keep what it computed until it moves."""
     import sqlalchemy as sa
 
     from evaltool.history import schema
 
-    e = schema.executions
     with opened(db) as history, history.reading() as conn:
-        count, highest = conn.execute(sa.select(sa.func.count(), sa.func.max(e.c.id))).one()
-    return int(count), highest
+        return int(conn.execute(sa.select(schema.schema_table.c.changes)).scalar_one())
 
 
 def get_executions(db, ids, results: bool = False) -> list[Execution]:

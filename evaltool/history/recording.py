@@ -112,7 +112,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
 
     ``result`` is an :class:`~evaltool.evaluation.result.EvalResult` (or its ``to_dict()`` JSON).
     ``name`` defaults to the run's file name (as ``compare`` names runs), else its run tag; ``at`` (ISO-8601 text, a
-    date or a datetime; default now) backfills an old result. ``thresholds`` are the
+    date or a datetime from 1970 to a day from now; default now) backfills an old result. ``thresholds`` are the
     label thresholds in force (default: the result's ``thresholds``, else
     :data:`evaltool.evaluation.labels.DEFAULT_THRESHOLDS`);
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
@@ -139,7 +139,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     """
     from evaltool import __version__
     from evaltool.history import schema
-    from evaltool.history.dates import now, parse_when, stamp
+    from evaltool.history.dates import now, recording_date, stamp
     from evaltool.history.store import open_history
     from evaltool.evaluation.labels import DEFAULT_THRESHOLDS
 
@@ -149,7 +149,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
         result = result.to_dict(per_query=True)  # the one contract, as -o json and POST /api/executions send it
     summary, per_query, meta, aggregates = _parts(result)
     labelled = result.get("thresholds") if isinstance(result, Mapping) else getattr(result, "thresholds", None)
-    recorded_at = stamp(parse_when(at, "--at") if at is not None else now())
+    recorded_at = stamp(recording_date(at, "--at") if at is not None else now())
     if sources is None:
         sources = {side: meta[side] for side in ("qrels", "run") if isinstance(meta.get(side), str)}
     sources = {key: str(value) for key, value in sources.items() if value is not None}

@@ -1,17 +1,24 @@
 """The tables of the history, its schema version and the forward migrations.
 
-A history holds one ``evaltool_schema`` row with the version of its layout. A fresh
-history is created at :data:`CURRENT_VERSION`; an older one is brought forward by the
-steps of :data:`MIGRATIONS` in one transaction; a newer one is refused, since this
-evaltool cannot know what it would lose. Every change to the tables below is a new
-version with a migration step, and the first version's file stays in the tests
+A history holds one ``evaltool_schema`` row: the version of its layout and a counter of
+the write transactions committed to it. A fresh history is created at
+:data:`CURRENT_VERSION`; an older one is brought forward only when asked (``evaltool
+history upgrade``), by the steps of :data:`MIGRATIONS` in one transaction, so that a
+reader never changes a shared database behind its owner's back; a newer one is refused,
+since this evaltool cannot know what it would lose. Every change to the tables below is
+a new version with a migration step, after which the database has exactly the tables,
+columns and indexes a fresh one has; the first version's file stays in the tests
 (``tests/history/fixtures``) so the chain is exercised from the start.
 
 Version 1: executions, their summary values, per-query values and tags.
 Version 2: controlled tests (``suites``): a queries file and a backend, run by ``suite run``.
 Version 3: the audit trail (``audit``): who wrote what and when, one row per write made
 through the server (:mod:`evaltool.history.audit`).
-Version 4: a suite's queries and ground truth live in the history, versioned (``suite_versions``,
+Version 4: execution ids are never reused (SQLite ``AUTOINCREMENT``; PostgreSQL's sequence
+never went back), ``evaltool_schema.changes`` counts the writes, so that a reader
+(the dashboard's cache) knows when anything changed, and dates before the year 1000 get
+the leading zeros of their year.
+Version 5: a suite's queries and ground truth live in the history, versioned (``suite_versions``,
 ``suite_queries``; ``executions.suite_version`` names the version an execution ran); what the search
 returned per query (``query_outcomes``, ``returned``); the server's queue of suite runs (``jobs``).
 The upgrade reads each suite's queries file in; a file that cannot be read leaves the suite empty
@@ -25,13 +32,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 4
+CURRENT_VERSION = 5
 
 metadata = sa.MetaData()
 
 schema_table = sa.Table(
     "evaltool_schema", metadata,
     sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("changes", sa.Integer, nullable=False, server_default="0"),  # write transactions committed
 )
 
 executions = sa.Table(
@@ -53,6 +61,7 @@ executions = sa.Table(
     sa.Column("suite_version", sa.Integer),  # the version of the suite (of the same name) a suite execution ran
     sa.Index("executions_recorded_at", "recorded_at"),
     sa.Index("executions_name", "name", "recorded_at"),
+    sqlite_autoincrement=True,  # an id freed by prune is never given again (PostgreSQL's sequence never is)
 )
 
 summary_values = sa.Table(
@@ -179,11 +188,37 @@ audit = sa.Table(
 TABLES = tuple(metadata.tables)
 
 
+def add_column(conn, table: sa.Table, name: str) -> None:
+    """Add ``table``'s declared column ``name`` to the stored table, with the DDL a fresh table has."""
+    column = sa.schema.CreateColumn(table.c[name]).compile(dialect=conn.dialect)
+    conn.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column}")
+
+
+def rebuild_sqlite_table(conn, table: sa.Table) -> None:
+    """Give a stored SQLite table exactly the declared layout (what ALTER TABLE cannot: AUTOINCREMENT, a
+    column where a fresh table has it), rows kept: the old table renamed aside, the declared one created
+    with its indexes, the rows copied, the old one dropped. The rename leaves other tables' foreign keys
+    naming the table (legacy_alter_table), so they hold the new one."""
+    old = f"{table.name}_before_upgrade"
+    kept = [row[1] for row in conn.exec_driver_sql(f"PRAGMA table_info({table.name})")]
+    columns = ", ".join(c.name for c in table.columns if c.name in kept)
+    for index in table.indexes:
+        conn.exec_driver_sql(f"DROP INDEX IF EXISTS {index.name}")
+    conn.exec_driver_sql("PRAGMA legacy_alter_table = ON")
+    try:
+        conn.exec_driver_sql(f"ALTER TABLE {table.name} RENAME TO {old}")
+    finally:
+        conn.exec_driver_sql("PRAGMA legacy_alter_table = OFF")
+    table.create(conn)
+    conn.exec_driver_sql(f"INSERT INTO {table.name} ({columns}) SELECT {columns} FROM {old}")
+    conn.exec_driver_sql(f"DROP TABLE {old}")
+
+
 def _add_suites(conn) -> None:
     _VERSION_2_SUITES.create(conn)
 
 
-# the suites table as versions 2 and 3 have it (a queries file's path); version 4 replaces it
+# the suites table as versions 2 to 4 have it (a queries file's path); version 5 replaces it
 _VERSION_2_SUITES = sa.Table(
     "suites", sa.MetaData(),
     sa.Column("name", sa.Text, primary_key=True),
@@ -197,12 +232,17 @@ _VERSION_2_SUITES = sa.Table(
 
 
 def _suites_in_the_history(conn) -> None:
-    """Version 3 -> 4: each suite's queries file is read into the history (see the module docstring)."""
+    """Version 4 -> 5: each suite's queries file is read into the history (see the module docstring)."""
     from evaltool.history.suites import import_version_2_suite
 
     old = [row._asdict() for row in conn.execute(sa.select(_VERSION_2_SUITES))]
     _VERSION_2_SUITES.drop(conn)
-    conn.execute(sa.text("ALTER TABLE executions ADD COLUMN suite_version INTEGER"))
+    stored = {column["name"] for column in sa.inspect(conn).get_columns("executions")}
+    if "suite_version" not in stored:  # a version-4 history (one migrated from 3 got it in its rebuild)
+        if conn.dialect.name == "sqlite":
+            rebuild_sqlite_table(conn, executions)  # the column where a fresh table has it
+        else:
+            add_column(conn, executions, "suite_version")
     for table in (suites, suite_versions, suite_queries, query_outcomes, returned, jobs):
         table.create(conn)
     for row in old:
@@ -213,5 +253,19 @@ def _add_audit(conn) -> None:
     audit.create(conn)
 
 
+def _ids_never_reused_and_a_change_counter(conn) -> None:
+    if conn.dialect.name == "sqlite":
+        rebuild_sqlite_table(conn, executions)
+        rebuild_sqlite_table(conn, schema_table)  # the very DDL of a fresh one, which ADD COLUMN does not write
+    else:
+        add_column(conn, schema_table, "changes")
+    # dates before the year 1000 were stored without the year's leading zeros ('999-06-01T...'), and so
+    # sorted after every other: given their fixed width, they sort where they belong
+    e = executions
+    short = conn.execute(sa.select(e.c.id, e.c.recorded_at).where(sa.func.length(e.c.recorded_at) < 20)).all()
+    for row in short:
+        conn.execute(e.update().where(e.c.id == row.id).values(recorded_at=row.recorded_at.rjust(20, "0")))
+
+
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _suites_in_the_history}
+MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _ids_never_reused_and_a_change_counter, 4: _suites_in_the_history}

@@ -10,6 +10,12 @@ write; a writer takes the write lock when its transaction begins (``BEGIN IMMEDI
 and waits up to :data:`BUSY_TIMEOUT` seconds for another writer, so concurrent
 recorders queue instead of failing. On PostgreSQL the schema check runs under an
 advisory lock, so two first writers do not both create the tables.
+
+Schema versions (:mod:`~evaltool.history.schema`): a writer that finds no history
+creates one at the current version; a history of an older version is refused by
+readers and writers alike, with the command that brings it forward (:func:`upgrade`,
+``evaltool history upgrade``), as MLflow's tracking store does: a database several people
+share is changed only when its owner says so, never by whoever reads it first.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from evaltool.errors import EvaltoolError, HistoryError
+from evaltool.errors import EvaltoolError, HistoryError, quote
 
 DEFAULT_FILE = "evaltool-history.sqlite"
 ENV_VAR = "EVALTOOL_DB"
@@ -86,10 +92,14 @@ class History:
 
     @contextmanager
     def writing(self):
-        """One write transaction: committed whole at the end, or rolled back whole."""
+        """One write transaction: committed whole at the end, or rolled back whole. It counts itself
+        in ``evaltool_schema.changes`` first (on PostgreSQL that row lock also queues the writers)."""
+        from evaltool.history.schema import schema_table
+
         with self._errors(), self.engine.connect() as conn:
             conn = conn.execution_options(evaltool_write=True)
             with conn.begin():
+                conn.execute(schema_table.update().values(changes=schema_table.c.changes + 1))
                 yield conn
 
     @contextmanager
@@ -99,6 +109,11 @@ class History:
             yield
         except sa.exc.DBAPIError as exc:
             raise HistoryError(describe(exc, self.where)) from None
+        except DamagedHistory as exc:
+            raise HistoryError(f"{self.where}: damaged history: {exc}") from None
+        except UnicodeDecodeError as exc:   # SQLite hands back the bytes of a damaged text cell as they are
+            raise HistoryError(f"{self.where}: damaged history: a text value that is not UTF-8 "
+                               f"({exc.reason} at byte {exc.start})") from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -110,12 +125,35 @@ class History:
         self.close()
 
 
+class DamagedHistory(HistoryError):
+    """A value in the history that evaltool never writes there (a hand edit, a disk fault, a
+    foreign program). Raised by the readers of rows, which do not know where the history is;
+    :meth:`History.reading` turns it into a HistoryError naming the history."""
+
+
+def checked_version(value) -> int:
+    """The schema version stored in a history, refused unless it is a whole number of 1 or more.
+
+    >>> checked_version(2)
+    2
+    >>> checked_version("abc")
+    Traceback (most recent call last):
+    evaltool.history.store.DamagedHistory: evaltool_schema holds the version 'abc'; expected a whole number from 1
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DamagedHistory(f"evaltool_schema holds the version {quote(str(value), 40)}; expected a whole number "
+                             "from 1")
+    return value
+
+
 def describe(exc, where: str) -> str:
     """One line for a database error: where, and what the driver said (its first line)."""
     said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     text = said[0] if said else type(exc).__name__
     if "file is not a database" in text or "file is encrypted" in text:
         return f"{where}: not an evaltool history (SQLite says: {text})"
+    if "Could not decode to UTF-8" in text:
+        return f"{where}: damaged history: {text[:200]}"
     return f"{where}: {text}"
 
 
@@ -138,26 +176,39 @@ def _sqlite_engine(url):
     return engine
 
 
-def open_history(db=None, *, create: bool = False) -> History:
-    """Open the history at ``db`` (see the module docstring), checking or migrating its schema.
-
-    ``create`` makes a new history where there is none (recording does; reading does not:
-    a reader given a path with no file gets a HistoryError rather than an empty file).
-    """
+def where(db=None) -> str:
+    """How messages name the history at ``db``: the SQLite file's absolute path, or the URL without
+    its password."""
     if isinstance(db, History):
-        return db
-    from evaltool.history.schema import CURRENT_VERSION
+        return db.where
+    url, path = _url(os.fspath(db) if db is not None else default_db())
+    return path or url.render_as_string(hide_password=True)
 
+
+def _connect(db, create: bool) -> History:
+    """The History at ``db`` (a path, a URL, None: the default), its schema not looked at yet."""
     text = os.fspath(db) if db is not None else default_db()
     url, path = _url(text)
     sa = _sqlalchemy()
     where = path or url.render_as_string(hide_password=True)
     if path is not None:
         _check_file(path, create)
-        engine = _sqlite_engine(url)
-    else:
-        engine = sa.create_engine(url, pool_pre_ping=True)
-    history = History(engine, where, "sqlite" if path is not None else "postgresql")
+        return History(_sqlite_engine(url), where, "sqlite")
+    return History(sa.create_engine(url, pool_pre_ping=True), where, "postgresql")
+
+
+def open_history(db=None, *, create: bool = False) -> History:
+    """Open the history at ``db`` (see the module docstring), checking its schema version.
+
+    ``create`` makes a new history where there is none (recording does; reading does not:
+    a reader given a path with no file gets a HistoryError rather than an empty file). A
+    history of an older schema version is a HistoryError naming ``evaltool history upgrade``.
+    """
+    if isinstance(db, History):
+        return db
+    from evaltool.history.schema import CURRENT_VERSION
+
+    history = _connect(db, create)
     try:
         with history._errors():
             if _version(history) != CURRENT_VERSION:
@@ -166,6 +217,33 @@ def open_history(db=None, *, create: bool = False) -> History:
         history.close()
         raise
     return history
+
+
+def upgrade(db=None) -> tuple[int, int]:
+    """Bring the history at ``db`` forward to this evaltool's schema version, in one transaction;
+    returns (version found, version now). A current history is left as it is.
+
+    Back the database up first: older evaltool versions refuse an upgraded history.
+    """
+    from evaltool.history import schema
+
+    history = db if isinstance(db, History) else _connect(db, create=False)
+    try:
+        with history._errors(), _schema_lock(history) as conn:
+            version = _stored_version(history, conn)
+            if version is None:
+                raise HistoryError(f"{history.where}: no evaltool history there to upgrade")
+            if version > schema.CURRENT_VERSION:
+                raise HistoryError(_newer(history, version))
+            for step in range(version, schema.CURRENT_VERSION):
+                schema.MIGRATIONS[step](conn)
+            if version != schema.CURRENT_VERSION:
+                conn.execute(schema.schema_table.update().values(version=schema.CURRENT_VERSION,
+                                                                 changes=schema.schema_table.c.changes + 1))
+    finally:
+        if history is not db:
+            history.close()
+    return version, schema.CURRENT_VERSION
 
 
 def _check_file(path: str, create: bool) -> None:
@@ -180,8 +258,8 @@ def _check_file(path: str, create: bool) -> None:
 
 def check_writable(db=None) -> None:
     """Fail now (HistoryError) when nothing could be recorded at ``db``: a bad URL, a missing
-    folder, a file that is not a history or is of a newer schema, a server that does not
-    answer. A SQLite file that does not exist yet is not created (that waits for a record)."""
+    folder, a file that is not a history or is of another schema version, a server that does
+    not answer. A SQLite file that does not exist yet is not created (that waits for a record)."""
     if isinstance(db, History):
         return
     _, path = _url(os.fspath(db) if db is not None else default_db())
@@ -193,51 +271,71 @@ def check_writable(db=None) -> None:
 
 def _version(history: History) -> int | None:
     """The schema version, None for a database without evaltool's tables (HistoryError for a foreign one)."""
+    with history.engine.connect() as conn:
+        return _stored_version(history, conn)
+
+
+def _stored_version(history: History, conn) -> int | None:
     from evaltool.history import schema
 
     sa = _sqlalchemy()
-    with history.engine.connect() as conn:
-        names = set(sa.inspect(conn).get_table_names())
-        if schema.schema_table.name not in names:
-            foreign = sorted(names - set(schema.TABLES))
-            if foreign:
-                shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-                raise HistoryError(f"{history.where}: a database, but not an evaltool history (it has the tables "
-                                   f"{shown}); give another --db")
-            return None
-        rows = conn.execute(sa.select(schema.schema_table.c.version)).scalars().all()
+    names = set(sa.inspect(conn).get_table_names())
+    if schema.schema_table.name not in names:
+        foreign = sorted(names - set(schema.TABLES))
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+            raise HistoryError(f"{history.where}: a database, but not an evaltool history (it has the tables "
+                               f"{shown}); give another --db")
+        return None
+    rows = conn.execute(sa.select(schema.schema_table.c.version)).scalars().all()
     if len(rows) != 1:
         raise HistoryError(f"{history.where}: damaged history: evaltool_schema holds {len(rows)} rows, expected 1")
-    return int(rows[0])
+    return checked_version(rows[0])
 
 
-def _prepare(history: History, create: bool) -> None:
-    """Create the tables or migrate them forward, under the write lock (re-checked there)."""
+def _newer(history: History, version: int) -> str:
     from evaltool import __version__
-    from evaltool.history import schema
+    from evaltool.history.schema import CURRENT_VERSION
 
+    return (f"{history.where}: written by a newer evaltool (history schema version {version}); "
+            f"evaltool {__version__} reads versions up to {CURRENT_VERSION}: upgrade evaltool to read it")
+
+
+def _older(history: History, version: int) -> str:
+    from evaltool.history.schema import CURRENT_VERSION
+
+    return (f"{history.where}: a history of schema version {version}; this evaltool uses version "
+            f"{CURRENT_VERSION}: bring it forward with 'evaltool history upgrade --db {history.where}' "
+            "(back it up first: older evaltool versions cannot read an upgraded history)")
+
+
+@contextmanager
+def _schema_lock(history: History):
+    """A write transaction holding the schema lock (SQLite's write lock; a PostgreSQL advisory lock)."""
     sa = _sqlalchemy()
     with history.engine.connect() as conn:
         conn = conn.execution_options(evaltool_write=True)
         with conn.begin():
             if history.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
-            names = set(sa.inspect(conn).get_table_names())
-            version = None
-            if schema.schema_table.name in names:
-                version = conn.execute(sa.select(schema.schema_table.c.version)).scalar_one()
-            if version is None:
-                if not create:
-                    raise HistoryError(f"{history.where}: no evaltool history there yet "
-                                       "(record one with --record first)")
-                schema.metadata.create_all(conn)
-                conn.execute(schema.schema_table.insert().values(version=schema.CURRENT_VERSION))
-                return
-            if version > schema.CURRENT_VERSION:
-                raise HistoryError(
-                    f"{history.where}: written by a newer evaltool (history schema version {version}); "
-                    f"evaltool {__version__} reads versions up to {schema.CURRENT_VERSION}: upgrade evaltool "
-                    "to read it")
-            for step in range(version, schema.CURRENT_VERSION):
-                schema.MIGRATIONS[step](conn)
-            conn.execute(schema.schema_table.update().values(version=schema.CURRENT_VERSION))
+            yield conn
+
+
+def _prepare(history: History, create: bool) -> None:
+    """Create the tables where there are none (under the schema lock, re-checked there), or say why
+    the history found cannot be used as it is."""
+    from evaltool.history import schema
+
+    with _schema_lock(history) as conn:
+        version = _stored_version(history, conn)
+        if version is None:
+            if not create:
+                raise HistoryError(f"{history.where}: no evaltool history there yet "
+                                   "(record one with --record first)")
+            schema.metadata.create_all(conn)
+            conn.execute(schema.schema_table.insert().values(version=schema.CURRENT_VERSION, changes=0))
+            return
+        if version > schema.CURRENT_VERSION:
+            raise HistoryError(_newer(history, version))
+        if version < schema.CURRENT_VERSION:
+            raise HistoryError(_older(history, version))

@@ -53,6 +53,7 @@ import io
 import json
 import math
 import os
+import re
 from array import array
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -60,6 +61,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from evaltool.errors import EvaltoolError, ParseError
+from evaltool.io import jsontext
 
 QUERY_KEYS = ("consulta", "query")
 QUERY_ID_KEYS = ("query_id", "qid")
@@ -73,6 +75,7 @@ TABLE_BATCH_ROWS = 1 << 17         # events table rows per Arrow batch
 CSV_BLOCK_BYTES = 1 << 24
 JSON_BLOCK_BYTES = 1 << 20         # Arrow's JSON reader holds dozens of its blocks while parsing
 PARQUET_MAGIC = b"PAR1"
+ARROW_NESTING_LIMIT = 1000         # '[' and '{' on one line beyond which Arrow's JSON reader is not trusted
 ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
 
 
@@ -125,6 +128,10 @@ class ClickLog:
 # ---------------------------------------------------------------- shared building blocks
 
 
+class NotUtf8(EvaltoolError):
+    """An id of an events table (as Arrow read it) that is not UTF-8 text."""
+
+
 class _Vocab:
     """Ids in first-seen order: ``code`` adds one (objects), ``codes`` a whole Arrow column (tables)."""
 
@@ -156,6 +163,10 @@ class _Vocab:
 
         encoded = pc.dictionary_encode(column)
         distinct = encoded.dictionary
+        try:
+            distinct.validate(full=True)   # Arrow's JSON and Parquet readers let invalid UTF-8 through
+        except pa.ArrowInvalid as exc:
+            raise NotUtf8(f"ids that are UTF-8 text ({exc})") from None
         if self.table is None:
             self.table = _IdTable()
         table = self.table
@@ -410,13 +421,14 @@ def _bools(column) -> np.ndarray:
 
 
 def _floats(column) -> np.ndarray:
-    """An Arrow numeric column as float64 numpy, nulls as nan."""
+    """An Arrow numeric column as float64 numpy, nulls as nan (integers beyond 2**53 rounded)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from evaltool.io import columnar
 
-    return columnar.numpy_column(pc.fill_null(pc.cast(column, pa.float64()), math.nan), np.float64)
+    rounded = pa.types.is_integer(column.type)
+    return columnar.numpy_column(pc.fill_null(pc.cast(column, pa.float64(), safe=not rounded), math.nan), np.float64)
 
 
 class _Growing:
@@ -585,13 +597,21 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+POSITION_MAX = 2**31 - 1   # positions are stored as int32
+
+
 def _position(value) -> int | None:
-    """A 1-based position: a positive integer (or its text); None when it is not one."""
-    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        value = int(value.strip())
+    """A 1-based position: a positive integer (or its text) up to POSITION_MAX; None when it is not one.
+
+    >>> _position(3), _position("+3"), _position(3.0), _position("9" * 5000), _position(2**40), _position(0)
+    (3, 3, 3, None, None, None)
+    """
+    if isinstance(value, str):
+        digits = value.strip().lstrip("+")
+        value = int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 10 else None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= POSITION_MAX:
         return value
     return None
 
@@ -708,15 +728,18 @@ def _json_array(path: str, text: str, reader: _ObjectReader) -> None:
         return offset
 
     at = skip(at)
+    escapes = _SURROGATE_ESCAPE.search(text) is not None
     if at < len(text) and text[at] == "]":
         at += 1
     else:
         while True:
             try:
-                obj, end = decoder.raw_decode(text, at)
+                obj, end = jsontext.raw_decode(decoder, text, at)
             except json.JSONDecodeError as exc:
                 raise ParseError(path, line_at(exc.pos), _short(text[exc.pos: exc.pos + 40]),
                                  f"a JSON value ({exc.msg})") from None
+            if escapes:
+                _check_surrogates(path, line_at(at), text[at:end], obj)
             reader.add(obj, line_at(at))
             at = skip(end)
             if at < len(text) and text[at] == ",":
@@ -913,14 +936,17 @@ def _csv_line_of(path: str, opener):
         with opener() as raw:
             text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
             reader = csv.reader(text)
-            next(reader, None)
             seen = -1
-            for cells in reader:
-                if not any(cells):
-                    continue
-                seen += 1
-                if seen == row:
-                    return reader.line_num, _short(",".join(cells))
+            try:
+                next(reader, None)
+                for cells in reader:
+                    if not any(cells):
+                        continue
+                    seen += 1
+                    if seen == row:
+                        return reader.line_num, _short(",".join(cells))
+            except csv.Error:   # Python's csv module reads less than Arrow's (fields up to 128 KB)
+                return None, None
             return reader.line_num, None
 
     return line_of
@@ -933,10 +959,13 @@ def _read_events_csv(path: str, opener, builder: _Builder) -> None:
     line_of = _csv_line_of(path, opener)
     with opener() as raw:
         try:
-            header_line = raw.readline().decode("utf-8", "surrogateescape").strip()
+            header_line = _utf8(path, 1, raw.readline()).strip()
         except OSError as exc:
             raise EvaltoolError(f"cannot read {path}: {exc.strerror or exc}") from None
-    columns = [c.strip() for c in next(csv.reader([header_line]), [])]
+    try:
+        columns = [c.strip() for c in next(csv.reader([header_line]), [])]
+    except csv.Error as exc:
+        raise ParseError(path, 1, _short(header_line), f"a header line of column names ({exc})") from None
     if len(set(columns)) != len(columns) or not all(columns):
         raise ParseError(path, 1, _short(header_line), "a header line of distinct column names")
     events = _EventBatches(builder, columns, line_of)
@@ -957,12 +986,23 @@ def _read_events_csv(path: str, opener, builder: _Builder) -> None:
 
 
 def _first_bad_csv_line(opener, width: int):
+    """The first line with another number of fields than ``width``, or that Python's csv module
+    cannot read either (a field over its 128 KB limit, a newline in an unquoted field)."""
     with opener() as raw:
         reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline=""))
-        for cells in reader:
-            if any(cells) and len(cells) != width:
-                return reader.line_num
+        try:
+            for cells in reader:
+                if any(cells) and len(cells) != width:
+                    return reader.line_num
+        except csv.Error:
+            return reader.line_num + 1
     return None
+
+
+def _first_line(exc: Exception) -> str:
+    """What a library said, on one line (Arrow's messages may end in a newline or go on for several)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _read_events_parquet(path: str, builder: _Builder) -> None:
@@ -972,7 +1012,7 @@ def _read_events_parquet(path: str, builder: _Builder) -> None:
     try:
         handle = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise ParseError(path, None, None, f"a readable Parquet file ({exc})") from None
+        raise ParseError(path, None, None, f"a readable Parquet file ({_first_line(exc)})") from None
     columns = handle.schema_arrow.names
     start = 0
 
@@ -983,11 +1023,14 @@ def _read_events_parquet(path: str, builder: _Builder) -> None:
     wanted = [c for c in columns if c in RESERVED or c in ("session_id", "query_id") or c in builder.field_names]
     # a reader per row group: one reader over the whole file keeps decoded pages of the row
     # groups it has passed (~100 MB more at 10M events)
-    for group in range(handle.num_row_groups):
-        for batch in handle.iter_batches(batch_size=TABLE_BATCH_ROWS, row_groups=[group], columns=wanted,
-                                         use_threads=False):
-            events.add(batch)
-            start += batch.num_rows
+    try:
+        for group in range(handle.num_row_groups):
+            for batch in handle.iter_batches(batch_size=TABLE_BATCH_ROWS, row_groups=[group], columns=wanted,
+                                             use_threads=False):
+                events.add(batch)
+                start += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:   # a damaged page, a column chunk that cannot be decoded
+        raise ParseError(path, f"row {start + 1}", None, f"a readable Parquet file ({_first_line(exc)})") from None
 
 
 class _JsonlEvents:
@@ -1063,25 +1106,50 @@ class _JsonlEvents:
 
 def _opener(path: str):
     """The file's magic bytes, and a function returning a fresh binary stream of its content
-    (decompressed as every reader does, :func:`evaltool.io.common.open_binary`; Parquet as stored)."""
-    from evaltool.io.common import open_binary, read_head
+    (decompressed as every reader does, :func:`evaltool.io.common.reading`: a broken compressed
+    stream is a ParseError wherever it is read; Parquet as stored)."""
+    from evaltool.io.common import read_head, reading
 
     magic = read_head(path, 4)
     if magic == PARQUET_MAGIC:
         return magic, lambda: open(path, "rb")
-    return magic, lambda: open_binary(path)
+    return magic, lambda: reading(path)
 
 
 def _lines(path: str, opener):
-    """(line number, text) of each non-blank line."""
+    """(line number, text) of each non-blank line; a line that is not UTF-8 is a ParseError (Arrow,
+    which holds the ids, takes nothing else)."""
     with opener() as raw:
         try:
             for number, data in enumerate(raw, 1):
-                text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+                text = _utf8(path, number, data).rstrip("\r\n")
                 if text.strip():
                     yield number, text
         except (OSError, EOFError) as exc:
             raise ParseError(path, None, None, f"a readable file ({exc})") from None
+
+
+def _utf8(path: str, line: int, data: bytes) -> str:
+    """``data`` (line ``line`` on, of ``path``) as text; invalid UTF-8 is a ParseError naming its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line += data.count(b"\n", 0, exc.start)
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise ParseError(path, line, _short(data[start:exc.start + 40].decode("utf-8", "replace").split("\n")[0]),
+                         f"UTF-8 text ({exc.reason} at byte {exc.start - start + 1} of the line)") from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")   # \ud800 to \udfff: half of a UTF-16 pair
+
+
+def _check_surrogates(path: str, line, text: str, obj) -> None:
+    """Refuse a string with half a surrogate pair ("\\ud800" alone): it has no UTF-8 spelling."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ParseError(path, line, _short(text), "text with whole characters (a \\ud800-\\udfff escape "
+                                                   "is half of a surrogate pair, and its other half is missing)") from None
 
 
 def layout_of_first_line(text: str) -> str:
@@ -1091,7 +1159,7 @@ def layout_of_first_line(text: str) -> str:
         return "json"
     if head.startswith("{"):
         try:
-            obj = json.loads(text)
+            obj = jsontext.loads(text)
         except json.JSONDecodeError:
             return "jsonl"              # the reader names the line
         return "events-jsonl" if isinstance(obj, dict) and "action" in obj else "jsonl"
@@ -1174,12 +1242,15 @@ def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
     _, opener = _opener(path)
     builder = _Builder(path, layout, fields)
     if layout == "events-parquet":
-        _read_events_parquet(path, builder)
+        try:
+            _read_events_parquet(path, builder)
+        except NotUtf8 as exc:
+            raise ParseError(path, None, None, str(exc)) from None
     elif layout == "events-csv":
         _read_events_csv(path, opener, builder)
     elif layout == "json":
         with opener() as raw:
-            text = raw.read().decode("utf-8", "surrogateescape")
+            text = _utf8(path, 1, raw.read())
         reader = _ObjectReader(builder)
         _json_array(path, text, reader)
         del text
@@ -1189,7 +1260,7 @@ def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
 
         try:
             _read_events_jsonl_arrow(opener, builder)
-        except (EvaltoolError, pa.ArrowException):   # the line reader decides, and names the line
+        except (EvaltoolError, pa.ArrowException, UnicodeError):   # the line reader decides, and names the line
             builder = _Builder(path, layout, fields)
             _read_jsonl(path, opener, builder, layout)
     else:
@@ -1208,10 +1279,85 @@ def _read_events_jsonl_arrow(opener, builder: _Builder) -> None:
     with opener() as raw:
         options = pajson.ReadOptions(block_size=JSON_BLOCK_BYTES, use_threads=False)
         events = None
-        for batch in _gathered(pajson.open_json(raw, read_options=options), TABLE_BATCH_ROWS):
+        for batch in _gathered(pajson.open_json(_ShallowLines(raw), read_options=options), TABLE_BATCH_ROWS):
             if events is None:
                 events = _EventBatches(builder, batch.schema.names, lambda row: (None, None))
             events.add(batch)
+
+
+class _TooDeepForArrow(EvaltoolError):
+    """A line that might nest deeper than Arrow's JSON reader goes (the line reader takes the log)."""
+
+
+class _ShallowLines(io.RawIOBase):
+    """A binary stream passed through unchanged, refusing (:class:`_TooDeepForArrow`) a line
+    with :data:`ARROW_NESTING_LIMIT` or more ``[`` and ``{``: Arrow's JSON reader (RapidJSON)
+    recurses once per level on the C stack and crashes the process (a segmentation fault)
+    on a line nested about 20,000 deep. A line that deep has at least as many bytes, so
+    only long lines are counted; event lines are a hundred bytes or so, and the cost is one
+    pass of numpy over the bytes looking for a newline in every 500. The count bounds the depth from above
+    (brackets inside strings count too): a refused line goes to the line reader, which
+    parses it with Python's ``json`` and names it when it really is too deep.
+    """
+
+    def __init__(self, raw) -> None:
+        super().__init__()
+        self.raw = raw
+        self.line_bytes = 0       # of the line not ended yet, read so far
+        self.line_openers = 0     # its '[' and '{' so far
+        self.scratch = np.empty(0, dtype=bool)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        if data:
+            self._check(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def _check(self, data: bytes) -> None:
+        first = data.find(b"\n")
+        if 0 <= first and self.line_bytes + first < ARROW_NESTING_LIMIT and not self._long_line_inside(data):
+            last = data.rfind(b"\n") + 1          # the common case: no line is long, only the last goes on
+            self.line_bytes = len(data) - last
+            self.line_openers = data.count(b"[", last) + data.count(b"{", last)
+            return
+        self._check_each_line(data)
+
+    def _long_line_inside(self, data: bytes) -> bool:
+        """Might ``data`` hold a line of ARROW_NESTING_LIMIT bytes or more? Such a line covers a whole
+        aligned block of half that many bytes, so it is enough that every block has a newline.
+        The comparison goes into a buffer kept from read to read: a new one for each block of
+        bytes would be fresh pages from the system each time, and cost more than the comparison."""
+        size = ARROW_NESTING_LIMIT // 2
+        whole = len(data) // size * size
+        if len(self.scratch) < whole:
+            self.scratch = np.empty(whole, dtype=bool)
+        blocks = np.frombuffer(data, dtype=np.uint8, count=whole).reshape(-1, size)
+        newlines = np.equal(blocks, 10, out=self.scratch[:whole].reshape(-1, size))
+        return not newlines.any(axis=1).all()
+
+    def _check_each_line(self, data: bytes) -> None:
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        starts = np.concatenate(([0], ends + 1))
+        stops = np.concatenate((ends, [len(data)]))
+        lengths = stops - starts
+        lengths[0] += self.line_bytes
+        for i in np.flatnonzero(lengths >= ARROW_NESTING_LIMIT):
+            if self._openers(data, int(starts[i]), int(stops[i]), i == 0) >= ARROW_NESTING_LIMIT:
+                raise _TooDeepForArrow("a line with many '[' or '{'")
+        last = len(starts) - 1
+        self.line_openers = self._openers(data, int(starts[last]), len(data), last == 0)
+        self.line_bytes = int(lengths[last])
+
+    def _openers(self, data: bytes, start: int, stop: int, continued: bool) -> int:
+        return data.count(b"[", start, stop) + data.count(b"{", start, stop) + (self.line_openers if continued else 0)
 
 
 def _gathered(batches, rows: int):
@@ -1243,9 +1389,11 @@ def _read_jsonl(path: str, opener, builder: _Builder, layout: str) -> None:
     events = _JsonlEvents(builder) if layout == "events-jsonl" else None
     for number, text in _lines(path, opener):
         try:
-            obj = json.loads(text)
+            obj = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(path, number, _short(text), f"a JSON object on each line ({exc.msg})") from None
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+            _check_surrogates(path, number, text, obj)
         if events is not None:
             if not isinstance(obj, dict):
                 raise ParseError(path, number, _short(text), "an event object with 'action'")

@@ -44,6 +44,7 @@ import numpy as np
 from evaltool.inputs import Item, Query, Run
 from evaltool.errors import ParseError, quote
 from evaltool.io.common import Encoder, check_policy, read_bytes, resolve_duplicates
+from evaltool.io import jsontext
 from evaltool.io.sniff import QID_KEYS, sniff
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl")
@@ -126,7 +127,7 @@ def _jsonl_objects(name: str, text: str, label: str, objects_only: bool = True):
         if not line:
             continue
         try:
-            obj = json.loads(line)
+            obj = jsontext.loads(line)
         except json.JSONDecodeError as exc:
             raise ParseError(name, number, _clip(line), f"one JSON object per line ({exc.msg} at column {exc.colno}) "
                                                         f"({label})") from None
@@ -157,7 +158,7 @@ def _array(decoder, text: str, pos: int):
     if text[pos:pos + 1] == "]":
         return out, pos + 1
     while True:
-        value, end = decoder.raw_decode(text, pos)
+        value, end = jsontext.raw_decode(decoder, text, pos)
         line += text.count("\n", counted, pos)
         counted = pos
         out.append((line, value))
@@ -175,14 +176,14 @@ def _wrapped_array(decoder, text: str, pos: int):
         return found, pos + 1
     while True:
         _expect(text, pos, '"', "Expecting property name enclosed in double quotes")
-        key, pos = decoder.raw_decode(text, pos)
+        key, pos = jsontext.raw_decode(decoder, text, pos)
         pos = _skip(text, pos)
         _expect(text, pos, ":", "Expecting ':' delimiter")
         pos = _skip(text, pos + 1)
         if key == "queries" and text[pos:pos + 1] == "[":
             found, pos = _array(decoder, text, pos)
         else:
-            _, pos = decoder.raw_decode(text, pos)
+            _, pos = jsontext.raw_decode(decoder, text, pos)
         pos = _skip(text, pos)
         if _expect(text, pos, ",}", "Expecting ',' delimiter") == "}":
             return found, pos + 1

@@ -52,6 +52,8 @@ def sniff(head: bytes, kind: str) -> str:
     line = head.lstrip(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
     try:
         obj = json.loads(line)
+    except RecursionError:   # a line nested too deep: the JSONL reader names it
+        return "jsonl"
     except (json.JSONDecodeError, UnicodeDecodeError):
         return "json"
     return "json" if isinstance(obj, dict) and "queries" in obj and not any(k in obj for k in QID_KEYS) else "jsonl"

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evaltool.errors import EvaltoolError, InputError, ParseError
+from evaltool.io import jsontext
 
 ID_FIELDS = ("qid", "query_id", "topic", "id")
 
@@ -67,7 +68,7 @@ def _add(path, rows, fields, qid, values: dict, line) -> None:
 
 def _read_json(path: str, text: str) -> Topics:
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except json.JSONDecodeError:
         return _read_jsonl(path, text)
     if isinstance(data, list):
@@ -89,7 +90,7 @@ def _read_jsonl(path: str, text: str) -> Topics:
         if not line.strip():
             continue
         try:
-            objects.append(json.loads(line))
+            objects.append(jsontext.loads(line))
         except json.JSONDecodeError as exc:
             raise ParseError(path, number, line[:80], f"a JSON object ({exc.msg})") from None
         lines.append(number)

@@ -63,9 +63,18 @@ def line_text(raw: bytes) -> str:
 
 
 def _parse_grade(token: bytes) -> int | None:
+    """The integer a grade field spells, None if it spells none. A grade of more than 19 digits is
+    beyond int64 whatever they are, and is returned as the first value beyond it (Python refuses
+    to convert more than 4300 digits).
+
+    >>> _parse_grade(b"-2"), _parse_grade(b"2.0"), _parse_grade(b"9" * 5000) == GRADE_MAX + 1
+    (-2, None, True)
+    """
     body = token[1:] if token[:1] in (b"+", b"-") else token
     if not body.isdigit():
         return None
+    if len(body.lstrip(b"0")) > 19:
+        return GRADE_MIN - 1 if token[:1] == b"-" else GRADE_MAX + 1
     return int(token)
 
 

@@ -54,6 +54,30 @@ class Agg(Enum):
     MEAN_DEFINED = "mean over queries with a value"  # nan (no value) is left out
 
 
+class Better(Enum):
+    """Which way a measure's value improves: what ``history check``, ``check --allow-improvement``,
+    ``compare``'s wins and losses and the dashboard's colours read.
+
+    Most measures are better higher; ranks and positions (``FirstRelPos``, ``ARP``) lower.
+    Counts (``num_ret``, ``num_rel_ret``) and facts about the qrels or the judging rather than
+    the ranking (``ideal_dcg``, ``Judged``, ``unj``, ``rbp_resid``) are neither: a change
+    in them is a change, not a gain or a loss.
+
+    >>> Better.HIGHER.gain(0.7, 0.5) > 0, Better.LOWER.gain(3.0, 2.0) < 0, Better.NEITHER.gain(5, 3)
+    (True, True, None)
+    """
+
+    HIGHER = "higher"
+    LOWER = "lower"
+    NEITHER = "neither"
+
+    def gain(self, new: float, old: float) -> float | None:
+        """How much better ``new`` is than ``old`` (negative: worse); None when neither way is better."""
+        if self is Better.NEITHER:
+            return None
+        return new - old if self is Better.HIGHER else old - new
+
+
 _KIND_NAMES = {int: "an integer", float: "a number", bool: "True or False", str: "a string",
                dict: "a dict {grade: gain}"}
 
@@ -148,7 +172,7 @@ class Measure(Declared):
 
     __slots__ = ("name", "kernel", "params", "default", "agg", "integer", "per_query", "on_missing", "doc", "family",
                  "arity", "on_missing_bare", "options", "aliases", "percent", "same_as", "complete_summary",
-                 "subtopics", "check", "oracle")
+                 "subtopics", "check", "oracle", "better")
 
     def __init__(self, name: str, kernel: Callable, params: Params = Params.NONE, default: tuple = (),
                  agg: Agg = Agg.MEAN, integer: bool = False, per_query: bool = True,
@@ -156,7 +180,8 @@ class Measure(Declared):
                  arity: int | None = None, on_missing_bare: float | str | None = None,
                  options: tuple[Option, ...] = (), aliases: tuple = (), percent: bool = False,
                  same_as: str | tuple | None = None, complete_summary: Callable | None = None,
-                 subtopics: bool = False, check: Callable | None = None, oracle: str = ""):
+                 subtopics: bool = False, check: Callable | None = None, oracle: str = "",
+                 better: Better = Better.HIGHER):
         self.name, self.kernel, self.params, self.default, self.agg = name, kernel, params, default, agg
         self.integer, self.per_query, self.on_missing, self.doc, self.family = integer, per_query, on_missing, doc, family
         self.arity = arity                      # exact number of parameters, where the measure needs one
@@ -169,6 +194,7 @@ class Measure(Declared):
         self.subtopics = subtopics              # the kernel reads judgments per subtopic (batch.intents)
         self.check = check                      # named parameters: {name: value} -> what is wrong with them together
         self.oracle = oracle                    # the peer whose numbers the tests compare it with ("same numbers as")
+        self.better = better                    # which way its value improves (Better)
 
     @property
     def equivalent(self) -> tuple[str, dict] | None:
@@ -202,7 +228,8 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
             integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
             arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = (),
             percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None,
-            check: Callable | None = None, oracle: str | None = None, subtopics: bool = False):
+            check: Callable | None = None, oracle: str | None = None, subtopics: bool = False,
+            better: Better = Better.HIGHER):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
@@ -221,6 +248,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
     sum or a count (:attr:`Measure.integer_summary`).
     ``subtopics`` marks a kernel that reads judgments per subtopic, so the qrels are read
     as subtopic qrels (:mod:`evaltool.io.subtopics`).
+    ``better`` says which way the value improves (:class:`Better`): higher unless declared.
     """
     named = options is not None
     registry = NAMED_REGISTRY if named else REGISTRY
@@ -234,6 +262,7 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
             arity=arity, on_missing_bare=on_missing_bare, options=tuple(options or ()), aliases=tuple(aliases),
             percent=percent, same_as=same_as, complete_summary=complete_summary, check=check,
             oracle=oracle if oracle is not None else ("" if named else TREC_EVAL), subtopics=subtopics,
+            better=better,
         )
         return kernel
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import PYTREC, REL, Agg, Option, measure
+from evaltool.measures.base import PYTREC, REL, Agg, Better, Option, measure
+
+NEITHER = Better.NEITHER  # a count is neither better higher nor lower
 from evaltool.measures.restrict import at_level
 
 
-@measure("num_q", agg=Agg.COUNT, integer=True, per_query=False, same_as="NumQ")
+@measure("num_q", better=NEITHER, agg=Agg.COUNT, integer=True, per_query=False, same_as="NumQ")
 def num_q(batch, params):
     """Number of queries averaged over (with ``-c``: every query of the qrels).
 
@@ -22,7 +24,7 @@ def num_q(batch, params):
     return np.ones(batch.n_queries)
 
 
-@measure("num_ret", agg=Agg.SUM, integer=True, on_missing=0.0, same_as="NumRet")
+@measure("num_ret", better=NEITHER, agg=Agg.SUM, integer=True, on_missing=0.0, same_as="NumRet")
 def num_ret(batch, params):
     """Documents retrieved (after ``-M`` and ``-J``); the summary is the sum over queries.
 
@@ -41,7 +43,7 @@ def judged_relevant_in_qrels(qrels) -> float:
     return float(np.count_nonzero(qrels.grades > 0))
 
 
-@measure("num_rel", agg=Agg.SUM, integer=True, same_as="NumRel", complete_summary=judged_relevant_in_qrels)
+@measure("num_rel", better=NEITHER, agg=Agg.SUM, integer=True, same_as="NumRel", complete_summary=judged_relevant_in_qrels)
 def num_rel(batch, params):
     """Relevant documents in the qrels (grade >= ``-l``); the summary is the sum.
 
@@ -58,7 +60,7 @@ def num_rel(batch, params):
     return batch.num_rel
 
 
-@measure("num_rel_ret", agg=Agg.SUM, integer=True)
+@measure("num_rel_ret", better=NEITHER, agg=Agg.SUM, integer=True)
 def num_rel_ret(batch, params):
     """Relevant documents retrieved; the summary is the sum.
 
@@ -72,7 +74,7 @@ def num_rel_ret(batch, params):
     return batch.num_rel_ret
 
 
-@measure("num_nonrel_judged_ret", agg=Agg.SUM, integer=True)
+@measure("num_nonrel_judged_ret", better=NEITHER, agg=Agg.SUM, integer=True)
 def num_nonrel_judged_ret(batch, params):
     """Retrieved documents judged non-relevant (0 <= grade < ``-l``); the summary is the sum.
 
@@ -89,7 +91,7 @@ def num_nonrel_judged_ret(batch, params):
 # ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
 
 
-@measure("NumQ", options=(), agg=Agg.COUNT, integer=True, per_query=False, oracle=PYTREC)
+@measure("NumQ", better=NEITHER, options=(), agg=Agg.COUNT, integer=True, per_query=False, oracle=PYTREC)
 def named_num_q(batch, p):
     """Number of queries evaluated (trec_eval's ``num_q``; with ``-c`` every query of the qrels).
 
@@ -105,7 +107,7 @@ def named_num_q(batch, p):
     return np.ones(batch.n_queries)
 
 
-@measure("NumRet", options=(Option("rel", int, doc="count only retrieved documents with at least this grade",
+@measure("NumRet", better=NEITHER, options=(Option("rel", int, doc="count only retrieved documents with at least this grade",
                                    minimum=0),),
          agg=Agg.SUM, integer=True, on_missing=0.0, aliases=(("NumRelRet", {"rel": 1}),), oracle=PYTREC)
 def named_num_ret(batch, p):
@@ -126,7 +128,7 @@ def named_num_ret(batch, p):
     return at_level(batch, p.rel).num_rel_ret
 
 
-@measure("NumRel", options=(REL,), agg=Agg.SUM, integer=True, oracle=PYTREC)
+@measure("NumRel", better=NEITHER, options=(REL,), agg=Agg.SUM, integer=True, oracle=PYTREC)
 def named_num_rel(batch, p):
     """Relevant documents in the qrels (grade >= rel), retrieved or not. The summary is the sum.
 

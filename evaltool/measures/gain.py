@@ -14,6 +14,7 @@ import numpy as np
 
 from evaltool.measures import restrict
 from evaltool.measures.base import (
+    Better,
     CUTOFF, Option, Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers, safe_div,
     segment_cumsum,
 )
@@ -192,7 +193,7 @@ def dcg(batch, pairs):
     return _dcg_parts(batch, pairs)[0]
 
 
-@measure("ideal_dcg", params=Params.PAIRS)
+@measure("ideal_dcg", params=Params.PAIRS, better=Better.NEITHER)  # a fact of the qrels
 def ideal_dcg(batch, pairs):
     """DCG of the best possible ranking of every judged document with positive gain.
 
@@ -383,7 +384,7 @@ def rank_biased_precision(batch, pairs):
     return (1.0 - p) * batch.total(gains * weight[batch.rank])
 
 
-@measure("rbp_resid", params=Params.PAIRS, on_missing_bare=0.0)
+@measure("rbp_resid", params=Params.PAIRS, on_missing_bare=0.0, better=Better.NEITHER)  # judging coverage
 def rbp_residual(batch, pairs):
     """RBP residual: the most RBP could still rise if every unjudged retrieved document were relevant.
 

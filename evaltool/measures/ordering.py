@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import CUTOFF, REL, Agg, Option, measure, powers
+from evaltool.measures.base import CUTOFF, REL, Agg, Better, Option, measure, powers
 from evaltool.measures.restrict import at_level, top
 
 
@@ -123,7 +123,7 @@ def _dense_grades(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return seg, pos, np.maximum(grade, 0)
 
 
-@measure("ARP", options=(), oracle="TF-Ranking's ARPMetric, by its definition")
+@measure("ARP", options=(), better=Better.LOWER, oracle="TF-Ranking's ARPMetric, by its definition")
 def average_relevance_position(batch, p):
     """Average relevance position: the ranks of the retrieved documents averaged with their grades as weights.
 

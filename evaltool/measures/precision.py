@@ -6,6 +6,7 @@ import numpy as np
 
 from evaltool.errors import MeasureError
 from evaltool.measures.base import (
+    Better,
     CUTOFF, CUTOFF_REQUIRED, JUDGED_ONLY, PYTREC, REL, Option, Params, measure, safe_div,
 )
 from evaltool.measures.restrict import view
@@ -216,7 +217,7 @@ def utility(batch, params):
             + params[3] * (batch.num_docs_in_coll + a - ret - rel))
 
 
-@measure("unj", params=Params.CUTOFFS, default=(5, 10, 20), on_missing=0.0)
+@measure("unj", params=Params.CUTOFFS, default=(5, 10, 20), on_missing=0.0, better=Better.NEITHER)  # judging coverage
 def unjudged(batch, cutoffs):
     """Share of unjudged documents in the top k (not in the qrels, or a negative grade) / k.
 
@@ -370,7 +371,7 @@ def named_set_ap(batch, p):
     return set_map(view(batch, p), ())
 
 
-@measure("Judged", options=(CUTOFF,), oracle="ir_measures (judged)")
+@measure("Judged", options=(CUTOFF,), oracle="ir_measures (judged)", better=Better.NEITHER)  # judging coverage
 def judged(batch, p):
     """Judgment rate: share of the top k documents that appear in the qrels (any grade).
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import (
+    Better,
     CUTOFF, JUDGED_ONLY, PYTREC, REL, Agg, Option, Settings, measure, segment_first,
 )
 from evaltool.measures.restrict import view
@@ -67,7 +68,7 @@ def reciprocal_rank(batch, params):
     return named_reciprocal_rank(batch, Settings.defaults(RR_OPTIONS))
 
 
-@measure("FirstRelPos", options=(REL, JUDGED_ONLY), agg=Agg.MEAN_DEFINED, integer=True,
+@measure("FirstRelPos", options=(REL, JUDGED_ONLY), better=Better.LOWER, agg=Agg.MEAN_DEFINED, integer=True,
          aliases=("first_relevant_position",), oracle="none: evaltool's own (1 / RR)")
 def first_relevant_position(batch, p):
     """1-based rank of the first relevant retrieved document, an integer; no value when none is retrieved.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaltool.measures.base import Agg, Params, measure
+from evaltool.measures.base import Agg, Better, Params, measure
 
 
-@measure("runid", agg=Agg.RUNID, per_query=False)
+@measure("runid", better=Better.NEITHER, agg=Agg.RUNID, per_query=False)
 def runid(batch, params):
     """The run tag: the last field of the run's last content line.
 
@@ -24,7 +24,7 @@ def runid(batch, params):
 _SYMBOLS = np.array(list("<.-0123456789>"))
 
 
-@measure("relstring", params=Params.NUMBERS, default=(10.0,), agg=Agg.NONE, on_missing_bare="", arity=1)
+@measure("relstring", better=Better.NEITHER, params=Params.NUMBERS, default=(10.0,), agg=Agg.NONE, on_missing_bare="", arity=1)
 def relstring(batch, params):
     """The grades of the first N documents as text (per query only; default N = 10).
 

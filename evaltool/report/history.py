@@ -111,10 +111,11 @@ def diff_report(out: dict) -> Report:
 
 
 def check_report(verdict) -> Report:
-    """``history check``: every measure compared, the dropped ones marked."""
+    """``history check``: every measure compared, the dropped ones marked (a count that moved: changed)."""
     latest = verdict.latest
     rows = [[r["measure"], r["latest"], r["reference"], r["reference_id"], r["delta"],
-             "dropped" if r["dropped"] else "holds"] for r in verdict.rows]
+             ("changed" if r["better"] == "neither" else "dropped") if r["dropped"] else "holds"]
+            for r in verdict.rows]
     head = (f"latest: execution {latest['id']} ({latest['name']}, {latest['recorded_at']}) against "
             f"{verdict.against} (tolerance {verdict.tolerance:g}): "
             + ("no drop" if verdict.ok else f"{len(verdict.dropped)} measure(s) dropped"))

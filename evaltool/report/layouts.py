@@ -148,7 +148,9 @@ def compare_notes(cmp) -> list[str]:
         f"baseline: {cmp.baseline}; {_policy(cmp)}",
         f"test: {cmp.test_name}; correction over {family} comparison{'s' if family > 1 else ''}: "
         f"{cmp.correction_name}; * adjusted p < {cmp.alpha:g}; ci: {1 - cmp.alpha:.0%} {ci} of the "
-        f"mean difference{seeded}; wins/ties/losses: queries where the run scores above/equal to/below the baseline",
+        f"mean difference{seeded}; wins/ties/losses: queries where the run does better than/as well as/"
+        "worse than the baseline (lower is better for ranks such as FirstRelPos and ARP; counts have no wins "
+        "or losses)",
     ]
     if cmp.ignored_measures:
         notes.append(f"not compared (no per-query mean): {', '.join(cmp.ignored_measures)}")

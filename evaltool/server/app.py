@@ -98,10 +98,11 @@ class ResponseCache:
     """Answers kept until the history changes: a report of a year of nightly executions takes the
     history about a second to compute, and every viewer of the dashboard asks for the same few.
 
-    An entry is valid while :func:`evaltool.history.queries.state` (number of executions,
-    highest id) is what it was when the entry was made: executions are never changed in
-    place, so any record or prune changes it. The state is read before the answer is
-    computed, so an answer is never older than the state it is filed under. One lock per
+    An entry is valid while :func:`evaltool.history.queries.state` (the history's counter of
+    write transactions) is what it was when the entry was made: every record, prune or suite
+    change moves it, and it never returns to an earlier value (a count and a highest id did,
+    when a prune and a record balanced). The state is read before the answer is computed,
+    so an answer is never older than the state it is filed under. One lock per
     address and parameters: concurrent askers wait for one computation instead of each doing it.
     """
 
@@ -273,6 +274,10 @@ async def _record(request: Request) -> Response:
     who = await auth.require(request, "operator")
     args = parse(request.query_params, (NAME, TAG, Param("note", "string", "a note"),
                                         Param("at", "date", "when (ISO-8601; default now)")))
+    if args["at"] is not None:  # refused under the API's own parameter name, before the body is read
+        from evaltool.history.dates import recording_date
+
+        recording_date(args["at"], "at")
     body = await _body(request)
     try:
         result = json.loads(body)

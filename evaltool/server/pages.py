@@ -207,17 +207,20 @@ def _value_cell(value) -> Markup:
     return tag("td", f"{value:.4f}", class_="num", data_value=repr(value))
 
 
+def _value_of(execution: dict, spellings: list[str]):
+    """An execution's summary value of a measure recorded under any of ``spellings``."""
+    return next((execution["summary"][s] for s in spellings if execution["summary"].get(s) is not None), None)
+
+
 def trends_page(data: dict, args: dict, view) -> Markup:
     """A chart per measure over time (a point per execution; click one for its page) and the list."""
     lang = args["lang"]
     found = data["executions"]
-    measures: list[str] = []
-    for e in found:
-        measures.extend(m for m in e["summary"] if m not in measures)
     charts = []
-    for m in measures:
-        points = [{"name": e["name"], "recorded_at": e["recorded_at"], "value": e["summary"][m], "note": e["note"],
-                   "link": execution_link(e["id"], lang)} for e in found if e["summary"].get(m) is not None]
+    for m, spellings in data["series"].items():  # a measure recorded under several spellings is one trend
+        points = [{"name": e["name"], "recorded_at": e["recorded_at"], "value": value, "note": e["note"],
+                   "link": execution_link(e["id"], lang)} for e in found
+                  if (value := _value_of(e, spellings)) is not None]
         charts.append(chart(trend(points, m, lang), follow=True, name=f"trend-{m}"))
     rows = [[e["id"], e["name"], e["recorded_at"], e["note"], ", ".join(f"{k}={v}" for k, v in e["tags"].items())]
             for e in found]
@@ -277,6 +280,10 @@ def _diff_tables(d: dict, lang: str) -> Markup:
     a, b = d["a"], d["b"]
     title = t("diff.heading", lang, b=b["name"], b_id=b["id"], a=a["name"], a_id=a["id"], count=d["queries"])
     moved = [[m, x["query_id"], x["a"], x["b"], x["delta"]] for m, s in d["measures"].items() for x in s["moved"]]
+    # B better or worse than A, as each measure declares (lower is better for FirstRelPos, ARP; counts neither)
+    paired_classes = {i: _change(s["delta"], s["better"]) for i, s in enumerate(d["measures"].values())}
+    moved_classes = dict(enumerate(_change(x["delta"], s["better"]) for s in d["measures"].values()
+                                   for x in s["moved"]))
     notes = [tag("p", w, class_="warning") for w in d["warnings"]]
     only = [t("diff.only", lang, count=len(d[k]), side=side)
             for k, side in (("only_in_a", a["name"]), ("only_in_b", b["name"])) if d[k]]
@@ -284,11 +291,18 @@ def _diff_tables(d: dict, lang: str) -> Markup:
                correction=t_or("correction", d["correction"], lang))
     columns = [t(k, lang) for k in ("column.measure", "diff.mean_a", "diff.mean_b", "diff.delta", "diff.p",
                                     "diff.p_adjusted", "diff.ci", "diff.wins", "diff.ties", "diff.losses")]
-    return join([tag("h2", title), notes, table(columns, rows, name="paired"),
+    return join([tag("h2", title), notes, table(columns, rows, name="paired", row_classes=paired_classes),
                  tag("p", method + (f"; {', '.join(only)}" if only else ""), class_="note"),
                  tag("h3", t("diff.moved", lang)),
                  table([t("column.measure", lang), t("column.query", lang), "A", "B", t("diff.delta", lang)], moved,
-                       name="moved", sortable=True)])
+                       name="moved", sortable=True, row_classes=moved_classes)])
+
+
+def _change(delta, better: str) -> str | None:
+    """``better`` or ``worse`` for a difference B - A of a measure better ``higher`` or ``lower``."""
+    if delta is None or delta != delta or delta == 0 or better not in ("higher", "lower"):
+        return None
+    return "better" if (delta > 0) == (better == "higher") else "worse"
 
 
 def diff_page(data: dict, args: dict, view) -> Markup:
@@ -304,11 +318,8 @@ def side_by_side_page(data: dict, args: dict, view) -> Markup:
     the movers, the scatter of per-query values and the distribution of differences with the interval."""
     lang = args["lang"]
     found = data["executions"]
-    measures: list[str] = []
-    for e in found:
-        measures.extend(m for m in e["summary"] if m not in measures)
     columns = [t("column.measure", lang), *[f"#{e['id']} {e['name']}" for e in found]]
-    rows = [[m, *[e["summary"].get(m) for e in found]] for m in measures]
+    rows = [[m, *[_value_of(e, spellings) for e in found]] for m, spellings in data["series"].items()]
     base = found[0]
     body = [tag("h1", t("compare.title", lang)),
             tag("p", t("compare.baseline", lang, id=base["id"], name=base["name"], date=base["recorded_at"]),
@@ -318,8 +329,9 @@ def side_by_side_page(data: dict, args: dict, view) -> Markup:
         body.append(_diff_tables(d, lang))
         shared = sorted(set(base["per_query"] or {}) & set(other["per_query"] or {}))
         for m, stats in d["measures"].items():
-            a = [_number(base["per_query"][q].get(m)) for q in shared]
-            b = [_number(other["per_query"][q].get(m)) for q in shared]
+            in_a, in_b = stats["spellings"]
+            a = [_number(base["per_query"][q].get(in_a)) for q in shared]
+            b = [_number(other["per_query"][q].get(in_b)) for q in shared]
             differences = [y - x for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y))]
             name_a, name_b = f"#{base['id']} {base['name']}", f"#{other['id']} {other['name']}"
             body.append(tag("div", chart(paired_scatter(shared, a, b, name_a, name_b, m, lang), name="scatter"),

@@ -93,18 +93,16 @@ def _integer(param: Param, text: str) -> int:
 
 
 def _date(param: Param, text: str) -> str:
-    """``text`` if the history can use it as either end of a range: ISO-8601, and a moment that is
-    still a four-digit year in UTC at both ends of its day (the calendar's edges are refused)."""
-    from evaltool.history.dates import range_bounds
+    """``text`` if the history can use it as either end of a range (:func:`evaltool.history.dates.range_bounds`:
+    ISO-8601, from 1000-01-01 to 9999-12-30; the calendar's edges are refused)."""
+    from evaltool.history.dates import OutsideDates, range_bounds
 
     try:
-        bounds = range_bounds(text, text)
+        range_bounds(text, text)
+    except OutsideDates:
+        raise RequestError(key="param.date_outside", name=param.name, text=repr(text[:200])) from None
     except EvaltoolError:
         raise RequestError(key="param.date", name=param.name, text=repr(text[:200])) from None
-    except (OverflowError, ValueError):
-        bounds = ()
-    if len(bounds) != 2 or not all(bound and len(bound) == len("2025-01-28T00:00:00Z") for bound in bounds):
-        raise RequestError(key="param.date_outside", name=param.name, text=repr(text[:200]))
     return text
 
 

@@ -27,7 +27,7 @@ class View:
     compute: object  # (history, arguments) -> dict
     summary: str
     title: str = ""
-    cached: bool = True  # its answer depends on the executions alone (see app.ResponseCache)
+    cached: bool = True  # its answer changes only when the history is written (see app.ResponseCache)
 
 
 def query_string(arguments: dict, **changes) -> str:
@@ -60,14 +60,17 @@ def report(history, args: dict) -> dict:
 
 
 def executions(history, args: dict) -> dict:
-    """A page of executions (without per-query values), oldest first, and the addresses of its neighbours."""
+    """A page of executions (without per-query values), oldest first, and the addresses of its neighbours;
+    ``series``: each measure's shown name and every spelling it was recorded under (one trend each)."""
     from evaltool.history import list_executions
+    from evaltool.history.series import series
 
     limit, offset = args["limit"], args["offset"]
     found = list_executions(history, args["date_from"], args["date_to"], args["name"], args["tag"] or None,
                             limit=limit + 1, offset=offset)
     more = len(found) > limit
-    return {"executions": [e.to_dict() for e in found[:limit]], "limit": limit, "offset": offset,
+    return {"executions": [e.to_dict() for e in found[:limit]], "series": series(found[:limit]),
+            "limit": limit, "offset": offset,
             "next": f"?{query_string(args, offset=offset + limit)}" if more else None,
             "previous": f"?{query_string(args, offset=max(0, offset - limit))}" if offset else None}
 
@@ -94,10 +97,12 @@ def diff(history, args: dict) -> dict:
 
 
 def side_by_side(history, args: dict) -> dict:
-    """Two or more executions: each with its per-query values, and the diff of each against the first."""
+    """Two or more executions: each with its per-query values, the diff of each against the first, and
+    ``series``: each measure's shown name and every spelling it was recorded under (one row each)."""
     from evaltool.errors import HistoryError
     from evaltool.history import diff as history_diff
     from evaltool.history import get_executions
+    from evaltool.history.series import series
 
     ids = list(dict.fromkeys(args["ids"]))
     if not 2 <= len(ids) <= MAX_SIDE_BY_SIDE:
@@ -109,7 +114,7 @@ def side_by_side(history, args: dict) -> dict:
                               correction=args["correction"]) for other in ids[1:]]
     except HistoryError as exc:
         _not_found(exc)
-    return {"executions": [e.to_dict() for e in found], "diffs": diffs}
+    return {"executions": [e.to_dict() for e in found], "diffs": diffs, "series": series(found)}
 
 
 def suites(history, args: dict) -> dict:

@@ -220,6 +220,8 @@ def test_latency_counts_the_request_not_the_client_warm_up(server, tmp_path, mon
     report, _ = only_report(tmp_path / "out")
     # every query waited for its 1 s answer; none carries a 1000 s warm-up (before: the first one had
     # the client's 1000 s and every one its connection's)
+    # (the real time around the jumps is allowed up to 100 s: a loaded machine took 1004 ms once, and
+    # a warm-up inside the clock would add 1,000,000 ms)
     times = [entry["execution_time_ms"] for entry in report["detailed_results"]]
-    assert all(1000 <= t < 2000 for t in times), times
-    assert 1000 <= report["metadata"]["latency_ms"]["p50"] < 2000
+    assert all(1000 <= t < 101_000 for t in times), times
+    assert 1000 <= report["metadata"]["latency_ms"]["p50"] < 101_000

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from evaltool.bench.queries import load_queries
+from evaltool.bench.queries import QueriesError, load_queries
 from tests import helpers
-from tests.helpers import bench, query, write_queries
+from tests.helpers import bench, query, write, write_queries
 
 FAKE = "tests.helpers:fake_search"
 GOOD = {"id": 1, "query": "a", "category": "c", "difficulty": "easy", "relevant_ids": ["x"]}
@@ -164,3 +164,25 @@ def test_bad_options_exit_2_before_any_query_runs(tmp_path, args, message):
     expected = "evaltool: " + message.replace("{out}", str(tmp_path / "out")) + "\n"
     assert (result.exit_code, result.stderr) == (2, expected)
     assert not helpers.CALLS
+
+
+def test_a_problem_quotes_a_long_id_short(tmp_path):
+    """A 100 KB id with a space made a 100 KB message (found by tests/fuzzing.py)."""
+    long_id = "a " + "x" * 100_000
+    path = write(tmp_path / "queries.json", json.dumps([{"id": long_id, "query": "q", "relevant_ids": [long_id]},
+                                                        {"id": 2, "query": "q", "relevant_ids": ["d", "d"]}]))
+    with pytest.raises(QueriesError) as caught:
+        load_queries(path)
+    message = str(caught.value)
+    assert "'a xxxx" in message and "(100002 characters) must be non-empty without whitespace" in message
+    assert "lists 'd' twice" in message and len(message) < 1000
+
+
+def test_half_a_surrogate_pair_in_an_id(tmp_path):
+    """A JSON escape '\\ud800' in an id ended in a UnicodeEncodeError writing the TREC files (tests/fuzzing.py)."""
+    path = write(tmp_path / "queries.json", '[{"id": "q\\ud800", "query": "a", "relevant_ids": ["d1", "d\\udfff"]}]')
+    with pytest.raises(QueriesError) as caught:
+        load_queries(path)
+    message = str(caught.value)
+    assert "'id' 'q\\ud800' must be text with whole characters" in message, message
+    assert "'relevant_ids' item 'd\\udfff' must be text with whole characters" in message, message

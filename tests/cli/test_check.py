@@ -233,3 +233,35 @@ def test_parameterised_output_names_map_back_to_measures(files):
     assert {"ndcg_1=3,2=9", "utility_1,-1,0,0", "iprec_at_recall_0.10", "rbp_p=0.8", "runid"} <= set(names)
     result = invoke("check", reference, files.qrels, files.run, "--per-query")
     assert result.exit_code == 0, result.stdout
+
+
+def test_allow_improvement_reads_each_measures_direction(files):
+    """FirstRelPos is better lower: q1's relevant document moving from rank 2 to rank 1 (mean 1.5 -> 1.0)
+    is an improvement, the way back a drift; a count (num_ret, 4 retrieved) never improves."""
+    reference = files.folder / "ref.json"
+    invoke(files.qrels, files.run, "-m", "FirstRelPos", "--save-reference", reference)
+    assert json.loads(reference.read_text())["summary"] == {"FirstRelPos": 1.5}
+    allowed = invoke("check", reference, files.qrels, files.perturbed, "--allow-improvement")
+    assert allowed.exit_code == 0 and "2 improved (allowed)" not in allowed.stdout, allowed.stdout
+    assert [line.split()[-1] for line in allowed.stdout.splitlines()[1:2]] == ["improved"], allowed.stdout
+    worse = files.folder / "better.json"
+    invoke(files.qrels, files.perturbed, "-m", "FirstRelPos", "--save-reference", worse)
+    dropped = invoke("check", worse, files.qrels, files.run, "--allow-improvement")
+    assert dropped.exit_code == 1 and "drift" in dropped.stdout, dropped.stdout
+    counts = files.make("counts.tsv", "num_ret all 3\n")  # the run retrieves 4: more is not better
+    drifted = invoke("check", counts, files.qrels, files.run, "--allow-improvement")
+    assert drifted.exit_code == 1 and "drift" in drifted.stdout, drifted.stdout
+
+
+@pytest.mark.parametrize("options, shown", [
+    ({"relevance_level": "1"}, 'meta.options.relevance_level: "1"'), ({"complete": 1}, "meta.options.complete: 1"),
+    ({"max_ret": 1.5}, "meta.options.max_ret: 1.5"), ({"on_duplicate": ["x"]}, 'meta.options.on_duplicate: ["x"]'),
+])
+def test_a_json_reference_with_options_of_the_wrong_type(tmp_path, options, shown):
+    """A reference's options go to evaluate(): a text relevance level ended in a TypeError (tests/fuzzing.py)."""
+    from tests.helpers import ROOT, assert_fails, invoke, write
+
+    reference = write(tmp_path / "ref.json", json.dumps({"summary": {"map": 0.49}, "meta": {"options": options}}))
+    assert_fails(invoke("check", reference, ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt"), reference, shown)
+    fine = write(tmp_path / "fine.json", json.dumps({"summary": {"map": 0.4907}, "meta": {"options": {"max_ret": None}}}))
+    assert invoke("check", fine, ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt").exit_code == 0

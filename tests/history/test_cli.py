@@ -258,3 +258,24 @@ def test_every_history_and_suite_command_has_help_with_an_example():
             assert sub.help and example.search(sub.help), f"{group} {name}"
             shown = invoke(group, name, "--help")
             assert shown.exit_code == 0 and shown.stdout.startswith(f"Usage: evaltool {group} {name} ")
+
+
+def test_an_old_history_is_upgraded_only_when_asked(files, tmp_path):
+    """Readers, recorders and serve refuse a history of an older schema, naming the command that
+    brings it forward; 'history upgrade' does, once."""
+    import shutil
+
+    db = tmp_path / "old.sqlite"
+    shutil.copy(Path(__file__).parent / "fixtures" / "history-v1.sqlite", db)
+    hint = rf"{db}: a history of schema version 1; .*'evaltool history upgrade --db {db}'"
+    one_error(invoke("history", "list", "--db", db), hint)
+    one_error(invoke(files["qrels.txt"], files["a.txt"], "--record", "--db", db), hint)
+    one_error(invoke("serve", "--db", db, "--port", "0"), hint)
+    done = invoke("history", "upgrade", "--db", db)
+    assert done.exit_code == 0 and re.fullmatch(rf"evaltool: {db}: upgraded from schema version 1 to \d+\n",
+                                                done.stderr), done.stderr
+    done = invoke("history", "upgrade", "--db", db)
+    assert done.exit_code == 0 and "already at schema version" in done.stderr
+    assert invoke(files["qrels.txt"], files["a.txt"], "--record", "--db", db).exit_code == 0
+    assert [e.id for e in list_executions(str(db))] == [1, 2, 3]
+    one_error(invoke("history", "upgrade", "--db", tmp_path / "absent.sqlite"), r"no history there")

@@ -79,3 +79,14 @@ def test_object_json_and_http_record_the_same_rows(tmp_path):
                           "FirstRelPos": "mean over queries with a value"}
     assert json.loads(stored["execution"]["thresholds"])["map"] == 0.2
     assert {row["query_id"] for row in stored["queries"]} == {"q1", "q2", "q3"}  # q4 has no results, q5 no judgments
+
+
+def test_the_json_contract_carries_each_measures_direction():
+    """``meta["measures"]`` says which way each output improves, as the registry declares it:
+    a reader of ``-o json`` judges a change without evaltool's measure registry."""
+    from evaltool import evaluate
+
+    facts = evaluate({"q": {"a": 1, "b": 0}}, {"q": {"b": 2.0, "a": 1.0}},
+                     ["num_ret", "map", "FirstRelPos"]).to_dict()["meta"]["measures"]
+    assert {name: fact["better"] for name, fact in facts.items()} == {
+        "num_ret": "neither", "map": "higher", "FirstRelPos": "lower"}

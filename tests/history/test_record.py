@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import json
 
 import pytest
@@ -108,3 +109,43 @@ def test_unknown_ids_and_ranges_give_one_message(db):
         list_executions(db, "2025-02-01", "2025-01-01")
     with pytest.raises(HistoryError, match="--to 'yesterday': expected an ISO-8601 date"):
         list_executions(db, None, "yesterday")
+
+
+def test_dates_are_stored_with_four_digits_of_year():
+    from datetime import datetime, timezone
+
+    from evaltool.history.dates import range_bounds, stamp
+
+    assert stamp(datetime(999, 6, 1, 8, 5, 3, tzinfo=timezone.utc)) == "0999-06-01T08:05:03Z"
+    assert stamp(datetime(5, 1, 1, tzinfo=timezone.utc)) == "0005-01-01T00:00:00Z"
+    assert range_bounds("1000-01-01", "9999-12-30") == ("1000-01-01T00:00:00Z", "9999-12-30T23:59:59Z")
+    for edge in ("0999-12-31", "9999-12-31", "0001-01-01T00:00:00+01:00", "9999-12-30T23:00:00-05:00"):
+        with pytest.raises(HistoryError, match="outside the dates the history holds; expected a date from "
+                                               "1000-01-01 to 9999-12-30"):
+            range_bounds(edge)
+
+
+@pytest.mark.parametrize("at, message", [
+    ("0999-06-01", r"--at '0999-06-01': a recording date lies between 1970-01-01 and \d{4}-\d\d-\d\d \(UTC\)"),
+    ("9999-12-31", r"--at '9999-12-31': a recording date lies between 1970-01-01"),
+    ("0001-01-01", r"--at '0001-01-01': a recording date lies between"),
+    ("0001-01-01T00:00:00+01:00", r"--at '0001-01-01T00:00:00\+01:00': a recording date lies between"),
+    ("9999-12-31T23:00:00-05:00", r"--at '9999-12-31T23:00:00-05:00': a recording date lies between"),
+    ("10000-01-01", r"--at '10000-01-01': expected an ISO-8601 date"),
+])
+def test_recording_dates_at_the_calendars_edges_are_one_message(tmp_path, at, message):
+    """0999-06-01 was stored as '999-06-01T...', which sorts after every date of this millennium: it
+    became the newest execution, the one 'history check' judges."""
+    from tests.helpers import invoke
+
+    db = tmp_path / "h.sqlite"
+    with pytest.raises(HistoryError, match=message):
+        record({"summary": {"map": 0.1}}, db=str(db), at=at)
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 a 1\n")
+    run.write_text("q1 Q0 a 1 1.0 r\n")
+    done = invoke(qrels, run, "--record", "--db", db, "--at", at)
+    assert done.exit_code == 2 and done.stdout == "", done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(message, lines[0]), done.stderr
+    assert not db.exists()

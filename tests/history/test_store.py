@@ -10,7 +10,18 @@ import pytest
 import sqlalchemy as sa
 
 from evaltool.errors import HistoryError
-from evaltool.history import get_execution, list_audit, list_executions, list_suites, open_history, record, report, schema
+from evaltool.history import (
+    get_execution,
+    list_audit,
+    list_executions,
+    list_suites,
+    open_history,
+    prune,
+    record,
+    report,
+    schema,
+    upgrade,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -29,12 +40,22 @@ def test_sqlite_runs_in_wal_mode(tmp_path):
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
-def test_the_first_schema_is_migrated_forward(tmp_path):
-    """history-v1.sqlite was written by the first schema (see fixtures/README.md); nothing in it is lost."""
+def test_an_old_schema_is_refused_until_upgraded_then_kept_whole(tmp_path):
+    """history-v1.sqlite was written by the first schema (see fixtures/README.md): readers and writers
+    name the upgrade command and change nothing; after 'upgrade' nothing in it is lost."""
     db = tmp_path / "old.sqlite"
     shutil.copy(FIXTURES / "history-v1.sqlite", db)
+    for call in (lambda: list_executions(str(db)), lambda: record({"summary": {"map": 0.1}}, db=str(db), name="x"),
+                 lambda: open_history(str(db), create=True)):
+        with pytest.raises(HistoryError, match=rf"{db}: a history of schema version 1; this evaltool uses version "
+                                               rf"{schema.CURRENT_VERSION}: bring it forward with 'evaltool history "
+                                               rf"upgrade --db {db}'"):
+            call()
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version FROM evaltool_schema").fetchall() == [(1,)]
+        assert conn.execute("SELECT count(*) FROM executions").fetchall() == [(2,)]
+    assert upgrade(str(db)) == (1, schema.CURRENT_VERSION)
+    assert upgrade(str(db)) == (schema.CURRENT_VERSION, schema.CURRENT_VERSION)  # once is enough
     executions = list_executions(str(db))
     assert [(e.id, e.name, e.recorded_at, e.note, e.tags) for e in executions] == [
         (1, "bm25", "2025-01-28T09:00:00Z", "schema v1", {"split": "dev"}),
@@ -52,15 +73,132 @@ def test_the_first_schema_is_migrated_forward(tmp_path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version FROM evaltool_schema").fetchall() == [(schema.CURRENT_VERSION,)]
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-    new_id = record({"summary": {"map": 0.1}}, db=str(db), name="after")
-    assert new_id == 3
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    prune(str(db), keep=1)  # deletes execution 1; its id, and 2's, are not given again
+    assert record({"summary": {"map": 0.1}}, db=str(db), name="after") == 3
+    prune(str(db), keep=0, name="after")
+    assert record({"summary": {"map": 0.1}}, db=str(db), name="after") == 4
+
+
+def _v1_on_postgresql(url: str) -> None:
+    """The frozen first-version file as a PostgreSQL history: its tables as reflected, its rows copied,
+    each id sequence past the ids copied (as evaltool's own inserts would have left it)."""
+    source = sa.create_engine(f"sqlite:///{FIXTURES / 'history-v1.sqlite'}")
+    target = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    tables = sa.MetaData()
+    tables.reflect(source)
+    with source.connect() as read, target.begin() as write:
+        tables.create_all(write)
+        for table in tables.sorted_tables:
+            rows = [dict(r._mapping) for r in read.execute(sa.select(table))]
+            if rows:
+                write.execute(table.insert(), rows)
+        write.execute(sa.text("SELECT setval(pg_get_serial_sequence('executions', 'id'), "
+                              "(SELECT max(id) FROM executions))"))
+    source.dispose()
+    target.dispose()
+
+
+def _layout(db: str) -> dict:
+    """Everything a schema is made of, as reflected: tables, columns (type, nullability, default),
+    keys, foreign keys, indexes, unique constraints; on SQLite also which tables AUTOINCREMENT."""
+    engine = sa.create_engine(db.replace("postgresql://", "postgresql+psycopg://") if "://" in db
+                              else f"sqlite:///{db}")
+    out = {}
+    with engine.connect() as conn:
+        inspector = sa.inspect(conn)
+        for name in sorted(inspector.get_table_names()):
+            out[name] = {
+                "columns": [(c["name"], str(c["type"].compile(dialect=conn.dialect)), c["nullable"],
+                             c.get("default"), c.get("autoincrement")) for c in inspector.get_columns(name)],
+                "primary key": inspector.get_pk_constraint(name)["constrained_columns"],
+                "foreign keys": sorted((tuple(f["constrained_columns"]), f["referred_table"],
+                                        tuple(f["referred_columns"])) for f in inspector.get_foreign_keys(name)),
+                "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                                  for i in inspector.get_indexes(name)),
+                "unique": sorted(tuple(u["column_names"]) for u in inspector.get_unique_constraints(name)),
+            }
+        if conn.dialect.name == "sqlite":
+            for name, sql in conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'"):
+                if name in out:
+                    out[name]["autoincrement"] = "AUTOINCREMENT" in sql.upper()
+    engine.dispose()
+    return out
+
+
+def test_an_upgraded_history_has_exactly_the_schema_of_a_new_one(db, tmp_path, request):
+    if "://" in db:
+        _v1_on_postgresql(db)
+        fresh = request.getfixturevalue("postgres_cluster").create_database()
+    else:
+        shutil.copy(FIXTURES / "history-v1.sqlite", db)
+        fresh = str(tmp_path / "fresh.sqlite")
+    assert upgrade(db) == (1, schema.CURRENT_VERSION)
+    record({"summary": {"map": 0.5}}, db=fresh, name="x")
+    migrated, new = _layout(db), _layout(fresh)
+    assert set(migrated) == set(new) >= set(schema.TABLES)
+    for table in new:
+        assert migrated[table] == new[table], table
+    assert new["executions"]["primary key"] == ["id"]
+    if "://" not in db:
+        assert migrated["executions"]["autoincrement"] is True
+    assert record({"summary": {"map": 0.5}}, db=db, name="x") == 3
+
+
+def test_upgrade_says_what_it_cannot_do(db, tmp_path):
+    missing = tmp_path / "none.sqlite"
+    with pytest.raises(HistoryError, match="no history there"):
+        upgrade(str(missing))
+    assert not missing.exists()
+    record({"summary": {"map": 0.5}}, db=db, name="x")
+    engine = sa.create_engine(db.replace("postgresql://", "postgresql+psycopg://") if "://" in db
+                              else f"sqlite:///{db}")
+    with engine.begin() as conn:
+        conn.execute(schema.schema_table.update().values(version=schema.CURRENT_VERSION + 1))
+    with pytest.raises(HistoryError, match="written by a newer evaltool"):
+        upgrade(db)
+    with engine.begin() as conn:
+        conn.execute(schema.schema_table.update().values(version=0))
+    engine.dispose()
+    for call in (lambda: upgrade(db), lambda: list_executions(db)):
+        with pytest.raises(HistoryError, match="damaged.*'0'; expected a whole number from 1"):
+            call()
+
+
+def test_ids_are_never_reused(db):
+    """The newest execution pruned, its id is not given to the next one (SQLite reused it without
+    AUTOINCREMENT, and a reader holding the id then read another execution under it)."""
+    record({"summary": {"map": 0.5}}, db=db, name="x", at="2025-01-02")
+    doomed = record({"summary": {"map": 0.4}}, db=db, name="x", at="2025-01-01")
+    assert prune(db, keep=1) == [doomed]
+    assert record({"summary": {"map": 0.3}}, db=db, name="y") == doomed + 1
+    prune(db, keep=0)
+    assert record({"summary": {"map": 0.3}}, db=db, name="y") == doomed + 2
+
+
+def test_every_write_moves_the_change_counter(db, tmp_path):
+    from evaltool.history import add_suite, set_active
+    from evaltool.history.queries import state
+
+    record({"summary": {"map": 0.5}}, db=db, name="x")
+    seen = [state(db)]
+    queries = tmp_path / "queries.json"
+    queries.write_text('[{"query_id": "q1", "query": "a", "relevant_ids": ["d1"]}]')
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 1.0 r\n")
+    for write in (lambda: record({"summary": {"map": 0.5}}, db=db, name="x"), lambda: prune(db, keep=1),
+                  lambda: add_suite(db, "s", queries, str(run)), lambda: set_active(db, "s", False),
+                  lambda: set_active(db, "s", True)):
+        write()
+        seen.append(state(db))
+    assert seen == sorted(set(seen)), seen  # strictly growing: never back to a value a reader has seen
 
 
 def test_a_migrated_history_has_the_schema_of_a_fresh_one(tmp_path):
     """Every table, index and column as a new history makes them, whatever version the file started at."""
     old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
     shutil.copy(FIXTURES / "history-v1.sqlite", old)
-    list_executions(str(old))
+    upgrade(str(old))
     record({"summary": {"map": 0.5}}, db=str(new), name="x")
 
     def layout(path):
@@ -143,3 +281,16 @@ def test_the_default_is_evaltool_db_then_the_current_folder(tmp_path, monkeypatc
     monkeypatch.setenv("EVALTOOL_DB", str(tmp_path / "elsewhere.sqlite"))
     record({"summary": {"map": 1.0}}, name="there")
     assert [e.name for e in list_executions()] == ["there"]
+
+
+def test_upgrade_gives_old_short_dates_their_four_digits(tmp_path):
+    """An older evaltool stored 0999-06-01 as '999-06-01T00:00:00Z', which sorted as the newest date."""
+    db = tmp_path / "old.sqlite"
+    shutil.copy(FIXTURES / "history-v1.sqlite", db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO executions (name, recorded_at, kind, evaltool_version, options, thresholds, sources)"
+                     " VALUES ('bm25', '999-06-01T00:00:00Z', 'eval', '0.1', '{}', '{}', '{}')")
+        conn.execute("INSERT INTO summary_values VALUES (3, 0, 'recip_rank', 0.1, 'mean')")
+    upgrade(str(db))
+    assert [(e.id, e.recorded_at) for e in list_executions(str(db))] == [
+        (3, "0999-06-01T00:00:00Z"), (1, "2025-01-28T09:00:00Z"), (2, "2025-02-01T09:00:00Z")]

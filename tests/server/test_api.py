@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
 
@@ -296,6 +297,36 @@ def test_answers_are_kept_until_the_history_changes(client, history_file, tmp_pa
     assert client.get("/api/report?name=late", headers={"if-none-match": first.headers["etag"]}).status_code == 200
 
 
+def test_a_pruned_execution_is_not_served_again(tmp_path):
+    """The newest execution pruned and another recorded: the cache (once keyed on the count and the
+    highest id, which came back to what they were) must not serve the deleted one."""
+    from evaltool.history import open_history, prune, record
+    from evaltool.server import create_app
+
+    db = str(tmp_path / "h.sqlite")
+    record({"summary": {"recip_rank": 0.5}}, db=db, name="x", at="2025-01-02")
+    doomed = record({"summary": {"recip_rank": 0.4}}, db=db, name="x", at="2025-01-01")
+    with open_history(db) as history, dashboard_client(create_app(history)) as test_client:
+        assert [r["id"] for r in _get(test_client, "/api/report").json()["rows"]] == [doomed, doomed - 1]
+        assert _get(test_client, f"/api/executions/{doomed}").json()["name"] == "x"
+        prune(db, keep=1)
+        new = record({"summary": {"recip_rank": 0.9}}, db=db, name="y", at="2025-01-03")
+        rows = _get(test_client, "/api/report").json()["rows"]
+        assert [(r["id"], r["name"]) for r in rows] == [(doomed - 1, "x"), (new, "y")] and new != doomed
+        _get(test_client, f"/api/executions/{doomed}", status=404)
+
+
+@pytest.mark.parametrize("at", ["0999-06-01", "9999-12-31", "0001-01-01T00:00:00%2B01:00"])
+def test_a_recording_date_at_the_calendars_edge_is_a_400(recorder, at):
+    response = recorder.post(f"/api/executions?name=x&at={at}", json=RESULT,
+                             headers={"authorization": f"Bearer {TOKEN}"})
+    assert response.status_code == 400, response.text
+    assert list(response.json()) == ["error"] and re.match(
+        r"at '[^']+': (a recording date lies between 1970-01-01 and|outside the dates the history holds)",
+        response.json()["error"])
+    assert recorder.get("/api/executions?name=x").json()["executions"] == []
+
+
 def test_recording_rejects_bad_bodies(recorder):
     auth = {"authorization": f"Bearer {TOKEN}"}
     too_big = {**RESULT, "meta": {"padding": "x" * 5000}}
@@ -328,3 +359,28 @@ def test_openapi_describes_every_api_address(client):
     assert {p["name"] for p in spec["paths"]["/api/report"]["get"]["parameters"]} == {
         "date_from", "date_to", "name", "tag", "measure", "labels", "lang"}
     assert "post" in spec["paths"]["/api/executions"]
+
+
+def test_differences_are_coloured_by_the_measures_direction(tmp_path):
+    """FirstRelPos falling from 3 to 1 is better (green), P_5 falling worse (red), in the paired table
+    and among the queries that moved; a count is neither."""
+    from evaltool.history import open_history, record
+    from evaltool.server import create_app
+
+    db = str(tmp_path / "h.sqlite")
+    ids = [record({"summary": {"FirstRelPos": first, "P_5": p5, "num_ret": ret},
+                   "per_query": {"q1": {"FirstRelPos": first, "P_5": p5, "num_ret": ret},
+                                 "q2": {"FirstRelPos": 2.0, "P_5": 0.2, "num_ret": 10}}},
+                  db=db, name="x", at=at, fingerprints={}, commit=None)
+           for first, p5, ret, at in ((3.0, 0.4, 10, "2025-01-01"), (1.0, 0.2, 9, "2025-01-02"))]
+    with open_history(db) as history, dashboard_client(create_app(history)) as test_client:
+        data = _get(test_client, f"/api/diff?a={ids[0]}&b={ids[1]}").json()
+        assert {m: cell["better"] for m, cell in data["measures"].items()} == {
+            "FirstRelPos": "lower", "P_5": "higher", "num_ret": "neither"}
+        coloured = [("better", "FirstRelPos"), ("worse", "P_5"), ("", "num_ret")]
+        means = [("", "FirstRelPos"), ("", "P_5"), ("", "num_ret")]
+        for url, expected in ((f"/diff?a={ids[0]}&b={ids[1]}", coloured * 2),  # the paired table, what moved
+                              (f"/compare?ids={ids[0]},{ids[1]}", means + coloured * 2)):
+            text = _get(test_client, url).text
+            rows = re.findall(r'<tr(?: class="(\w+)")?><td[^>]*>(FirstRelPos|P_5|num_ret)</td>', text)
+            assert rows == expected, url

@@ -97,8 +97,18 @@ class Suite:
 
 
 def _suite(row, queries=None, shown=None) -> Suite:
-    return Suite(row.name, row.backend, json.loads(row.measures), json.loads(row.settings), bool(row.active),
-                 row.created_at, row.version, row.source, row.problem, queries, shown)
+    """A stored suite row, each column checked: a damaged history is one message, never a traceback."""
+    from evaltool.history.queries import damaged, json_object, json_value, named, text_value
+
+    where = f"suite {named(row.name)}"
+    measures = json_value(row.measures, f"{where}: measures", "a JSON list of measure names")
+    if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
+        raise damaged(row.measures, f"{where}: measures", "a JSON list of measure names")
+    return Suite(text_value(row.name, "a suite name"), text_value(row.backend, f"{where}: backend"), measures,
+                 json_object(row.settings, f"{where}: settings"), bool(row.active),
+                 text_value(row.created_at, f"{where}: created_at"), row.version,
+                 text_value(row.source, f"{where}: source", optional=True),
+                 text_value(row.problem, f"{where}: problem", optional=True), queries, shown)
 
 
 def _query(bench) -> SuiteQuery:

@@ -57,6 +57,10 @@ def test_a_version_2_history_is_upgraded_with_its_suites_read_in(tmp_path):
     """history-v2.sqlite was written by the release before suites moved into the history (see
     fixtures/README.md): 'helpdesk' points at a queries file, 'legacy' at one that no longer exists."""
     db = _fixture(tmp_path)
+    # an older history is read only after an explicit upgrade, which reads the suites' files in
+    assert_fails(invoke("suite", "list", "--db", db), "a history of schema version 2", "evaltool history upgrade")
+    upgraded = invoke("history", "upgrade", "--db", db)
+    assert upgraded.exit_code == 0, upgraded.stderr
     suites = {s.name: s for s in list_suites(db)}
     helpdesk = get_suite(db, "helpdesk")
     assert [q.to_bench() for q in helpdesk.queries] == json.loads((FIXTURES / "history-v2-helpdesk.json").read_text())
@@ -91,6 +95,7 @@ def test_a_version_2_history_is_upgraded_with_its_suites_read_in(tmp_path):
 def test_a_version_2_history_whose_file_is_invalid_keeps_the_suite_with_the_reason(tmp_path):
     db = _fixture(tmp_path)
     (tmp_path / "helpdesk.json").write_text('[{"id": "q1", "query": ""}]')
+    assert invoke("history", "upgrade", "--db", db).exit_code == 0
     helpdesk = get_suite(db, "helpdesk")
     assert helpdesk.queries == [] and "was not valid when the history was upgraded" in helpdesk.problem
     assert "helpdesk.json:1" in helpdesk.problem  # the runner's own message, with the line

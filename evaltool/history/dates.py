@@ -64,9 +64,9 @@ def parse_when(value, what: str = "date") -> datetime:
         raise HistoryError(f"{what} {quote(str(value), 60)}: expected {EXPECTED}")
     try:
         moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
-    except OverflowError:
-        moment = None
-    if moment is None or not FIRST_DAY <= moment.date() <= LAST_DAY:
+    except OverflowError:  # a moment whose UTC time falls off the calendar
+        raise OutsideDates(f"{what} {quote(str(value), 60)}: {OUTSIDE}") from None
+    if not FIRST_DAY <= moment.date() <= LAST_DAY:
         raise OutsideDates(f"{what} {quote(str(value), 60)}: {OUTSIDE}")
     return moment
 

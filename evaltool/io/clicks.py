@@ -1323,7 +1323,7 @@ class _ShallowLines(io.RawIOBase):
 
     def _check(self, data: bytes) -> None:
         first = data.find(b"\n")
-        if 0 <= first and self.line_bytes + first < ARROW_NESTING_LIMIT and not self._long_line_inside(data):
+        if first >= 0 and self.line_bytes + first < ARROW_NESTING_LIMIT and not self._long_line_inside(data):
             last = data.rfind(b"\n") + 1          # the common case: no line is long, only the last goes on
             self.line_bytes = len(data) - last
             self.line_openers = data.count(b"[", last) + data.count(b"{", last)

@@ -54,7 +54,7 @@ def too_deep(doc: str, start: int = 0) -> json.JSONDecodeError:
 def too_long(doc: str, start: int = 0) -> json.JSONDecodeError:
     """The error for an integer of more digits than Python converts (``sys.get_int_max_str_digits()``)."""
     limit = sys.get_int_max_str_digits()
-    found = re.compile(r"\d{%d,}" % (limit + 1)).search(doc, start)
+    found = re.compile(rf"\d{{{limit + 1},}}").search(doc, start)
     return json.JSONDecodeError(f"a number of more than {limit} digits", doc, found.start() if found else start)
 
 

@@ -6,8 +6,9 @@ import numpy as np
 
 from evaltool.measures.base import PYTREC, REL, Agg, Better, Option, measure
 
-NEITHER = Better.NEITHER  # a count is neither better higher nor lower
 from evaltool.measures.restrict import at_level
+
+NEITHER = Better.NEITHER  # a count is neither better higher nor lower
 
 
 @measure("num_q", better=NEITHER, agg=Agg.COUNT, integer=True, per_query=False, same_as="NumQ")

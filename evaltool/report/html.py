@@ -129,7 +129,7 @@ def facts(pairs: list[tuple[str, object]]) -> Markup:
 
 
 def table(header: list[str], rows: list[list], *, title: str | None = None, digits: int = 4,
-          sortable: bool = False, links: dict[int, str] | None = None, row_classes: dict[int, str] | None = None,
+          sortable: bool = False, links: dict[int, str] | None = None, row_classes: dict[int, str | None] | None = None,
           numeric: list[bool] | None = None, name: str | None = None) -> Markup:
     """An HTML table; ``links`` maps a row index to the URL of its first cell, ``row_classes`` a
     row index to a class (``summary``); ``numeric`` right-aligns header cells."""

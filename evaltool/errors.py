@@ -20,6 +20,16 @@ def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
     return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
+def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` as it is, cut to ``limit`` characters when longer: :func:`quote` without the
+    quotes, for ids listed in a message (``skipped: q1, q2``).
+
+    >>> clip("q1"), clip("Q" * 1000, limit=5)
+    ('q1', 'QQQQQ... (1000 characters)')
+    """
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 class EvaltoolError(Exception):
     """Base class: bad input or an impossible request, reported without a traceback."""
 

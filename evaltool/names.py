@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 
 from evaltool import measures
-from evaltool.errors import MeasureError
+from evaltool.errors import MeasureError, clip, quote
 from evaltool.measures import DEFAULT_SETS, NICKNAMES, TREC_ORDER, named_measure, trec_measure
 from evaltool.measures.base import Measure, Params, Request
 
@@ -82,7 +82,7 @@ def _literal(node, whole: str):
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError):
-        raise MeasureError(f"measure '{whole}': {ast.unparse(node)} is not a literal value "
+        raise MeasureError(f"measure {quote(whole)}: {clip(ast.unparse(node))} is not a literal value "
                            "(numbers, 'strings', True/False, {grade: gain})") from None
 
 
@@ -103,7 +103,7 @@ def _split_named(text: str, whole: str) -> tuple[str, dict, object]:
         at, node = _literal(node.right, whole), node.left
     if isinstance(node, ast.Call):
         if node.args or any(k.arg is None for k in node.keywords):
-            raise MeasureError(f"measure '{whole}': parameters are written name=value, as in nDCG(dcg='exp-log2')@10")
+            raise MeasureError(f"measure {quote(whole)}: parameters are written name=value, as in nDCG(dcg='exp-log2')@10")
         args = {k.arg: _literal(k.value, whole) for k in node.keywords}
         node = node.func
     if not isinstance(node, ast.Name):
@@ -127,15 +127,15 @@ def _named_request(whole: str) -> Request:
     for key in args:
         if key not in options:
             takes = ", ".join(o.name for o in m.options) or "no parameters"
-            raise MeasureError(f"measure '{whole}': {m.name} has no parameter {key} (it takes {takes})")
+            raise MeasureError(f"measure {quote(whole)}: {m.name} has no parameter {key} (it takes {takes})")
     for key, value in fixed.items():
         if key in args and args[key] != value:
-            raise MeasureError(f"measure '{whole}': {token} means {m.name}({key}={value!r})")
+            raise MeasureError(f"measure {quote(whole)}: {token} means {m.name}({key}={value!r})")
         args[key] = value
     at_option = m.at_option
     if at is not None:
         if at_option is None:
-            raise MeasureError(f"measure '{whole}': {m.name} takes no @ parameter")
+            raise MeasureError(f"measure {quote(whole)}: {m.name} takes no @ parameter")
         args[at_option.name] = at   # overrides the same parameter in parentheses, as ir_measures reads it
     values = []
     for option in m.options:
@@ -143,18 +143,18 @@ def _named_request(whole: str) -> Request:
             value = option.check(args[option.name], m.name, whole)
         elif option.required:
             how = f"{m.name}@{'k' if option.kind is int else 'r'}" if option.at else f"{m.name}({option.name}=...)"
-            raise MeasureError(f"measure '{whole}': {m.name} needs its {option.name}: {how}")
+            raise MeasureError(f"measure {quote(whole)}: {m.name} needs its {option.name}: {how}")
         else:
             value = option.default
         values.append((option.name, value))
     given = dict(values)
     for option in m.options:
         if option.needs_at and given[option.name] != option.default and given[at_option.name] is None:
-            raise MeasureError(f"measure '{whole}': {option.name} needs a cutoff, as in {m.name}"
+            raise MeasureError(f"measure {quote(whole)}: {option.name} needs a cutoff, as in {m.name}"
                                f"({option.name}={given[option.name]!r})@10")
     problem = m.check(given) if m.check else None
     if problem:
-        raise MeasureError(f"measure '{whole}': {problem}")
+        raise MeasureError(f"measure {quote(whole)}: {problem}")
     return Request(m, tuple(values), spelling=text)
 
 
@@ -170,7 +170,7 @@ def finite_float(text: str) -> float | None:
 def _number(text: str, measure: str, whole: str) -> float:
     value = finite_float(text)
     if value is None:
-        raise MeasureError(f"measure '{whole}': parameter {text!r} of {measure} is not a finite number")
+        raise MeasureError(f"measure {quote(whole)}: parameter {quote(text)} of {measure} is not a finite number")
     return value
 
 
@@ -180,20 +180,20 @@ def _parse_values(measure, text: str, whole: str):
     if kind is Params.CUTOFFS:
         numbers = [_number(item, measure.name, whole) for item in items]
         if not all(v >= 1 for v in numbers):
-            raise MeasureError(f"measure '{whole}': cutoffs of {measure.name} must be positive integers")
+            raise MeasureError(f"measure {quote(whole)}: cutoffs of {measure.name} must be positive integers")
         return [int(v) for v in numbers]
     if kind is Params.FRACTIONS:
         return [_number(item, measure.name, whole) for item in items]
     if kind is Params.NUMBERS:
         if measure.arity is not None and len(items) != measure.arity:
-            raise MeasureError(f"measure '{whole}': {measure.name} takes {measure.arity} "
+            raise MeasureError(f"measure {quote(whole)}: {measure.name} takes {measure.arity} "
                                f"parameter{'s' if measure.arity > 1 else ''}, got {len(items)}")
         return [_number(item, measure.name, whole) for item in items]
     pairs = []
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise MeasureError(f"measure '{whole}': {measure.name} takes name=value pairs such as 1=3,2=9 or p=0.8")
+            raise MeasureError(f"measure {quote(whole)}: {measure.name} takes name=value pairs such as 1=3,2=9 or p=0.8")
         pairs.append((key, _number(value, measure.name, whole)))
     return pairs
 
@@ -318,7 +318,7 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
         name, dot, text = whole.partition(".")
         if name in NICKNAMES:
             if dot:
-                raise MeasureError(f"measure '{whole}': the nickname {name} takes no parameters")
+                raise MeasureError(f"measure {quote(whole)}: the nickname {name} takes no parameters")
             marked.update(NICKNAMES[name])
             continue
         measure = trec_measure(name)
@@ -328,7 +328,7 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
             except UnknownMeasure:
                 printed = trec_output_spelling(whole)
                 if printed is None:
-                    raise MeasureError(f"unknown measure '{whole}'{suggest(whole) if suggestions else ''}") from None
+                    raise MeasureError(f"unknown measure {quote(whole)}{suggest(whole) if suggestions else ''}") from None
                 name, dot, text = printed.partition(".")
                 measure = trec_measure(name)
             else:
@@ -338,9 +338,9 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
         if not dot:
             continue
         if text == "":
-            raise MeasureError(f"measure '{whole}': nothing after the '.'; give parameters or drop the dot")
+            raise MeasureError(f"measure {quote(whole)}: nothing after the '.'; give parameters or drop the dot")
         if measure.params is Params.NONE:
-            raise MeasureError(f"measure '{whole}': {name} takes no parameters")
+            raise MeasureError(f"measure {quote(whole)}: {name} takes no parameters")
         explicit.setdefault(name, []).append((text, _parse_values(measure, text, whole)))
 
     requests = []

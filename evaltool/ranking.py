@@ -28,7 +28,7 @@ import numpy as np
 
 from evaltool.arrays import Membership, counts, distinct
 from evaltool.inputs import Qrels, Run
-from evaltool.errors import InputError
+from evaltool.errors import InputError, quote
 
 RELVALUE_NONPOOL = -1
 RELVALUE_UNJUDGED = -2
@@ -594,37 +594,41 @@ def _subset(index: np.ndarray, *columns: np.ndarray | None) -> list[np.ndarray |
     return [None if column is None else column[index] for column in columns]
 
 
-def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0) -> Ranking:
-    """Sort, truncate and judge every query of ``run`` that ``qrels`` knows."""
+def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0, *,
+         must_share: bool = True) -> Ranking:
+    """Sort, truncate and judge every query of ``run`` that ``qrels`` knows.
+
+    A query that ``run`` names without a row (a dict's ``{}``) was answered with nothing and
+    is scored so (no document retrieved), as pytrec_eval and ir_measures score it; a query it
+    never names is missing: skipped, or under ``options.complete`` scored as trec_eval's
+    ``-c`` scores it. ``must_share``: a run naming no judged query is an InputError (False: a
+    run standing in for the queries missing from the pieces of a streamed run, which names none).
+    """
     qrels_qids = sorted(qrels.queries_with(), key=byte_key)
     position = {qid: i for i, qid in enumerate(qrels_qids)}
     rows_per_code = counts(run.qid_codes, len(run.qid_vocab))
     run_used = np.flatnonzero(rows_per_code)
     run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
 
-    present = np.zeros(len(qrels_qids), dtype=bool)
     found = run_code_pos[run_used]
-    present[found[found >= 0]] = True
-    named = np.zeros(len(qrels_qids), dtype=bool)  # the run names the query, with results or an empty ranking
+    # the run names the query, with results or with an empty ranking (a dict's {}: answered with nothing,
+    # scored as pytrec_eval and ir_measures score it: nothing retrieved); only queries it never names are missing
+    named = np.zeros(len(qrels_qids), dtype=bool)
     named[run_code_pos[run_code_pos >= 0]] = True
-    evaluated = np.flatnonzero(present | options.complete)
-    if not named.any():
+    evaluated = np.flatnonzero(named | options.complete)
+    if must_share and not named.any():
         # the first ids in byte order: the same whichever reader (or engine) read the run
         run_sample = sorted(run.qid_vocab, key=byte_key)[:3]
         raise InputError(
             f"no query of {run.path} has judgments in {qrels.path} "
-            f"(run queries such as {', '.join(map(repr, run_sample))}; "
-            f"qrels queries such as {', '.join(map(repr, qrels_qids[:3]))})"
+            f"(run queries such as {', '.join(map(quote, run_sample))}; "
+            f"qrels queries such as {', '.join(map(quote, qrels_qids[:3]))})"
         )
-    if len(evaluated) == 0:
-        empty = [qrels_qids[i] for i in np.flatnonzero(named)[:3]]
-        raise InputError(f"the queries of {run.path} judged in {qrels.path} have no results "
-                         f"({', '.join(map(repr, empty))}); use -c to score them as queries without results")
     n_q = len(evaluated)
     eval_index = np.full(len(qrels_qids), -1, dtype=np.int64)
     eval_index[evaluated] = np.arange(n_q)
     qids = [qrels_qids[i] for i in evaluated]
-    skipped = [qrels_qids[i] for i in np.flatnonzero(~present)] if not options.complete else []
+    skipped = [qrels_qids[i] for i in np.flatnonzero(~named)] if not options.complete else []
     unjudged = sorted(run.qid_vocab[c] for c in run_used[found < 0])
 
     code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
@@ -643,7 +647,7 @@ def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_
     by_rank = np.argsort(sq * (int(ranks.max(initial=0)) + 1) + ranks)
     sq, ranks, grade, rows, group_start, group_end = _subset(by_rank, sq, ranks, grade, rows, group_start, group_end)
 
-    missing = ~present[evaluated]
+    missing = ~named[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
     ties = tie_groups(run, rows) if rows is not None else TieGroups(lambda: (group_start, group_end))
     if options.max_ret is not None:

@@ -327,12 +327,6 @@ def test_no_common_queries_with_complete(files, mode):
         evaluate(files.qrels, run, ["map"], complete=True, stream=bool(mode))
 
 
-def test_run_of_empty_rankings_only(files):
-    """A run that names the judged queries but ranks nothing: nothing to average without -c."""
-    with pytest.raises(InputError, match=r"the queries of <run dict> judged in .* have no results \('q1', 'q2'\); use -c"):
-        evaluate(files.qrels, {"q1": {}, "q2": {}}, ["map"])
-
-
 @pytest.mark.parametrize("line,expected", [
     ("q1 P_1 0.5", "4 fields 'query_id measure mean stddev'"),
     ("q1 P_1 0.5 0.1 extra", "4 fields 'query_id measure mean stddev'"),

@@ -111,10 +111,11 @@ def test_compare_words_skipped_queries_once(tmp_path):
     assert result.stderr.count("warning:") == 1 and "left out of the comparison" in result.stderr
 
 
-def test_empty_ranking_in_a_run_dict_scores_zero_under_complete():
-    """{'q1': {}} is a ranking with nothing in it, not 'no rows'."""
+@pytest.mark.parametrize("complete", [False, True])
+def test_empty_ranking_in_a_run_dict_scores_zero(complete):
+    """{'q1': {}} is a ranking with nothing in it, not 'no rows', nor a query missing from the run."""
     result = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {}, "q2": {"b": 1.0}}, ["map", "P.5", "num_ret"],
-                      per_query=True, complete=True)
+                      per_query=True, complete=complete)
     assert result.per_query["q1"] == {"num_ret": 0, "map": 0.0, "P_5": 0.0}
     assert result.summary["map"] == 0.5
-    assert result.meta["counts"]["queries_missing_from_run"] == 1
+    assert result.meta["counts"]["queries_missing_from_run"] == 0

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from evaltool.errors import EvaltoolError
+from evaltool.errors import EvaltoolError, clip
 
 
 def write(text: str) -> None:
@@ -18,12 +18,35 @@ def write(text: str) -> None:
     sys.stdout.flush()
 
 
+MESSAGE_LIMIT = 2000  # characters of one line on stderr: what a message quotes is cut to 200, this is the backstop
+WARNING_LIMIT = 100   # lines on stderr per command; the rest are counted, not printed
+
+
 def warn(text: str) -> None:
-    click.echo(f"evaltool: {text}", err=True)
+    """One line on stderr, cut to :data:`MESSAGE_LIMIT` characters; after :data:`WARNING_LIMIT`
+    lines in one command, only counted, and the count printed when the command ends (a
+    thousand runs that each warn must not write megabytes)."""
+    meta = _root_meta()
+    shown = meta.get("evaltool.warnings", 0)
+    meta["evaltool.warnings"] = shown + 1
+    if shown < WARNING_LIMIT or meta is _NO_CONTEXT:
+        click.echo(f"evaltool: {clip(text, MESSAGE_LIMIT)}", err=True)
+    elif shown == WARNING_LIMIT:
+        click.get_current_context().find_root().call_on_close(
+            lambda: click.echo(f"evaltool: {meta['evaltool.warnings'] - WARNING_LIMIT} more messages not shown "
+                               f"(at most {WARNING_LIMIT} are printed)", err=True))
+
+
+_NO_CONTEXT: dict = {}
+
+
+def _root_meta() -> dict:
+    context = click.get_current_context(silent=True)
+    return _NO_CONTEXT if context is None else context.find_root().meta
 
 
 def fail(exc: EvaltoolError):
-    warn(str(exc))
+    click.echo(f"evaltool: {clip(str(exc), MESSAGE_LIMIT)}", err=True)  # the one message, never counted away
     sys.exit(2)
 
 

@@ -144,8 +144,11 @@ def read_lines_block(path: str, offset: int, length: int | None) -> bytes:
         return read_bytes(path)[1]
     from dask.bytes.core import read_block
 
+    from evaltool.io.common import BOM
+
     with open_url(path) as handle:
-        return read_block(handle, offset, length, delimiter=b"\n")
+        data = read_block(handle, offset, length, delimiter=b"\n")
+    return data[len(BOM):] if offset == 0 and data.startswith(BOM) else data
 
 
 def _segments(data: bytes):

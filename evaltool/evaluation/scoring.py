@@ -187,9 +187,8 @@ class ChunkedScores:
         absent = sorted(qrels_qids - self.seen, key=byte_key)
         parts = list(self.parts)
         if options.complete and absent:
-            empty = Run(list(absent), np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None,
-                        runid=self.tag)
-            ranking = rank(qrels_t, empty, options, scoring.num_docs_in_coll)
+            empty = Run([], np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0), None, runid=self.tag)
+            ranking = rank(qrels_t, empty, options, scoring.num_docs_in_coll, must_share=False)
             keep = np.array([q not in self.seen for q in ranking.batch.qids])
             columns = batch_columns(scoring.requests, ranking.batch, scoring.ztable)
             for column in columns:

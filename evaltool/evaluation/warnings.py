@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evaltool.errors import EvaltoolWarning, QueriesSkippedWarning
+from evaltool.errors import EvaltoolWarning, QueriesSkippedWarning, clip
 
 if TYPE_CHECKING:
     from evaltool.evaluation.result import EvalResult
@@ -30,7 +30,8 @@ def warn(messages: list[str], message: str, category: type[Warning] = EvaltoolWa
 
 
 def shown(qids: Sequence[str], most: int = 5) -> str:
-    return ", ".join(qids[:most]) + (", ..." if len(qids) > most else "")
+    """The first ``most`` ids of a list, each cut as messages cut offending text (:func:`clip`)."""
+    return ", ".join(map(clip, qids[:most])) + (", ..." if len(qids) > most else "")
 
 
 def evaluation_warnings(result: EvalResult) -> list[tuple[str, type[Warning]]]:

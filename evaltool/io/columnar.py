@@ -481,7 +481,7 @@ class _Block:
     into them, the document keys when every id is canonical (else None) and the ids as
     an Arrow array, the run tag of its last line when the file gives it."""
 
-    __slots__ = ("rows", "scores", "finite", "qids", "qid_index", "keys", "docs", "tag")
+    __slots__ = ("rows", "scores", "finite", "qids", "qid_index", "keys", "docs", "tag", "regular")
 
     def __init__(self, batch, pool=None):
         self.rows = batch.num_rows
@@ -494,6 +494,11 @@ class _Block:
         self.keys = _canonical_int64(self.docs, pool)
         tags = batch.column("tag") if "tag" in batch.schema.names else None
         self.tag = tags[-1].as_py() if tags is not None else None
+        # what the line reader must see at once (it names the line): a comment, a pair given twice here
+        doc_codes = self.keys if self.keys is not None else numpy_column(
+            kernels().call_function("dictionary_encode", [self.docs], None, pool).indices, np.int32).astype(np.int64)
+        self.regular = self.finite and not any(q.startswith("#") for q in self.qids) and not has_duplicates(
+            self.qid_index.astype(np.int64), doc_codes)
 
 
 def _parse(text, options: dict) -> list[_Block]:
@@ -601,7 +606,7 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
             with closing(in_order(partial(_parse, options=options), texts, workers, depth)) as parsed:
                 for blocks in parsed:
                     for block in blocks:
-                        if not block.finite:
+                        if not block.regular:  # handed over at once, not after the rest of the file
                             return None
                         read.add(block)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):

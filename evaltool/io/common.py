@@ -25,6 +25,7 @@ _COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz")
 _ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
              (b"PAR1", "a Parquet file"), (b"\x04\x22\x4d\x18", "lz4-compressed data"))
 BINARY_PROBE = 1 << 16  # bytes looked at for a NUL byte (text never has one)
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which some editors write first: not part of the first line
 
 
 def compression(start: bytes) -> str | None:
@@ -76,12 +77,31 @@ def read_head(name: str, size: int) -> bytes:
 
 
 def open_binary(name: str, source=None):
-    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd).
+    """A binary file object of the decompressed content of ``name`` (plain, gzip, bz2, xz or zstd),
+    past a UTF-8 byte-order mark.
 
     ``source``: the stored bytes of ``name`` already opened (a counted file,
     :mod:`evaltool.io.progress`); the caller closes it after the file returned.
     """
-    start = read_head(name, 16)
+    return skip_bom(_decompressing(name, source))
+
+
+def skip_bom(handle):
+    """``handle`` (a buffered binary file) moved past a UTF-8 byte-order mark at its start.
+
+    >>> import io
+    >>> skip_bom(io.BufferedReader(io.BytesIO(BOM + b"q1 0 d1 1"))).read(), skip_bom(io.BufferedReader(io.BytesIO(b"q1"))).read()
+    (b'q1 0 d1 1', b'q1')
+    """
+    if handle.peek(len(BOM))[:len(BOM)] == BOM:
+        handle.read(len(BOM))
+    return handle
+
+
+def _decompressing(name: str, source=None, start: bytes | None = None):
+    """A binary file object of the decompressed bytes of ``source`` (the file ``name`` when
+    None); ``start``: its first bytes when ``source`` is a stream that cannot be looked at by path."""
+    start = read_head(name, 16) if start is None else start
     kind = compression(start)
     _refuse_archive(name, start)
     if kind == "gzip":  # each decompressor imported when a file needs it
@@ -97,9 +117,46 @@ def open_binary(name: str, source=None):
 
         return lzma.open(source or name, "rb")
     if kind == "zstd":
-        return io.BufferedReader(_zstandard(name).ZstdDecompressor().stream_reader(source or open(name, "rb"),
-                                                                                   closefd=True))
+        return io.BufferedReader(_ZstdFrames(_zstandard(name), source or open(name, "rb")), 1 << 20)
     return source or open(name, "rb")
+
+
+ZSTD_FEED = 1 << 12  # compressed bytes given to zstd at a time: its decompressor has no output limit
+
+
+class _ZstdFrames(io.RawIOBase):
+    """The decompressed bytes of every frame of a zstd stream, refusing a truncated one (zstandard's
+    stream reader just stops there). Fed :data:`ZSTD_FEED` bytes at a time, a frame that inflates
+    a thousandfold gives a few megabytes per step, never the whole stream at once."""
+
+    def __init__(self, zstandard, source):
+        self._zstandard, self._source = zstandard, source
+        self._frame, self._fed, self._out = zstandard.ZstdDecompressor().decompressobj(), False, b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self._out:
+            data = self._source.read(ZSTD_FEED)
+            if not data:
+                if self._fed and not self._frame.eof:
+                    raise EOFError("the stream ends inside a frame")
+                return 0
+            while data:
+                if self._frame.eof:
+                    self._frame, self._fed = self._zstandard.ZstdDecompressor().decompressobj(), False
+                self._out += self._frame.decompress(data)
+                self._fed = True
+                data = self._frame.unused_data if self._frame.eof else b""
+        size = min(len(buffer), len(self._out))
+        buffer[:size], self._out = self._out[:size], self._out[size:]
+        return size
+
+    def close(self) -> None:
+        if not self.closed:
+            self._source.close()
+        super().close()
 
 
 @contextmanager
@@ -118,18 +175,25 @@ def reading(name: str, counted: bool = False):
 
 @contextmanager
 def _reading(name: str, source):
-    handle = open_binary(name, source)
+    handle = _decompressing(name, source)
     try:
         with handle:
-            yield handle
-    except (OSError, EOFError, zlib.error) as exc:
-        if handle is source or (isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO):
-            raise  # a plain file: an OSError is not about its content
-        raise ParseError(name, None, None, f"a readable compressed stream ({exc})") from None
+            yield skip_bom(handle)
     except Exception as exc:
-        if type(exc).__module__ in ("_lzma", "lzma", "zstandard", "zstd", "zstandard.backend_c"):
-            raise ParseError(name, None, None, f"a readable compressed stream ({exc})") from None
-        raise
+        plain = handle is source or (isinstance(handle, io.BufferedReader) and handle.raw.__class__ is io.FileIO)
+        error = None if plain else broken_stream(name, exc)
+        if error is None:
+            raise
+        raise error from None
+
+
+def broken_stream(name: str, exc: Exception, kind: str = "compressed") -> ParseError | None:
+    """The ParseError for ``exc`` raised while decompressing ``name`` (a ``kind`` stream), None
+    when ``exc`` is not about a compressed stream (each library has its own error class)."""
+    if isinstance(exc, (OSError, EOFError, zlib.error)) or type(exc).__module__ in (
+            "_lzma", "lzma", "zstandard", "zstd", "zstandard.backend_c"):
+        return ParseError(name, None, None, f"a readable {kind} stream ({exc})")
+    return None
 
 
 def head(name: str, size: int = 1 << 16) -> bytes:
@@ -178,7 +242,7 @@ def decompress(name: str, data: bytes) -> bytes:
     except Exception as exc:  # each library has its own error class (lzma.LZMAError, zstandard.ZstdError, ...)
         raise ParseError(name, None, None, f"a readable {kind} stream ({exc})") from None
     check_text(name, data)
-    return data
+    return data[len(BOM):] if data.startswith(BOM) else data
 
 
 def piped(path) -> bool:
@@ -200,20 +264,151 @@ def piped(path) -> bool:
 
 
 def read_bytes(path: str | os.PathLike, *, allow_stdin: bool = False) -> tuple[str, bytes]:
-    """Return (display name, content) of a file; ``-`` is stdin; compression is found by magic bytes."""
-    name = os.fspath(path)
-    if name == "-":
-        if not allow_stdin:
-            raise EvaltoolError("reading judgments from stdin ('-') is not supported; give a file")
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
+    """Return (display name, content) of a file; ``-`` is stdin; compression is found by magic bytes.
+
+    The content is decompressed as it is read and checked from its first block (binary data
+    is refused before the rest is inflated): :class:`TextSource`.
+    """
+    with TextSource(path, allow_stdin=allow_stdin) as source:
+        return source.name, source.read_all()
+
+
+TEXT_BLOCK_BYTES = 8 << 20  # decompressed text per block of TextSource.blocks(), at most
+FIRST_BLOCK_BYTES = 1 << 18  # the first block (sniffed, checked); each next one twice as large, up to the above
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes of ``prefix`` (already read from a stream to look at them), then the rest of the stream."""
+
+    def __init__(self, prefix: bytes, stream):
+        self._prefix, self._stream = prefix, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._prefix:
+            size = min(len(buffer), len(self._prefix))
+            buffer[:size], self._prefix = self._prefix[:size], self._prefix[size:]
+            return size
+        return self._stream.readinto(buffer)
+
+    def readall(self) -> bytes:
+        rest, self._prefix = self._prefix + self._stream.read(), b""
+        return rest
+
+
+class TextSource:
+    """The text of a file, stdin (``-``) or a pipe, decompressed (gzip, bz2, xz, zstd) as it is
+    read, in blocks of whole lines: what the readers parse as it inflates.
+
+    Checked as soon as the first block is there: an archive, binary data (a NUL byte in the
+    first 64 KB) or a broken compressed stream is a message before anything else is read (a
+    gzip of zeros used to be inflated whole first, gigabytes, to be called binary). A UTF-8
+    byte-order mark before the first line is dropped. ``head`` is the first block (for
+    sniffing a format); ``blocks()`` yields ``(first line number, block)`` from the start;
+    ``read_all()`` the whole text. ``regular``: a file that can be read again (to quote a
+    line in a message), not a pipe.
+
+    >>> import gzip, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.gz")
+    >>> _ = open(path, "wb").write(gzip.compress(BOM + b"q1 Q0 d1 1 2.0 r\\nq1 Q0 d2 2 1.0 r\\n"))
+    >>> with TextSource(path, block_bytes=12) as source:
+    ...     source.head, list(source.blocks())
+    (b'q1 Q0 d1 ', [(1, b'q1 Q0 d1 1 2.0 r\\n'), (2, b'q1 Q0 d2 2 1.0 r\\n')])
+    """
+
+    def __init__(self, path, *, allow_stdin: bool = False, block_bytes: int | None = None):
+        name = os.fspath(path)
+        self.block_bytes = block_bytes or TEXT_BLOCK_BYTES
+        self._stack = ExitStack()
+        if name == "-":
+            if not allow_stdin:
+                raise EvaltoolError("reading judgments from stdin ('-') is not supported; give a file")
+            self.name, self.regular, stored = "<stdin>", False, sys.stdin.buffer
+        else:
+            self.name, self.regular = name, not piped(name)
+            try:
+                stored = self._stack.enter_context(open(name, "rb"))
+            except OSError as exc:
+                raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
+        self.kind = None
+        start = self._read_plain(stored, 16)
+        self.kind = compression(start)
+        self._handle = self._stack.enter_context(
+            _decompressing(self.name, io.BufferedReader(_Prefixed(start, stored)), start))
+        self._head: bytes | None = None
+        self._first = min(FIRST_BLOCK_BYTES, self.block_bytes)
+        self._ended = False  # the first block is the whole text
+
+    def _read_plain(self, stored, size: int) -> bytes:
+        """Up to ``size`` stored bytes (a pipe may give fewer at a time)."""
+        parts, got = [], 0
+        while got < size:
+            part = self._guarded(stored.read, size - got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
+
+    def _guarded(self, read, size: int) -> bytes:
         try:
-            with open(name, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
-    return name, decompress(name, data)
+            return read(size)
+        except EvaltoolError:
+            raise
+        except Exception as exc:
+            error = broken_stream(self.name, exc, self.kind) if self.kind else None
+            if error is not None:
+                raise error from None
+            if isinstance(exc, OSError):
+                raise EvaltoolError(f"cannot read {self.name}: {exc.strerror or exc}") from None
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stack.close()
+
+    @property
+    def head(self) -> bytes:
+        """The first block of whole lines (or the whole text, when shorter), checked."""
+        if self._head is None:
+            self._head = self._guarded(self._handle.read, self._first)
+            self._ended = len(self._head) < self._first  # a buffered read is short only at the end
+            if self._head.startswith(BOM):
+                self._head = self._head[len(BOM):]
+            check_text(self.name, self._head)
+        return self._head
+
+    def blocks(self):
+        """``(number of its first line, block)`` for every block of whole lines, from the first.
+
+        The first blocks are small and each is twice the one before, up to ``block_bytes``:
+        an error near the start of a big file is met after little reading and parsing.
+        """
+        data, line, size = self.head, 1, self._first
+        ended = self._ended
+        while True:
+            cut = len(data) if ended else data.rfind(b"\n") + 1
+            if cut:
+                block = data[:cut]
+                yield line, block
+                line += block.count(b"\n")
+                data = data[cut:]
+            if ended:
+                return
+            size = min(size * 2, self.block_bytes)
+            more = self._guarded(self._handle.read, size)
+            ended = len(more) < size
+            data = data + more if data else more
+
+    def read_all(self) -> bytes:
+        """The whole text, checked from its first block."""
+        head = self.head
+        rest = self._guarded(self._handle.read, -1)
+        return head + rest if rest else head
 
 
 class LastIds:

@@ -43,16 +43,46 @@ def _check_score(source: str, where: str, value) -> float:
     return score
 
 
-def _build(cls, source, rows, check, on_duplicate, runid=None, queries=()):
-    """``queries``: query ids to know even without a row (a run's empty rankings)."""
+def _is_missing(value) -> bool:
+    """None, NaN (float or numpy), pandas' NA and NaT: a value a table holds for "no value".
+
+    >>> [_is_missing(v) for v in ("q1", 7, None, float("nan"), np.float32("nan"))]
+    [False, False, True, True, True]
+    """
+    if value is None:
+        return True
+    if type(value) is str or isinstance(value, numbers.Integral):
+        return False
+    try:
+        return bool(value != value)  # NaN and NaT differ from themselves
+    except TypeError:
+        return True  # pandas.NA: its comparisons are NA, whose truth is ambiguous
+
+
+def _check_ids(source: str, where: str, qid, doc) -> None:
+    """Refuse a missing query or document id, which ``str`` would turn into the id "None" or "nan"."""
+    for field, value in (("query id", qid), ("document id", doc)):
+        if _is_missing(value):
+            raise ParseError(source, None, f"{where}: {field} {value!r}",
+                             f"a {field} in every row, not a missing value (None, NaN)")
+
+
+def _build(cls, source, rows, check, on_duplicate, runid=None, queries=(), row_names=None):
+    """``queries``: query ids to know even without a row (a run's empty rankings); ``row_names``:
+    what messages call each row (a DataFrame's index labels), else its query and document."""
     qids, docs = Encoder(), Encoder()
     for qid in queries:
+        if _is_missing(qid):
+            raise ParseError(source, None, f"query {qid!r}", "a query id, not a missing value (None, NaN)")
         qids(str(qid))
     qc, dc, values = [], [], []
-    for qid, doc, value in rows:
+    for row, (qid, doc, value) in enumerate(rows):
+        where = f"query {qid!s} document {doc!s}" if row_names is None else f"row {row_names[row]}"
+        if type(qid) is not str or type(doc) is not str:
+            _check_ids(source, where, qid, doc)
         qc.append(qids(str(qid)))
         dc.append(docs(str(doc)))
-        values.append(check(source, f"query {qid!s} document {doc!s}", value))
+        values.append(check(source, where, value))
     if not values and not qids.vocab:
         raise ParseError(source, None, None, "at least one row")
     qid_codes = np.asarray(qc, dtype=np.int64)
@@ -196,12 +226,18 @@ def qrels_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<
 def run_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<run dict>", runid: str = "run") -> Run:
     """``{query_id: {doc_id: score}}`` (pytrec_eval's layout) to Run.
 
-    A query mapped to ``{}`` is an empty ranking: the run names it but retrieved nothing,
-    so ``complete=True`` scores it as a query without results (0 for most measures).
+    A query mapped to ``{}`` is a query the system answered with nothing: the run names it
+    without a row, and it is scored with nothing retrieved (0 for most measures, ``num_ret``
+    0), as pytrec_eval and ir_measures score it, whether or not ``complete`` is set and even
+    when every query is ``{}``. A judged query the dict does not name is missing from the run
+    (skipped, or scored as trec_eval's ``-c`` scores it under ``complete=True``).
 
     >>> run = run_from_dict({"q1": {"d1": 1.0}, "q2": {}})
     >>> run.qid_vocab, len(run)
     (['q1', 'q2'], 1)
+    >>> from evaltool import evaluate
+    >>> evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, run, ["map", "num_ret"], per_query=True).per_query["q2"]
+    {'num_ret': 0, 'map': 0.0}
     """
     converted = _from_plain_dict(Run, data, source, runid)
     if converted is not None:
@@ -218,18 +254,37 @@ def _frame_rows(frame, value_names, source):
             f"{source}: a DataFrame needs columns query_id, doc_id and {' or '.join(value_names)}; it has "
             f"{', '.join(map(str, cols))} (PyTerrier's qid and docno are read too)"
         )
-    return zip(frame[ids[0]].tolist(), frame[ids[1]].tolist(), frame[value_col].tolist())
+    return zip(*(_as_list(frame[name]) for name in (*ids, value_col))), _row_names(frame)
+
+
+def _as_list(column) -> list:
+    """A column's values as Python objects (pandas' ``tolist``, polars' ``to_list``)."""
+    return column.tolist() if hasattr(column, "tolist") else column.to_list()
+
+
+def _row_names(frame):
+    """What a message calls each row: the index label (pandas), else the row's position."""
+    index = getattr(frame, "index", None)
+    return index if index is not None and hasattr(index, "__getitem__") else range(len(frame))
 
 
 def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrels DataFrame>") -> Qrels:
     """A DataFrame with ``query_id, doc_id, relevance`` (ir_measures) or ``qid, docno, label``
-    (PyTerrier) to Qrels."""
-    rows = _frame_rows(frame, QRELS_VALUES, source)
-    return _build(Qrels, source, rows, _check_grade, on_duplicate)
+    (PyTerrier) to Qrels. A row without a query or document id (None, NaN) is refused, by its
+    index label.
+
+    >>> import pandas as pd
+    >>> qrels_from_frame(pd.DataFrame({"query_id": ["q1", None], "doc_id": ["a", "b"], "relevance": [1, 0]}))
+    Traceback (most recent call last):
+    evaltool.errors.ParseError: <qrels DataFrame>: found 'row 1: query id nan'; expected a query id in every row, not a missing value (None, NaN)
+    """
+    rows, names = _frame_rows(frame, QRELS_VALUES, source)
+    return _build(Qrels, source, rows, _check_grade, on_duplicate, row_names=names)
 
 
 def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run DataFrame>", runid: str = "run") -> Run:
     """A DataFrame with ``query_id, doc_id, score`` (ir_measures) or ``qid, docno, score``
-    (PyTerrier; its ``rank`` column is ignored, as trec_eval ignores a run's ranks) to Run."""
-    rows = _frame_rows(frame, ("score",), source)
-    return _build(Run, source, rows, _check_score, on_duplicate, runid)
+    (PyTerrier; its ``rank`` column is ignored, as trec_eval ignores a run's ranks) to Run.
+    A row without a query or document id (None, NaN) is refused, by its index label."""
+    rows, names = _frame_rows(frame, ("score",), source)
+    return _build(Run, source, rows, _check_score, on_duplicate, runid, row_names=names)

@@ -9,7 +9,7 @@ import sys
 
 from evaltool.errors import EvaltoolError, InputError, ParseError
 from evaltool.inputs import Qrels, Run
-from evaltool.io.common import piped, read_bytes
+from evaltool.io.common import TextSource, piped
 from evaltool.io.sniff import head_of, sniff
 
 
@@ -151,16 +151,16 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
         return load_qrels(qrels, on_duplicate), input_kind(qrels)
     if os.fspath(qrels) == "-":  # refused by the qrels reader, with its message
         return load_qrels(qrels, on_duplicate), "trec"
-    if piped(qrels):  # <(zcat qrels.gz): read once, then looked at
-        name, data = read_bytes(qrels)
-        fmt = fmt or sniff(data, "judgments")
-        if fmt == "trec":
-            from evaltool.io import trec
+    if piped(qrels):  # <(zcat qrels.gz): read once, its first block looked at
+        with TextSource(qrels) as source:
+            fmt = fmt or sniff(source.head, "judgments")
+            if fmt == "trec":
+                from evaltool.io import trec
 
-            return _swapped(lambda: trec.parse_qrels(name, data, on_duplicate=on_duplicate, jobs=jobs)), fmt
-        from evaltool.io import jsonl
+                return _swapped(lambda: trec.read_source(source, "qrels", on_duplicate, jobs)), fmt
+            from evaltool.io import jsonl
 
-        queries = jsonl.parse_queries(name, data, fmt)
+            queries = jsonl.parse_queries(source.name, source.read_all(), fmt)
         return queries, queries.format
     if (fmt or sniff(head_of(qrels), "judgments")) == "trec":
         return load_qrels(qrels, on_duplicate, jobs), "trec"
@@ -183,23 +183,27 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
         return run, "jsonl"
     if not isinstance(run, (str, os.PathLike)):
         return load_run(run, on_duplicate, runid), input_kind(run)
-    name, data = os.fspath(run), None
-    if fmt is None and piped(run):  # looked at once, whole
-        name, data = read_bytes(run, allow_stdin=True)
-    fmt = fmt or sniff(head_of(run) if data is None else data, "results")
+    if fmt is None and piped(run):  # read once: its first block looked at, then the rest
+        with TextSource(run, allow_stdin=True) as source:
+            return _results_of(source.name, sniff(source.head, "results"), source, on_duplicate, jobs)
+    return _results_of(os.fspath(run), fmt or sniff(head_of(run), "results"), run, on_duplicate, jobs, runid)
+
+
+def _results_of(name: str, fmt: str, run, on_duplicate: str, jobs: int | None, runid: str | None = None):
+    """(results, format) of ``run``: a path, or a :class:`TextSource` opened on a pipe or stdin."""
     if fmt == "json":
         raise ParseError(name, 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
                                         "not a JSON array")
     if fmt == "jsonl":
         from evaltool.io import jsonl
 
-        if data is not None:
-            return jsonl.parse_results(name, data, on_duplicate), fmt
+        if isinstance(run, TextSource):
+            return jsonl.parse_results(name, run.read_all(), on_duplicate), fmt
         return jsonl.read_results(run, on_duplicate), fmt
-    if data is not None:
+    if isinstance(run, TextSource):
         from evaltool.io import trec
 
-        return trec.parse_run(name, data, on_duplicate=on_duplicate, jobs=jobs), fmt
+        return trec.read_source(run, "run", on_duplicate, jobs), fmt
     return load_run(run, on_duplicate, runid, jobs), fmt
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+from itertools import chain
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from evaltool.inputs import Qrels, Run
 from evaltool.io import columnar
 from evaltool.errors import ParseError, quote
 from evaltool.io.common import (
-    check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, LastIds, decode, read_bytes, resolve_duplicates,
+    check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, LastIds, TextSource, decode, resolve_duplicates,
 )
 
 QRELS_EXPECTED = "4 fields 'query_id iteration doc_id grade'"
@@ -49,9 +50,9 @@ def _is_beir(data: bytes) -> int:
     return 0
 
 
-def content_lines(data: bytes):
+def content_lines(data: bytes, first_line: int = 1):
     """Yield (line number, fields) for every line that is not blank or a comment."""
-    for number, raw in enumerate(data.split(b"\n"), 1):
+    for number, raw in enumerate(data.split(b"\n"), first_line):
         fields = raw.split()
         if not fields or fields[0][:1] == b"#":
             continue
@@ -101,18 +102,19 @@ def parse_score(token: bytes) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _duplicate_error(path: str, data_lines: list[bytes], kind: str, lines: np.ndarray, qids, docs,
-                     judgments: bool = False):
-    """``judgments``: the lines are qrels, where two lines differing in their second field are
+def _duplicate_error(path: str, text_of, kind: str, lines: np.ndarray, qids, docs, judgments: bool = False):
+    """``text_of(line)``: the bytes of a line of the file, None when it cannot be read again (a pipe).
+    ``judgments``: the lines are qrels, where two lines differing in their second field are
     subtopic qrels (:mod:`evaltool.io.subtopics`), and the message says how to read them."""
     def raise_error(first: int, repeated: int) -> None:
         line = int(lines[repeated])
-        given = data_lines[int(lines[first]) - 1].split(), data_lines[line - 1].split()
+        first_text, text = text_of(int(lines[first])), text_of(line)
+        given = (first_text or b"").split(), (text or b"").split()
         subtopics = judgments and all(len(f) == 4 for f in given) and given[0][1] != given[1][1]
         raise ParseError(
             path,
             line,
-            line_text(data_lines[line - 1]),
+            None if text is None else line_text(text),
             f"each ({kind}) pair once; query {quote(qids[first])} document {quote(docs[first])} "
             f"was already given at line {int(lines[first])} "
             "(use --on-duplicate first|max to accept duplicates"
@@ -325,13 +327,18 @@ class BytesDocRun(Run):
         return np.where(vocab[at] == wanted, at, -1).astype(np.int64)
 
 
-def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int | None = None):
-    """(last token, values, query vocab, query codes, doc vocab, doc codes) of a regular file
-    without duplicates, or None (the line reader then names what is wrong)."""
+def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int | None = None,
+                  first_line: int | None = None):
+    """(last token, values, query vocab, query codes, doc vocab, doc codes, line numbers) of a
+    regular file without duplicates, or None (the line reader then names what is wrong). The
+    line of every row is counted from ``first_line`` when given (else None)."""
     bounds = _token_bounds(data, fields)
     if bounds is None:
         return None
     text, starts, ends = bounds
+    lines = None
+    if first_line is not None:
+        lines = np.searchsorted(np.flatnonzero(text == 10), starts[0::fields]).astype(np.int64) + first_line
     qids, docs, value = (_field(starts, ends, field, fields) for field in (0, 2, value_field))
     text = _padded(text, qids[1], docs[1], value[1])
     values = _numbers(_column(text, *value), dtype)
@@ -342,7 +349,7 @@ def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int |
     if columnar.has_duplicates(qid_codes, doc_codes, jobs):
         return None
     last = data[int(starts[-1]):int(ends[-1])]
-    return last, values, _decoded(qid_vocab), qid_codes, doc_vocab, doc_codes
+    return last, values, _decoded(qid_vocab), qid_codes, doc_vocab, doc_codes, lines
 
 
 def _decoded(vocab: np.ndarray) -> list[str]:
@@ -354,22 +361,23 @@ def _decoded(vocab: np.ndarray) -> list[str]:
     return b"\n".join(vocab.tolist()).decode("utf-8", "surrogateescape").split("\n") if len(vocab) else []
 
 
-def _fast_qrels(name: str, data: bytes, jobs: int | None = None) -> Qrels | None:
-    parsed = _fast_columns(data, 4, 3, np.int64, jobs)
+def _fast_qrels(name: str, data: bytes, jobs: int | None = None, first_line: int | None = None) -> Qrels | None:
+    parsed = _fast_columns(data, 4, 3, np.int64, jobs, first_line)
     if parsed is None:
         return None
-    _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
+    _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes, lines = parsed
     docids = _decoded(doc_vocab)
-    _encoded.remember(docids, doc_vocab)  # ranking looks these ids up in the run as bytes: no encoding again
-    return Qrels(qid_vocab, qid_codes, docids, doc_codes, grades, None, path=name)
+    if first_line is None:
+        _encoded.remember(docids, doc_vocab)  # ranking looks these ids up in the run as bytes: no encoding again
+    return Qrels(qid_vocab, qid_codes, docids, doc_codes, grades, lines, path=name)
 
 
-def _fast_run(name: str, data: bytes, jobs: int | None = None) -> Run | None:
-    parsed = _fast_columns(data, 6, 4, np.float64, jobs)
+def _fast_run(name: str, data: bytes, jobs: int | None = None, first_line: int | None = None) -> Run | None:
+    parsed = _fast_columns(data, 6, 4, np.float64, jobs, first_line)
     if parsed is None:
         return None
-    runid, scores, qid_vocab, qid_codes, doc_vocab, doc_codes = parsed
-    return BytesDocRun(qid_vocab, qid_codes, doc_vocab, doc_codes, scores, None, runid=decode(runid), path=name)
+    runid, scores, qid_vocab, qid_codes, doc_vocab, doc_codes, lines = parsed
+    return BytesDocRun(qid_vocab, qid_codes, doc_vocab, doc_codes, scores, lines, runid=decode(runid), path=name)
 
 
 def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
@@ -378,22 +386,92 @@ def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: in
         table = columnar.read_qrels(path, jobs)
         if table is not None:
             return table
-    name, data = read_bytes(path)
-    return parse_qrels(name, data, on_duplicate=on_duplicate, jobs=jobs)
+    with TextSource(path) as source:
+        return read_source(source, "qrels", on_duplicate, jobs)
+
+
+def read_source(source: TextSource, kind: str, on_duplicate: str = "error", jobs: int | None = None):
+    """The qrels or run (``kind``) of an opened file, parsed block by block as it is read and
+    decompressed: the first bad line stops the reading, and no more than a block of text is
+    held at a time (with the columns read so far). A file of one block is parsed whole, as
+    :func:`parse_qrels` and :func:`parse_run` parse bytes."""
+    check_policy(on_duplicate)
+    whole = parse_qrels if kind == "qrels" else parse_run
+    blocks = source.blocks()
+    first = next(blocks, None)
+    second = next(blocks, None) if first is not None else None
+    if second is None:
+        return whole(source.name, b"" if first is None else first[1], on_duplicate=on_duplicate, jobs=jobs)
+    beir = _is_beir(first[1]) if kind == "qrels" else 0
+    parts = []
+    for first_line, block in chain((first, second), blocks):
+        if kind == "qrels":
+            part = _parse_qrels(source.name, block, on_duplicate, jobs, first_line, beir)
+        else:
+            part = _parse_run(source.name, block, on_duplicate, jobs, first_line)
+        if part is not None:
+            parts.append(part)
+    if not parts:  # comments and blank lines only: the message of an empty file
+        return whole(source.name, b"", on_duplicate=on_duplicate, jobs=jobs)
+    table = _joined(parts)
+
+    def text_of(line: int) -> bytes | None:
+        return _line_of(source.name, line) if source.regular else None
+
+    values = table.grades if kind == "qrels" else table.scores
+    return _apply_duplicates(table, values, on_duplicate, text_of, "query, document")
+
+
+def _joined(parts: list):
+    """One Qrels or Run of the parts of a file read block by block (ids re-encoded in first-seen order)."""
+    qids: dict = {}
+    docs: dict = {}
+    qid_codes, doc_codes, values, lines = [], [], [], []
+    for part in parts:
+        qid_map = np.fromiter((qids.setdefault(q, len(qids)) for q in part.qid_vocab), np.int64, len(part.qid_vocab))
+        vocab = part.doc_vocab if isinstance(part.doc_vocab, list) else _decoded(part.doc_vocab)
+        doc_map = np.fromiter((docs.setdefault(d, len(docs)) for d in vocab), np.int64, len(vocab))
+        qid_codes.append(qid_map[part.qid_codes])
+        doc_codes.append(doc_map[part.doc_codes])
+        values.append(part.grades if isinstance(part, Qrels) else part.scores)
+        lines.append(part.lines)
+    columns = (list(qids), np.concatenate(qid_codes), list(docs), np.concatenate(doc_codes), np.concatenate(values),
+               np.concatenate(lines))
+    dropped = sum(part.duplicates_resolved for part in parts)
+    if isinstance(parts[0], Qrels):
+        return Qrels(*columns, path=parts[0].path, duplicates_resolved=dropped)
+    return Run(*columns, runid=parts[-1].runid, path=parts[-1].path, duplicates_resolved=dropped)
+
+
+def _line_of(name: str, line: int) -> bytes | None:
+    """The bytes of line ``line`` of a file, read again (for a message)."""
+    with TextSource(name) as source:
+        for first_line, block in source.blocks():
+            count = block.count(b"\n")
+            if line < first_line + count or not block.endswith(b"\n"):
+                return block.split(b"\n")[line - first_line]
+    return None
 
 
 def parse_qrels(name: str, data: bytes, *, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
     """The judgments of a TREC (or BEIR) qrels file whose content is ``data``; ``name`` is for messages."""
     check_policy(on_duplicate)
-    beir = _is_beir(data)
-    fast = None if beir else _fast_qrels(name, data, jobs)
+    return _parse_qrels(name, data, on_duplicate, jobs)
+
+
+def _parse_qrels(name: str, data: bytes, on_duplicate: str, jobs: int | None, first_line: int | None = None,
+                 beir: int | None = None) -> Qrels | None:
+    """``first_line``: ``data`` is a block of a file starting at that line (None: the whole file);
+    a block without judgment lines is None. ``beir``: the line of the file's BEIR header (0: none)."""
+    beir = _is_beir(data) if beir is None else beir
+    fast = None if beir else _fast_qrels(name, data, jobs, first_line)
     if fast is not None:
         return fast
     # BEIR: 'query-id corpus-id score' under that header line; TREC: 'query_id iteration doc_id grade'
     width, doc_field, expected = (3, 1, BEIR_EXPECTED) if beir else (4, 2, QRELS_EXPECTED)
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, grades, lines = [], [], [], []
-    for number, raw, fields in content_lines(data):
+    for number, raw, fields in content_lines(data, first_line or 1):
         if beir and number == beir:
             continue
         grade = judgment_grade(name, number, raw, fields, expected, width)
@@ -402,6 +480,8 @@ def parse_qrels(name: str, data: bytes, *, on_duplicate: str = "error", jobs: in
         grades.append(grade)
         lines.append(number)
     if not lines:
+        if first_line is not None:
+            return None
         raise ParseError(name, None, None, f"at least one judgment line ({expected}); the file has none")
     qrels = Qrels(
         qids.vocab,
@@ -412,7 +492,19 @@ def parse_qrels(name: str, data: bytes, *, on_duplicate: str = "error", jobs: in
         np.asarray(lines, dtype=np.int64),
         path=name,
     )
-    return _apply_duplicates(qrels, qrels.grades, on_duplicate, data, "query, document")
+    return _apply_duplicates(qrels, qrels.grades, on_duplicate, _block_lines(data, first_line), "query, document")
+
+
+def _block_lines(data: bytes, first_line: int | None):
+    """``text_of(line)`` for the lines of ``data`` (a file, or its block from ``first_line``), split on first use."""
+    split: list = []
+
+    def text_of(line: int) -> bytes:
+        if not split:
+            split.extend(data.split(b"\n"))
+        return split[line - (first_line or 1)]
+
+    return text_of
 
 
 def read_run(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int | None = None) -> Run:
@@ -421,20 +513,26 @@ def read_run(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int 
         table = columnar.read_run(path, jobs)
         if table is not None:
             return table
-    name, data = read_bytes(path, allow_stdin=True)
-    return parse_run(name, data, on_duplicate=on_duplicate, jobs=jobs)
+    with TextSource(path, allow_stdin=True) as source:
+        return read_source(source, "run", on_duplicate, jobs)
 
 
 def parse_run(name: str, data: bytes, *, on_duplicate: str = "error", jobs: int | None = None) -> Run:
     """A TREC run from the bytes of a file (``name`` is what messages call it)."""
     check_policy(on_duplicate)
-    fast = _fast_run(name, data, jobs)
+    return _parse_run(name, data, on_duplicate, jobs)
+
+
+def _parse_run(name: str, data: bytes, on_duplicate: str, jobs: int | None,
+               first_line: int | None = None) -> Run | None:
+    """``first_line`` as in :func:`_parse_qrels`."""
+    fast = _fast_run(name, data, jobs, first_line)
     if fast is not None:
         return fast
     qids, docs = Encoder(), Encoder()
     qid_codes, doc_codes, scores, lines = [], [], [], []
     runid = b""
-    for number, raw, fields in content_lines(data):
+    for number, raw, fields in content_lines(data, first_line or 1):
         if len(fields) < 6:
             raise ParseError(name, number, line_text(raw), RUN_EXPECTED)
         score = parse_score(fields[4])
@@ -446,6 +544,8 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error", jobs: int 
         lines.append(number)
         runid = fields[5]
     if not lines:
+        if first_line is not None:
+            return None
         raise ParseError(name, None, None, f"at least one result line ({RUN_EXPECTED}); the file has none")
     run = Run(
         qids.vocab,
@@ -457,11 +557,10 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error", jobs: int 
         runid=decode(runid),
         path=name,
     )
-    return _apply_duplicates(run, run.scores, on_duplicate, data, "query, document")
+    return _apply_duplicates(run, run.scores, on_duplicate, _block_lines(data, first_line), "query, document")
 
 
-def _apply_duplicates(table, values, policy, data, kind):
-    data_lines = data.split(b"\n") if policy == "error" else []
+def _apply_duplicates(table, values, policy, text_of, kind):
     keep, dropped = resolve_duplicates(
         policy,
         table.qid_codes,
@@ -469,7 +568,7 @@ def _apply_duplicates(table, values, policy, data, kind):
         values,
         len(table.doc_vocab),
         _duplicate_error(
-            table.path, data_lines, kind, table.lines,
+            table.path, text_of, kind, table.lines,
             _Lazy(table.qid_vocab, table.qid_codes), _Lazy(table.doc_vocab, table.doc_codes),
             judgments=isinstance(table, Qrels),
         ),
@@ -482,7 +581,7 @@ def _apply_duplicates(table, values, policy, data, kind):
             table.grades = table.grades[keep]
         else:
             table.scores = table.scores[keep]
-        table.duplicates_resolved = dropped
+        table.duplicates_resolved += dropped
     return table
 
 

@@ -107,7 +107,7 @@ def enqueue(history, suite_name: str, *, author: str | None = None, audit=None) 
             raise JobConflict(f"suite {suite.name} has a job {busy.state} already (job {busy.id})")
         job_id = conn.execute(j.insert().values(
             suite=suite.name, suite_version=suite.version, state=QUEUED, author=author, created_at=stamp(now()),
-            done=0, total=len(suite.queries), failures=0)).inserted_primary_key[0]
+            done=0, total=len(suite.queries or []), failures=0)).inserted_primary_key[0]
         if audit is not None:
             audit(conn, job_id)
         return _read(conn, job_id)

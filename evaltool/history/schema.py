@@ -3,7 +3,7 @@
 A history holds one ``evaltool_schema`` row: the version of its layout and a counter of
 the write transactions committed to it. A fresh history is created at
 :data:`CURRENT_VERSION`; an older one is brought forward only when asked (``evaltool
-history upgrade``), by the steps of :data:`MIGRATIONS` in one transaction, so that a
+history upgrade``), by the steps of :data:`evaltool.history.migrations.MIGRATIONS` in one transaction, so that a
 reader never changes a shared database behind its owner's back; a newer one is refused,
 since this evaltool cannot know what it would lose. Every change to the tables below is
 a new version with a migration step, after which the database has exactly the tables,
@@ -212,60 +212,3 @@ def rebuild_sqlite_table(conn, table: sa.Table) -> None:
     table.create(conn)
     conn.exec_driver_sql(f"INSERT INTO {table.name} ({columns}) SELECT {columns} FROM {old}")
     conn.exec_driver_sql(f"DROP TABLE {old}")
-
-
-def _add_suites(conn) -> None:
-    _VERSION_2_SUITES.create(conn)
-
-
-# the suites table as versions 2 to 4 have it (a queries file's path); version 5 replaces it
-_VERSION_2_SUITES = sa.Table(
-    "suites", sa.MetaData(),
-    sa.Column("name", sa.Text, primary_key=True),
-    sa.Column("queries_file", sa.Text, nullable=False),
-    sa.Column("backend", sa.Text, nullable=False),
-    sa.Column("measures", sa.Text, nullable=False),
-    sa.Column("settings", sa.Text, nullable=False),
-    sa.Column("active", sa.Boolean, nullable=False),
-    sa.Column("created_at", sa.String(20), nullable=False),
-)
-
-
-def _suites_in_the_history(conn) -> None:
-    """Version 4 -> 5: each suite's queries file is read into the history (see the module docstring)."""
-    from evaltool.history.suites import import_version_2_suite
-
-    old = [row._asdict() for row in conn.execute(sa.select(_VERSION_2_SUITES))]
-    _VERSION_2_SUITES.drop(conn)
-    stored = {column["name"] for column in sa.inspect(conn).get_columns("executions")}
-    if "suite_version" not in stored:  # a version-4 history (one migrated from 3 got it in its rebuild)
-        if conn.dialect.name == "sqlite":
-            rebuild_sqlite_table(conn, executions)  # the column where a fresh table has it
-        else:
-            add_column(conn, executions, "suite_version")
-    for table in (suites, suite_versions, suite_queries, query_outcomes, returned, jobs):
-        table.create(conn)
-    for row in old:
-        import_version_2_suite(conn, row)
-
-
-def _add_audit(conn) -> None:
-    audit.create(conn)
-
-
-def _ids_never_reused_and_a_change_counter(conn) -> None:
-    if conn.dialect.name == "sqlite":
-        rebuild_sqlite_table(conn, executions)
-        rebuild_sqlite_table(conn, schema_table)  # the very DDL of a fresh one, which ADD COLUMN does not write
-    else:
-        add_column(conn, schema_table, "changes")
-    # dates before the year 1000 were stored without the year's leading zeros ('999-06-01T...'), and so
-    # sorted after every other: given their fixed width, they sort where they belong
-    e = executions
-    short = conn.execute(sa.select(e.c.id, e.c.recorded_at).where(sa.func.length(e.c.recorded_at) < 20)).all()
-    for row in short:
-        conn.execute(e.update().where(e.c.id == row.id).values(recorded_at=row.recorded_at.rjust(20, "0")))
-
-
-# version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _ids_never_reused_and_a_change_counter, 4: _suites_in_the_history}

@@ -64,7 +64,8 @@ def run_suite(history, name: str, out_dir: str, *, version: int | None = None, l
 
     suite = get_suite(history, name, version)
     runnable(suite)
-    suite.version = suite.shown_version
+    if suite.shown_version is not None:  # the version asked for (get_suite always says which)
+        suite.version = suite.shown_version
     path = write_queries_file(suite, out_dir)
     settings = replace(bench_settings(suite, path, out_dir, backend=backend, resume=resume), **(overrides or {}))
     result = run_benchmark(settings, listener)

@@ -22,54 +22,27 @@ with its line. ``export_text`` writes a version back as a JSON file ``evaltool b
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
-import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from typing import Any
 
-from evaltool.errors import EvaltoolError, HistoryError, NotFoundError
+from evaltool.errors import HistoryError, NotFoundError
 from evaltool.measures.sets import DEFAULT_SETS
+from evaltool.history.suite_content import (  # noqa: F401  (re-exported: the suites API)
+    MAX_QUERIES, SuiteQuery, _write_version, check_queries, parse_queries_file, queries_from_objects,
+    read_queries_file)
 
 # a suite's measures unless -m says otherwise: the comparative report's (MRR, nDCG@10, Precision@5), whose
 # output names are the ones the default label thresholds are set on
 SUITE_MEASURES = DEFAULT_SETS["suite"]
-MAX_QUERIES = 10_000  # per suite: a controlled test is read, edited and shown whole
 # a CSV cell listing ids: separated by whitespace or ';' (an id holds neither); qrels cells as id:grade
-_LIST_SEPARATOR = re.compile(r"[\s;]+")
 
 
 class SuiteConflict(HistoryError):
     """The change cannot be made in the suite's present state (a name taken, a query id in use)."""
 
     status = 409
-
-
-@dataclass
-class SuiteQuery:
-    """One query of a suite: what the runner sends and the ground truth it is scored against."""
-
-    query_id: str
-    text: str
-    category: str | None = None
-    difficulty: str | None = None
-    expected_field: str = "relevant_ids"  # how the file gave the ground truth: relevant_ids | expected_modules | qrels
-    judgments: dict[str, int] = field(default_factory=dict)  # doc id -> grade, in the order given
-    fields: dict = field(default_factory=dict)  # every other field (version, metadata)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_bench(self) -> dict:
-        """The query as an object of a benchmark queries file."""
-        out = {"id": self.query_id, "query": self.text}
-        for name in ("category", "difficulty"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        out[self.expected_field] = dict(self.judgments) if self.expected_field == "qrels" else list(self.judgments)
-        out.update(self.fields)
-        return out
 
 
 @dataclass
@@ -111,103 +84,6 @@ def _suite(row, queries=None, shown=None) -> Suite:
                  text_value(row.problem, f"{where}: problem", optional=True), queries, shown)
 
 
-def _query(bench) -> SuiteQuery:
-    known = {"category", "difficulty"}
-    return SuiteQuery(bench.qid, bench.text, bench.category, bench.difficulty, bench.expected_field,
-                      dict(bench.judgments),
-                      {**({"version": bench.version} if bench.version is not None else {}),
-                       **{k: v for k, v in bench.fields.items() if k not in known}})
-
-
-def check_queries(where: str, entries) -> list[SuiteQuery]:
-    """Validate (line, object) entries as a benchmark file's queries (every problem with its line)."""
-    from evaltool.bench.queries import check_entries
-
-    queries = [_query(q) for q in check_entries(where, list(entries))]
-    if len(queries) > MAX_QUERIES:
-        raise HistoryError(f"{where}: {len(queries)} queries; a suite holds at most {MAX_QUERIES}")
-    return queries
-
-
-def _csv_entries(where: str, text: str) -> list[tuple[int, dict]]:
-    """The rows of a queries CSV as (line, object): a header row naming the columns (``id``, ``query``,
-    ``relevant_ids`` or ``expected_modules`` as ids separated by spaces or ``;``, ``qrels`` as
-    ``id:grade`` pairs, ``category``, ``difficulty``, anything else as metadata); empty cells are left out."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        return []
-    except csv.Error as exc:
-        raise HistoryError(f"{where}:1: not CSV ({exc})") from None
-    header = [name.strip().lstrip("\ufeff") for name in header]
-    entries = []
-    try:
-        for row in reader:
-            line = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) > len(header):
-                raise HistoryError(f"{where}:{line}: {len(row)} cells, the header names {len(header)}: "
-                                   f"{','.join(row)[:200]!r}")
-            obj: dict = {}
-            for name, cell in zip(header, row):
-                cell = cell.strip()
-                if not cell:
-                    continue
-                if name in ("relevant_ids", "expected_modules"):
-                    obj[name] = [part for part in _LIST_SEPARATOR.split(cell) if part]
-                elif name == "qrels":
-                    obj[name] = _csv_grades(where, line, cell)
-                else:
-                    obj[name] = cell
-            entries.append((line, obj))
-    except csv.Error as exc:
-        raise HistoryError(f"{where}:{reader.line_num}: not CSV ({exc})") from None
-    return entries
-
-
-def _csv_grades(where: str, line: int, cell: str) -> dict[str, int]:
-    grades = {}
-    for part in _LIST_SEPARATOR.split(cell):
-        if not part:
-            continue
-        doc, sep, grade = part.rpartition(":")
-        if not sep or not doc or not re.fullmatch(r"-?\d+", grade):
-            raise HistoryError(f"{where}:{line}: qrels cell {cell[:200]!r}: expected id:grade pairs such as "
-                               "'doc-1:2 doc-7:1'")
-        grades[doc] = int(grade)
-    return grades
-
-
-def parse_queries_file(where: str, data: bytes) -> list[SuiteQuery]:
-    """The queries of a file's bytes: CSV when ``where`` ends in ``.csv``, else JSON or JSONL."""
-    if where.lower().endswith(".csv"):
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = data[:exc.start].count(b"\n") + 1
-            raise HistoryError(f"{where}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
-        return check_queries(where, _csv_entries(where, text))
-    from evaltool.io.jsonl import query_entries
-
-    _, entries = query_entries(where, data, objects_only=False)
-    return check_queries(where, entries)
-
-
-def read_queries_file(path) -> list[SuiteQuery]:
-    """The queries of a file (JSON, JSONL, CSV; compressed or not)."""
-    from evaltool.io.common import read_bytes
-
-    name, data = read_bytes(os.fspath(path))
-    return parse_queries_file(name, data)
-
-
-def queries_from_objects(objects, where: str = "queries") -> list[SuiteQuery]:
-    """Queries from objects of a queries file (dicts), numbered from 1 in messages."""
-    return check_queries(where, list(enumerate(objects, 1)))
-
-
 def _validated_setup(name: str, backend: str, measures, settings) -> tuple[str, list[str], dict]:
     from evaltool.bench.scoring import plan_measures
 
@@ -244,19 +120,6 @@ def describe_change(change: str, lang: str = "en") -> str:
     if f"change.{what}" not in CATALOGUE:
         return str(change)
     return t(f"change.{what}", lang, **parsed)
-
-
-def _write_version(conn, name: str, version: int, queries: list[SuiteQuery], at: str, author, change: dict):
-    from evaltool.history import schema
-
-    conn.execute(schema.suite_versions.insert().values(suite=name, version=version, created_at=at, author=author,
-                                                       change=json.dumps(change)[:2000]))
-    if queries:
-        conn.execute(schema.suite_queries.insert(), [
-            {"suite": name, "version": version, "position": i, "query_id": q.query_id, "text": q.text,
-             "category": q.category, "difficulty": q.difficulty, "expected_field": q.expected_field,
-             "judgments": json.dumps(q.judgments), "fields": json.dumps(q.fields, sort_keys=True)}
-            for i, q in enumerate(queries)])
 
 
 def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), settings=None, *,
@@ -398,11 +261,11 @@ def save_queries(db, name: str, queries, *, author: str | None = None, change: d
         if expected_version is not None and expected_version != current.version:
             raise SuiteConflict(f"suite {name} changed meanwhile (version {current.version}, the change was made on "
                                 f"version {expected_version}); reload it and make the change again")
-        if [q.to_dict() for q in current.queries] == [q.to_dict() for q in queries] and source is None:
+        if [q.to_dict() for q in current.queries or []] == [q.to_dict() for q in queries] and source is None:
             return current
         version = current.version + 1
         _write_version(conn, name, version, queries, stamp(now()), author, change or {"what": "replaced"})
-        values = {"version": version, "problem": None}
+        values: dict[str, Any] = {"version": version, "problem": None}
         if source is not None:
             values["source"] = source
         conn.execute(schema.suites.update().where(schema.suites.c.name == name).values(**values))
@@ -423,7 +286,7 @@ def put_query(db, name: str, query, *, author: str | None = None, replace_id: st
     """Add a query, or replace the one with id ``replace_id`` (its id may change); a new version."""
     new = _as_queries([query])[0]
     suite = get_suite(db, name)
-    queries = list(suite.queries)
+    queries = list(suite.queries or [])
     ids = [q.query_id for q in queries]
     if replace_id is None:
         if new.query_id in ids:
@@ -445,8 +308,9 @@ def remove_query(db, name: str, query_id: str, *, author: str | None = None,
                  expected_version: int | None = None, audit=None) -> Suite:
     """Remove a query (a new version)."""
     suite = get_suite(db, name)
-    kept = [q for q in suite.queries if q.query_id != query_id]
-    if len(kept) == len(suite.queries):
+    present = suite.queries or []
+    kept = [q for q in present if q.query_id != query_id]
+    if len(kept) == len(present):
         raise NotFoundError(f"suite {name}: no query with id {query_id!r}")
     return save_queries(db, name, kept, author=author, change={"what": "removed", "query": query_id}, audit=audit,
                         expected_version=suite.version if expected_version is None else expected_version)
@@ -480,37 +344,3 @@ def runnable(suite: Suite) -> None:
     if not suite.queries:
         raise HistoryError(f"it has no queries yet: add some, or import a queries file "
                            f"('evaltool suite import {suite.name} FILE')")
-
-
-def import_version_2_suite(conn, row: dict) -> None:
-    """The schema upgrade's step for one suite of a version-2 history (a queries file's path): its
-    file is read in as version 1; when it cannot be (missing, not a valid queries file) the suite is
-    kept, empty, with the path in ``source`` and the reason in ``problem``. Executions of the suite
-    whose queries fingerprint is the file's are marked as having run that version."""
-    import hashlib
-
-    import sqlalchemy as sa
-
-    from evaltool.history import schema
-
-    path, problem, queries, digest = row["queries_file"], None, [], None
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        digest = hashlib.sha256(data).hexdigest()
-        queries = parse_queries_file(path, data)
-    except OSError as exc:
-        problem = (f"its queries file {path} could not be read when the history was upgraded "
-                   f"({exc.strerror or exc}); import it with 'evaltool suite import {row['name']} FILE'")
-    except EvaltoolError as exc:
-        problem = (f"its queries file {path} was not valid when the history was upgraded ({str(exc)[:300]}); "
-                   f"import a corrected one with 'evaltool suite import {row['name']} FILE'")
-    conn.execute(schema.suites.insert().values(
-        name=row["name"], backend=row["backend"], measures=row["measures"], settings=row["settings"],
-        active=row["active"], created_at=row["created_at"], version=1, source=path, problem=problem))
-    _write_version(conn, row["name"], 1, queries, row["created_at"], None,
-                   {"what": "upgraded" if problem is None else "upgrade_failed", "file": path})
-    if digest is not None:
-        e = schema.executions
-        conn.execute(e.update().where(e.c.name == row["name"], e.c.kind == "suite", e.c.queries_sha256 == digest)
-                     .values(suite_version=1))

@@ -11,7 +11,9 @@ in OpenAPI), the function, and a one-line summary.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from evaltool.server import params as p
@@ -24,7 +26,7 @@ class View:
     api: str  # the JSON address
     page: str | None  # the HTML address (None: the API alone)
     params: tuple
-    compute: object  # (history, arguments) -> dict
+    compute: Callable[[Any, dict], dict]  # (history, arguments) -> dict
     summary: str
     title: str = ""
     cached: bool = True  # its answer changes only when the history is written (see app.ResponseCache)

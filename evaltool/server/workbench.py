@@ -17,6 +17,7 @@ over the limit.
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import parse_qs, quote
 
 from starlette.requests import Request
@@ -358,7 +359,7 @@ def _job_id(request: Request) -> int:
 # ---------------------------------------------------------------- pages (GET): the views' dicts drawn in the frame
 
 
-def _drawn(request: Request, view_name: str, draw, title_key: str, **title) -> Response:
+def _drawn(request: Request, view_name: str, draw, title_key: str, **title: Any) -> Response:
     """Parse the view's parameters, compute its dict, draw it with ``draw(data, frame)`` in the dashboard's frame."""
     from starlette.responses import HTMLResponse
 

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from evaltool.report.i18n import t, t_or
 from evaltool.report.html import Markup, escape, facts, join, table, tag
-from evaltool.server.pages import execution_link, link
+from evaltool.server.links import execution_link, link
 
 DEFAULT_MEASURES = "recip_rank ndcg_cut.10 P.5"
 
@@ -60,7 +60,7 @@ def _field(label: str, html: str) -> Markup:
 
 def _input(name: str, value="", *, kind: str = "text", required: bool = False, size: int | None = None,
            placeholder: str | None = None, extra: str = "") -> str:
-    attrs = f' required' if required else ""
+    attrs = ' required' if required else ""
     attrs += f' size="{size}"' if size else ""
     attrs += f' placeholder="{escape(placeholder)}"' if placeholder else ""
     return f'<input type="{kind}" name="{escape(name)}" value="{escape(value)}"{attrs}{extra}>'
@@ -160,7 +160,7 @@ def suite_page(data: dict, frame, runnable_here: bool) -> Markup:
              (t("wb.limit", lang), s["settings"].get("limit", 10)),
              (t("wb.version", lang), t("wb.version_of", lang, shown=s["shown_version"], current=s["version"])),
              (t("wb.source", lang), s["source"]), (t("wb.created", lang), s["created_at"])]
-    body = [tag("h1", t("wb.suite_title", lang), " ", tag("span", name, class_="name")), facts(about)]
+    body: list = [tag("h1", t("wb.suite_title", lang), " ", tag("span", name, class_="name")), facts(about)]
     if s["problem"]:
         body.append(tag("p", s["problem"], class_="warning"))
     body.append(_sign_in_note(frame))
@@ -216,9 +216,9 @@ def suite_page(data: dict, frame, runnable_here: bool) -> Markup:
     executions = data["executions"]
     if executions:
         measures = list(dict.fromkeys(m for e in executions for m in e["summary"]))
-        rows = [[e["id"], e["recorded_at"], e["suite_version"], *[e["summary"].get(m) for m in measures]]
-                for e in executions]
-        body.append(table([t("column.id", lang), t("column.date", lang), t("wb.version", lang), *measures], rows,
+        values = [[e["id"], e["recorded_at"], e["suite_version"], *[e["summary"].get(m) for m in measures]]
+                  for e in executions]
+        body.append(table([t("column.id", lang), t("column.date", lang), t("wb.version", lang), *measures], values,
                           links={i: execution_link(e["id"], lang) for i, e in enumerate(executions)},
                           name="suite-executions"))
         if len(executions) > 1:

@@ -21,6 +21,7 @@ import os
 import shutil
 import threading
 
+from evaltool.bench.session import Listener
 from evaltool.errors import EvaltoolError
 from evaltool.history import jobs as job_store
 
@@ -32,13 +33,7 @@ class JobCancelled(Exception):
     """The job was cancelled while it ran; raised from the progress listener to stop the runner."""
 
 
-def _listener_class():
-    from evaltool.bench.session import Listener
-
-    return Listener
-
-
-class _Progress(_listener_class()):
+class _Progress(Listener):
     """The runner's listener: progress into the job's row; a cancelled job stops at the next query
     (the runner's other steps are heard and ignored, as the base Listener does)."""
 
@@ -133,7 +128,7 @@ class JobWorker:
                                     "(evaltool serve --backend NAME=SPEC); it was not run")
             suite.version = job.suite_version
             checkpoint = checkpoint_path(job.work_dir, queries_file_stem(suite) + ".json")
-            result, execution_id = run_suite(
+            _, execution_id = run_suite(
                 self.history, job.suite, job.work_dir, version=job.suite_version, listener=_Progress(self.history, job),
                 resume=os.path.exists(checkpoint), backend=declared.spec, overrides=declared.settings)
         except JobCancelled:

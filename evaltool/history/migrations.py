@@ -16,7 +16,7 @@ from evaltool.errors import EvaltoolError
 from evaltool.history import schema
 from evaltool.history.schema import (add_column, audit, executions, jobs, query_outcomes, rebuild_sqlite_table,
                                      returned, schema_table, suite_queries, suite_versions, suites)
-from evaltool.history.suite_content import _write_version, parse_queries_file
+from evaltool.history.suite_content import write_version, parse_queries_file
 
 
 def _add_suites(conn) -> None:
@@ -90,7 +90,7 @@ def import_version_2_suite(conn, row: dict) -> None:
     conn.execute(schema.suites.insert().values(
         name=row["name"], backend=row["backend"], measures=row["measures"], settings=row["settings"],
         active=row["active"], created_at=row["created_at"], version=1, source=path, problem=problem))
-    _write_version(conn, row["name"], 1, queries, row["created_at"], None,
+    write_version(conn, row["name"], 1, queries, row["created_at"], None,
                    {"what": "upgraded" if problem is None else "upgrade_failed", "file": path})
     if digest is not None:
         e = schema.executions

@@ -152,7 +152,9 @@ def queries_from_objects(objects, where: str = "queries") -> list[SuiteQuery]:
     return check_queries(where, list(enumerate(objects, 1)))
 
 
-def _write_version(conn, name: str, version: int, queries: list[SuiteQuery], at: str, author, change: dict):
+def write_version(conn, name: str, version: int, queries: list[SuiteQuery], at: str, author, change: dict):
+    """Store ``queries`` as version ``version`` of suite ``name`` (made at ``at`` by ``author``; ``change`` says
+    what changed, as the suite's history shows it), on the open transaction ``conn``."""
     from evaltool.history import schema
 
     conn.execute(schema.suite_versions.insert().values(suite=name, version=version, created_at=at, author=author,

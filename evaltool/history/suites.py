@@ -30,7 +30,7 @@ from typing import Any
 from evaltool.errors import HistoryError, NotFoundError
 from evaltool.measures.sets import DEFAULT_SETS
 from evaltool.history.suite_content import (  # noqa: F401  (re-exported: the suites API)
-    MAX_QUERIES, SuiteQuery, _write_version, check_queries, parse_queries_file, queries_from_objects,
+    MAX_QUERIES, SuiteQuery, write_version, check_queries, parse_queries_file, queries_from_objects,
     read_queries_file)
 
 # a suite's measures unless -m says otherwise: the comparative report's (MRR, nDCG@10, Precision@5), whose
@@ -156,7 +156,7 @@ def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), 
         conn.execute(schema.suites.insert().values(
             name=name, backend=backend, measures=json.dumps(measures), settings=json.dumps(settings, sort_keys=True),
             active=True, created_at=at, version=1, source=source, problem=None))
-        _write_version(conn, name, 1, content, at, author,
+        write_version(conn, name, 1, content, at, author,
                        {"what": "imported", "file": source} if source else {"what": "created", "queries": len(content)})
         if audit is not None:
             audit(conn)
@@ -264,7 +264,7 @@ def save_queries(db, name: str, queries, *, author: str | None = None, change: d
         if [q.to_dict() for q in current.queries or []] == [q.to_dict() for q in queries] and source is None:
             return current
         version = current.version + 1
-        _write_version(conn, name, version, queries, stamp(now()), author, change or {"what": "replaced"})
+        write_version(conn, name, version, queries, stamp(now()), author, change or {"what": "replaced"})
         values: dict[str, Any] = {"version": version, "problem": None}
         if source is not None:
             values["source"] = source

@@ -207,8 +207,9 @@ def test_suite_run_resumes_or_restarts_an_unfinished_run_and_says_which(db, tmp_
     assert first.exit_code == 0, first.stderr
     assert not checkpoint.exists()
     report = json.loads(next(out.glob("baseline_*.json")).read_text())
-    lines = [json.dumps({"evaltool_checkpoint": 1, "queries_file": str(queries),
-                         "queries_sha256": hashlib.sha256(queries.read_bytes()).hexdigest(), "backend": backend,
+    ran = Path(report["metadata"]["queries_file"])  # the suite's version, as the runner read it
+    lines = [json.dumps({"evaltool_checkpoint": 1, "queries_file": str(ran),
+                         "queries_sha256": hashlib.sha256(ran.read_bytes()).hexdigest(), "backend": backend,
                          "limit": 10, "started": "2026-01-02T03:04:05Z"})]
     lines += [json.dumps({"qid": str(e["query_id"]), "ids": e["returned_ids"], "scores": None, "error": None,
                           "execution_time_ms": 1.0, "attempts": 1}) for e in report["detailed_results"][:2]]

@@ -145,7 +145,7 @@ def _relevant_text(truth: dict) -> str:
     return " ".join(f"{doc}:{grade}" for doc, grade in truth.items())
 
 
-def test_create_run_read_change_and_run_again(browser, tmp_path):  # noqa: F811
+def test_create_run_read_change_and_run_again(browser, tmp_path):
     server = _start(tmp_path)
     try:
         url = server.url
@@ -205,7 +205,7 @@ def test_create_run_read_change_and_run_again(browser, tmp_path):  # noqa: F811
         server.kill()
 
 
-def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):  # noqa: F811
+def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):
     server = _start(tmp_path)
     try:
         url = server.url
@@ -256,7 +256,7 @@ def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):  # no
         server.kill()
 
 
-def test_reload_during_a_run_and_a_server_stopped_mid_run(browser, tmp_path):  # noqa: F811
+def test_reload_during_a_run_and_a_server_stopped_mid_run(browser, tmp_path):
     """The second query is held by the backend: the page, reloaded, shows the same job at 1/3; the server
     is killed; the next one marks the job interrupted, and resumed it sends only the queries the
     checkpoint lacks."""

@@ -268,3 +268,27 @@ def clicks_report(result, *, per_query: bool = False) -> Report:
         for qid, values in result.per_query.items():
             rows += [[qid, name, _defined(value), None, None, None, None, None, None] for name, value in values.items()]
     return Report([Table(CLICK_COLUMNS, rows)], clicks_notes(result))
+
+
+# ---------------------------------------------------------------- fuse --optimize
+
+
+def fusion_search_report(search, *, csv: bool = False) -> Report:
+    """The settings tried with their mean, the folds' choices, and the chosen setting in the notes.
+
+    CSV holds the one table of settings (a row per weight vector or parameter value)."""
+    grid = Table(["setting", search.measure, "chosen"], [list(row.values()) for row in search.rows()],
+                 title=f"{search.method}: mean {search.measure} of each setting over {len(search.qids)} queries")
+    if csv:
+        return Report([grid])
+    folds = Table(["fold", "queries", "chosen on the other folds", f"held-out {search.measure}"],
+                  [[i + 1, search.fold_of.count(i), search.setting_text(search.fold_choice[i]), search.fold_score[i]]
+                   for i in range(search.folds)], title=f"{search.folds}-fold cross-validation")
+    searched = search.parameter or "weights (>= 0, summing to 1)"
+    notes = [f"chosen: {search.chosen_text()}; mean {search.measure} {cell_text(search.score)} on all "
+             f"{len(search.qids)} queries; cross-validated {cell_text(search.cv_score)} ({search.folds} folds: each "
+             "query scored with the setting best on the other folds)",
+             f"searched: {searched} of {search.method} (norm {search.norm}) over {len(search.candidates)} settings; "
+             f"runs: {', '.join(search.names)}"]
+    return Report([grid, folds] if search.folds > 1 else [grid], notes)
+

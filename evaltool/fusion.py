@@ -182,17 +182,16 @@ def pool_runs(runs, names=None, *, depth: int | None = None, on_duplicate: str =
         raise EvaltoolError(f"depth must be at least 1, not {depth}")
     loaded = [load_run(run, on_duplicate, runid=name) for run, name in zip(runs, names)]
     qid_index: dict[str, int] = {}
-    doc_index: dict[str, int] = {}
-    parts = []
+    query_codes = []
     for run in loaded:
         q_map = np.fromiter((qid_index.setdefault(q, len(qid_index)) for q in run.qid_vocab), np.int64,
                             count=len(run.qid_vocab))
-        used = np.unique(run.doc_codes)
-        d_map = np.zeros(int(used[-1]) + 1 if len(used) else 0, dtype=np.int64)
-        d_map[used] = np.fromiter((doc_index.setdefault(t, len(doc_index)) for t in run.doc_text(
-            _first_rows(run.doc_codes, used))), np.int64, count=len(used))
-        parts.append((q_map[run.qid_codes], d_map[run.doc_codes], np.asarray(run.scores, dtype=np.float64)))
-    qids, docids = list(qid_index), list(doc_index)
+        query_codes.append(q_map[run.qid_codes])
+    doc_codes, docids = _encode([run.doc_text(np.arange(len(run))) for run in loaded])
+    bounds = np.cumsum([0] + [len(run) for run in loaded])
+    parts = [(q, doc_codes[bounds[i]:bounds[i + 1]], np.asarray(run.scores, dtype=np.float64))
+             for i, (q, run) in enumerate(zip(query_codes, loaded))]
+    qids = list(qid_index)
     position = byte_order(docids)
     n_docs = max(len(docids), 1)
     slots, ranks, scores, run_of, starts, block_q, block_r = [], [], [], [], [], [], []
@@ -224,10 +223,19 @@ def pool_runs(runs, names=None, *, depth: int | None = None, on_duplicate: str =
                 np.concatenate(block_r), candidates, depth)
 
 
-def _first_rows(codes: np.ndarray, used: np.ndarray) -> np.ndarray:
-    """A row holding each of the ``used`` codes (sorted), to read the document's id from."""
-    order = np.argsort(codes, kind="stable")
-    return order[np.searchsorted(codes[order], used)]
+def _encode(texts: list[list[str]]) -> tuple[np.ndarray, list[str]]:
+    """One code per id over all the lists (in first-seen order) and the ids: Arrow's hash
+    encoding, or a dict for ids Arrow cannot hold (undecodable bytes kept as surrogates)."""
+    import pyarrow as pa
+
+    try:
+        encoded = pa.concat_arrays([pa.array(t, pa.string()) for t in texts]).dictionary_encode()
+    except (pa.ArrowInvalid, UnicodeEncodeError):
+        index: dict[str, int] = {}
+        codes = np.fromiter((index.setdefault(d, len(index)) for t in texts for d in t), np.int64,
+                            count=sum(map(len, texts)))
+        return codes, list(index)
+    return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary.to_pylist()
 
 
 # ---------------------------------------------------------------- per-run parts, then the combination

@@ -18,10 +18,10 @@ def reading_mode(request, monkeypatch):
     columnar: pyarrow's reader for any file size (irregular files fall back to lines)
     stream:   --stream with tiny chunks, blocks and hash partitions
     """
-    from evaltool.io import columnar, stream
+    from evaltool.io import kinds, stream
 
     if request.param == "columnar":
-        monkeypatch.setattr(columnar, "COLUMNAR_MIN_BYTES", 0)
+        monkeypatch.setattr(kinds, "COLUMNAR_MIN_BYTES", 0)
         return []
     if request.param == "stream":
         monkeypatch.setattr(stream, "CHUNK_ROWS", 97)

@@ -21,7 +21,7 @@ import pytest
 
 from evaltool import Evaluator, evaluate
 from evaltool.errors import EvaltoolError
-from evaltool.io import columnar, load
+from evaltool.io import columnar, kinds
 from tests.helpers import assert_fails, generate, invoke, write, write_trec
 
 SCENARIOS = ["ties", "graded", "docids", "sparse"]
@@ -32,7 +32,7 @@ def route(request, monkeypatch):
     """Runs read by pyarrow whatever their size (as when they are big together), or by the size
     rule of a single run (these small files: the small-file reader)."""
     if request.param == "columnar":
-        monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", 0)
+        monkeypatch.setattr(kinds, "MANY_COLUMNAR_BYTES", 0)
     return request.param
 
 
@@ -176,6 +176,6 @@ def test_pyarrow_reads_the_runs_only_when_they_are_big_together(tmp_path, monkey
     plain = runs[:3]
     assert invoke("-m", "map", qrels, *plain).exit_code == 0
     assert read == []  # small together: each read as a single small run is
-    monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", sum(Path(r).stat().st_size for r in plain))
+    monkeypatch.setattr(kinds, "MANY_COLUMNAR_BYTES", sum(Path(r).stat().st_size for r in plain))
     assert invoke("-m", "map", qrels, *plain).exit_code == 0
     assert sorted(map(str, read)) == sorted(plain)

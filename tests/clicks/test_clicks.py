@@ -179,11 +179,11 @@ def test_events_table_details(tmp_path):
 
 
 def test_ids_whose_hashes_collide_keep_their_own_codes(tmp_path, monkeypatch):
-    import evaltool.io.clicks as reader
+    from evaltool.io.clicks import ids
 
     path = write_log(str(tmp_path), "events-csv", MODEL_LOG + [dict(MODEL_LOG[0], consulta="otra")])
     honest = evaluate(path, ["click_mrr", "ctr", "mean_click_rank"], per_query=True)
-    monkeypatch.setattr(reader, "_fnv1a", lambda strings: np.zeros(len(strings), np.uint64))
+    monkeypatch.setattr(ids, "fnv1a", lambda strings: np.zeros(len(strings), np.uint64))
     colliding = evaluate(path, ["click_mrr", "ctr", "mean_click_rank"], per_query=True)
     assert colliding.per_query == honest.per_query
     assert colliding.summary == honest.summary

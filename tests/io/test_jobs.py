@@ -12,7 +12,7 @@ pa = pytest.importorskip("pyarrow")
 @pytest.fixture(scope="module")
 def big_files(tmp_path_factory):
     """A run above the columnar reader's size threshold (so threads are used) and its qrels."""
-    from evaltool.io.columnar import COLUMNAR_MIN_BYTES
+    from evaltool.io.kinds import COLUMNAR_MIN_BYTES
 
     folder = tmp_path_factory.mktemp("jobs")
     rng = random.Random(7)

@@ -1,4 +1,4 @@
-"""``evaltool fuse RUN... --output fused.run``: several runs fused into one (evaltool.fusion)."""
+"""``evaltool fuse RUN... --output fused.run``: several runs fused into one (:mod:`evaltool.fusion`)."""
 
 from __future__ import annotations
 

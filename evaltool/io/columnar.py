@@ -155,7 +155,7 @@ def bool_column(column) -> np.ndarray:
     return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
 
 
-def _qids(column, jobs: int | None = None):
+def encode_qids(column, jobs: int | None = None):
     """Dictionary-encode query ids: (vocab, int32 codes), or None if a comment line slipped in.
 
     Each chunk is encoded on its own (in threads: few distinct ids per chunk, small hash
@@ -361,7 +361,7 @@ def _repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
 
 def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jobs: int | None = None) -> Run | None:
     """A Run from Arrow id columns; None if a query id looks like a comment line."""
-    encoded_qids = _qids(qids, jobs)
+    encoded_qids = encode_qids(qids, jobs)
     if encoded_qids is None:
         return None
     vocab, qid_codes = encoded_qids
@@ -608,7 +608,7 @@ def read_qrels(path, jobs: int | None = None) -> Qrels | None:
                   jobs)
     if table is None or table.num_rows == 0:
         return None
-    qids = _qids(table["q"], jobs)
+    qids = encode_qids(table["q"], jobs)
     if qids is None:
         return None
     vocab, qid_codes = qids

@@ -39,7 +39,7 @@ combgmnz    S * m^gamma                 wsum        WS
 wmnz        S * W                       mixed       WS * sqrt(m)
 ==========  ==========================  ==========  =============================
 
-These are ranx's formulas (``ranx.fuse``, checked in ``tests/test_fusion.py`` for every
+These are ranx's formulas (``ranx.fuse``, checked in ``tests/crosscheck/test_fusion.py`` for every
 method here). The difference: ranx breaks ties in an input run by its sort (not a named
 rule), evaltool by trec_eval's; a rank method's fused scores differ only where a run has
 tied scores. ranx's condorcet and the trained methods (probfuse, segfuse, ...) are not here.

@@ -12,7 +12,7 @@ import pytest
 
 from evaltool.compare import compare_runs
 from evaltool.multiple import compact_letters, effect_sizes, randomised_tukey, tukey_hsd, two_way_anova
-from tests.helpers import assert_fails, invoke, require_shared, write
+from tests.support.helpers import assert_fails, invoke, require_shared, write
 
 DL19 = ["BM25", "BM25_RM3", "D_BERT_KD_TASB", "SPLADE_P_P_ENSEMBLE_DISTIL", "OPEN_AI_ADA2"]
 NAMES = ["bm25", "rm3", "tasb", "splade", "ada2"]

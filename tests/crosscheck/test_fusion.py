@@ -16,7 +16,7 @@ import pytest
 from evaltool import evaluate
 from evaltool.fusion import METHODS, NORMS, fuse, optimize_fusion, weight_grid
 from evaltool.io.load import load_run
-from tests.helpers import assert_fails, invoke, require_shared, write
+from tests.support.helpers import assert_fails, invoke, require_shared, write
 
 ranx = pytest.importorskip("ranx", reason="ranx is the oracle of fusion: pip install -e '.[test]'")
 

@@ -11,7 +11,7 @@ import pytest
 
 from evaltool.compare import compare_runs
 from evaltool.power import analyse, detectable_difference, paired_power, topics_needed
-from tests.helpers import assert_fails, invoke, require_shared, write
+from tests.support.helpers import assert_fails, invoke, require_shared, write
 
 DL19 = ["BM25", "D_BERT_KD_TASB", "SPLADE_P_P_ENSEMBLE_DISTIL"]
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from evaltool.reproduce import kendall_tau_union, rank_biased_overlap, reproduce
-from tests.helpers import assert_fails, invoke, require_shared, write
+from tests.support.helpers import assert_fails, invoke, require_shared, write
 
 repro_eval = pytest.importorskip("repro_eval", reason="repro_eval is the oracle: pip install -e '.[test]'")
 

@@ -325,10 +325,11 @@ class Comparison:
 
 
 def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials: int = 10000, seed: int = 0,
-                level: float = 0.95, better=None) -> Cell:
+                level: float = 0.95, better=None, agg: Agg = Agg.MEAN) -> Cell:
     """``other``'s cell against ``base``: per-query values of the same queries in the same order.
 
-    The means are over all the queries; the test, the interval and the wins, ties and
+    The means are over all the queries (``agg`` :attr:`Agg.MEAN_DEFINED`: over those with a
+    value, as the measure's summary is); the test, the interval and the wins, ties and
     losses are over the pairs where neither value is nan. Fewer than 2 pairs: p is nan.
     A win is a query where ``other`` does better, as the measure's ``better``
     (:class:`~evaltool.measures.base.Better`, default higher) says: lower for FirstRelPos
@@ -345,8 +346,8 @@ def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials:
     better = better or Better.HIGHER
     paired = ~(np.isnan(base) | np.isnan(other))
     d = other[paired] - base[paired]
-    cell = Cell(summarize(Agg.MEAN, other, len(other)))
-    cell.delta = cell.mean - summarize(Agg.MEAN, base, len(base))
+    cell = Cell(summarize(agg, other, len(other)))
+    cell.delta = cell.mean - summarize(agg, base, len(base))
     cell.ties = int(np.count_nonzero(d == 0))
     if better is not Better.NEITHER:
         gains = d if better is Better.HIGHER else -d
@@ -366,11 +367,12 @@ def adjust_cells(family: list[Cell], correction: str) -> None:
 
 
 def _comparable(result) -> tuple[list, list[str]]:
-    """Columns with a per-query value averaged into the summary; the names of the others."""
+    """Columns with a per-query value averaged into the summary (over every query, or over those with a
+    value, as FirstRelPos); the names of the others."""
     keep, ignored = [], []
     for column in result.columns:
         m = column.measure
-        if m.agg is Agg.MEAN and m.per_query and not isinstance(column.values, list):
+        if m.agg in (Agg.MEAN, Agg.MEAN_DEFINED) and m.per_query and not isinstance(column.values, list):
             keep.append(column)
         else:
             ignored.append(column.name)
@@ -479,6 +481,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
 
     measure_names = [c.name for c in columns]
     by_measure = {c.name: c.measure.better for c in columns}
+    aggregate = {c.name: c.measure.agg for c in columns}
     values: dict[str, dict[str, np.ndarray]] = {}
     cells: dict[str, dict[str, Cell]] = {}
     for name, result in zip(names, results):
@@ -486,12 +489,12 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         index = np.array([position[q] for q in qids])
         by_name = {c.name: c for c in result.columns}
         values[name] = {m: np.asarray(by_name[m].values, dtype=np.float64)[index] for m in measure_names}
-        cells[name] = {m: Cell(summarize(Agg.MEAN, values[name][m], len(qids))) for m in measure_names}
+        cells[name] = {m: Cell(summarize(aggregate[m], values[name][m], len(qids))) for m in measure_names}
 
     pairs = None
     if all_pairs or test in MANY_TESTS:
         pairs = pairwise(names, measure_names, values, test=test, correction=correction, alpha=alpha,
-                              trials=trials, seed=seed, better=by_measure)
+                         trials=trials, seed=seed, better=by_measure)
         correction = pairs.correction
     if not all_pairs:
         family = []
@@ -499,7 +502,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
             for m in measure_names:
                 cells[name][m] = paired_cell(values[names[0]][m], values[name][m],
                                              "t" if test in MANY_TESTS else test, trials=trials, seed=seed,
-                                             level=1 - alpha, better=by_measure[m])
+                                             level=1 - alpha, better=by_measure[m], agg=aggregate[m])
                 family.append(cells[name][m])
         if pairs is None:
             adjust_cells(family, correction)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
+from functools import cache
 from pathlib import Path
 
 import evaltool
@@ -20,12 +22,15 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@cache
 def sources() -> dict[str, Path]:
     return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
+@cache
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the evaltool modules it imports, at module level or inside a function.
+    """Module -> the evaltool modules it imports, at module level or inside a function (computed
+    once: read it, never change it).
 
     ``import a.b`` and ``from a.b import c`` are edges to ``a.b``, or to ``a.b.c`` when ``c``
     is itself a module; relative imports are resolved against the importing module's package.
@@ -325,3 +330,23 @@ def test_the_command_line_is_run_through_one_invoke():
     runners = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
                if "CliRunner" in path.read_text(encoding="utf-8") and path != Path(__file__).resolve()]
     assert runners == ["support/helpers.py"]
+
+
+# ---------------------------------------------------------------- docstrings
+
+INTERNAL_REFERENCE = re.compile(r"\bseeds? ?0\d\d\b|\bSPEC-\d|\bissues? #?\d+\b|\brule \d+\b|\bcalcular_\w+", re.I)
+
+
+def test_docstrings_explain_rather_than_cite_internal_documents():
+    """A reader of evaltool has neither the specification documents nor the issue tracker: a
+    docstring says what the code does and why (formula, edge case, published reference), not
+    which internal document asked for it."""
+    citing = []
+    for name, path in sources().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node) or ""
+                where = f"{name}.{getattr(node, 'name', '')}"
+                citing += [f"{where}: {m.group(0)}" for m in INTERNAL_REFERENCE.finditer(doc)]
+    assert citing == []
+    assert INTERNAL_REFERENCE.search("as seed 004 asks") and INTERNAL_REFERENCE.search("SPEC-002, rule 13")

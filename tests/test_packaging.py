@@ -49,20 +49,22 @@ def test_the_wheel_carries_the_package_data_and_the_metadata(dist):
         entry_points = z.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     # the dashboard's and the HTML report's assets, the interface's translations
     for path in ("evaltool/report/assets/evaltool.js", "evaltool/report/assets/evaltool.css",
-                 "evaltool/report/i18n.py", "evaltool/server/app.py", "evaltool/__main__.py"):
+                 "evaltool/report/i18n.py", "evaltool/server/app.py", "evaltool/__main__.py", "evaltool/py.typed"):
         assert path in names, path
     assert not any(n.startswith(("tests/", "docs/", "tools/")) for n in names)
     assert "evaltool = evaltool.__main__:main" in entry_points
     for requirement in ("click", "numpy", "pyarrow", "scipy", "sqlalchemy"):
         assert f"Requires-Dist: {requirement}" in metadata, requirement
     assert "Provides-Extra: dashboard" in metadata and "Provides-Extra: postgres" in metadata
+    assert "License-Expression: MIT" in metadata and "Classifier: Typing :: Typed" in metadata
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
 def test_the_sdist_has_what_the_wheel_is_built_from(dist):
     sdist = _one(dist, "evaltool-*.tar.gz")
     with tarfile.open(sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
-    assert {"pyproject.toml", "README.md", "evaltool/report/assets/evaltool.js"} <= names
+    assert {"pyproject.toml", "README.md", "LICENSE", "evaltool/report/assets/evaltool.js"} <= names
 
 
 def test_the_wheel_installed_in_a_fresh_venv_evaluates(dist, tmp_path):

@@ -4,7 +4,8 @@
 runs out of the box, from a clone or an installed wheel. The corpus (35 short articles
 on cooking, gardening, cycling and home networks, written for this project) is read from
 ``EVALTOOL_BENCH_CORPUS`` if set, else from ``data/bench_corpus.jsonl`` beside this module
-(package data). It is an example of the backend contract, not a search engine: lower-cased word tokens, a few stop words, a plural ``s`` stripped.
+(package data). It is an example of the backend contract, not a search engine:
+lower-cased word tokens, a few stop words, a plural ``s`` stripped.
 
 BM25 (Robertson & Zaragoza 2009, Lucene's idf) with Anserini's defaults k1 = 0.9, b = 0.4:
 

@@ -312,3 +312,44 @@ def agreement_command(name, db, version, task_id, fmt, output):
     from evaltool.report.table import render
 
     emit(render(agreement_rows(figures) if fmt == "csv" else agreement_report(figures), fmt), output)
+
+
+@click.command("feedback")
+@click.argument("log", type=click.Path(dir_okay=False))
+@click.option("--set", "set_name", required=True, metavar="NAME", help="The judgment set the ratings go to (made "
+              "when new, on the mapping's scale).")
+@click.option("--mapping", "mapping_text", default="thumbs", show_default=True,
+              metavar="thumbs|stars|graded|labels:RATING=GRADE,...",
+              help="Ratings to grades: thumbs (useful=1, not useful=0), stars (1-5 as 0,0,1,2,3), graded (0-3), "
+                   "or declared.")
+@click.option("--run", default=None, type=click.Path(dir_okay=False),
+              help="The ranked results the users rated (a TREC run): report nDCG@K from their ratings.")
+@click.option("-k", "depth", type=click.IntRange(min=1), default=10, show_default=True, help="nDCG's cutoff.")
+@click.option("--consensus", default="median", show_default=True, metavar="majority|median|ADJUDICATOR",
+              help="One grade per pair from several users (see 'evaltool judgments export -h').")
+@db_option
+@output_options(["table", "json"], "table")
+def feedback_command(log, set_name, mapping_text, run, depth, consensus, db, fmt, output):
+    """Explicit feedback from production: rating events (query, doc_id, rating, user, timestamp; JSON,
+    JSONL, CSV or Parquet) become judgments of a set, one rater per user (a user's later rating of a
+    pair replaces their earlier one); prints how far users agree and, with --run, nDCG@K of the run
+    from the ratings (sum of grade / log2(rank + 1) over the ideal order of the rated grades).
+
+    \b
+      evaltool feedback ratings.jsonl --set production --mapping stars --run results.txt
+    """
+    from evaltool.judgments.feedback import feedback_report
+
+    try:
+        report = feedback_report(db, log, set_name, mapping_text, run=run, depth=depth, method=consensus)
+    except EvaltoolError as exc:
+        fail(exc)
+    if fmt == "json":
+        from evaltool.report.json import dump_json
+
+        emit(dump_json(report), output)
+        return
+    from evaltool.report.judgments import feedback_table
+    from evaltool.report.table import render
+
+    emit(render(feedback_table(report), fmt), output)

@@ -53,3 +53,21 @@ def sets_table(sets: list) -> Report:
     return Report([Table(["name", "scale", "version", "created_at", "author", "description"],
                          [[s.name, s.scale.describe(), s.version, s.created_at, s.author, s.description]
                           for s in sets])], notes=[] if sets else ["no judgment set yet"])
+
+
+def feedback_table(report: dict) -> Report:
+    """``evaltool feedback``: the users, the agreement, nDCG from the ratings."""
+    users = Table(["user", "ratings", "rated by others too", "agrees with the consensus"],
+                  [[u["user"], u["ratings"], u["shared"], u["agrees"]] for u in report["users"]], title="users")
+    figures = report["agreement"]
+    overall = Table(["figure", "value"], [["events", report["events"]], ["pairs", figures["pairs"]],
+                                          ["fleiss_kappa", figures["fleiss_kappa"]],
+                                          ["krippendorff_alpha (ordinal)", figures["krippendorff_alpha"]]],
+                    title="agreement")
+    tables = [users, overall]
+    if report["ndcg"] is not None:
+        ndcg = report["ndcg"]
+        tables.append(Table(["query", f"ndcg@{ndcg['k']}"],
+                            [*([q, v] for q, v in ndcg["per_query"].items()), ["all", ndcg["mean"]]],
+                            title="nDCG from the ratings"))
+    return Report(tables, notes=[f"judgment set {report['set']} version {report['version']}"])

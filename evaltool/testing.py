@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from evaltool.regress import CheckResult, check, read_reference, reference_from_mapping
+from evaltool.check import CheckResult, check, read_reference, reference_from_mapping
 
 
 def assert_matches(reference, qrels, run, tolerance: float = 1e-4, *, per_query: bool = False,

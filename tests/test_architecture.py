@@ -134,3 +134,153 @@ def test_evaluate_and_the_plan_declare_the_same_options():
     keywords = {name: p.default for name, p in inspect.signature(evaluate).parameters.items()
                 if p.kind is inspect.Parameter.KEYWORD_ONLY}
     assert keywords == dict(OPTIONS)
+
+
+# ---------------------------------------------------------------- io/: one place decides what an input is
+
+READERS = ("evaltool.io.trec", "evaltool.io.columnar", "evaltool.io.jsonl", "evaltool.io.frames",
+           "evaltool.io.subtopics", "evaltool.io.topics", "evaltool.io.zscores", "evaltool.io.jsontext",
+           "evaltool.io.common", "evaltool.io.progress", "evaltool.io.textfiles", "evaltool.io.clicks.")
+DECIDERS = {"evaltool.io.kinds", "evaltool.io.load"}
+
+
+def test_the_readers_are_told_what_they_read():
+    """What an input is (TREC, JSON or JSONL, a dict or a DataFrame, which TREC reader, which
+    click log layout) is decided in ``evaltool.io.kinds`` and acted on by ``evaltool.io.load``
+    (and the click log's entry point): no reader imports either, so none guesses."""
+    graph = import_graph()
+    readers = [m for m in graph if m.startswith(READERS)]
+    assert {"evaltool.io.trec", "evaltool.io.jsonl", "evaltool.io.clicks.objects"} <= set(readers)
+    guessing = {m: sorted(graph[m] & DECIDERS) for m in readers if graph[m] & DECIDERS}
+    assert guessing == {}
+    assert not {m for m in graph["evaltool.io.kinds"] if m.startswith(READERS[:6])}  # it decides without reading
+
+
+def test_every_command_is_named_as_its_package_or_says_why_not():
+    """``evaltool NAME`` drives ``evaltool.NAME`` (a module or a package), or its module's docstring
+    names the package it drives instead."""
+    from evaltool.cli.app import COMMANDS
+
+    modules = sources()
+    unexplained = []
+    for name, (module, _, _) in COMMANDS.items():
+        if f"evaltool.{name}" in modules:
+            continue
+        doc = ast.get_docstring(ast.parse(modules[module].read_text(encoding="utf-8"))) or ""
+        named = [m for m in modules if f":mod:`{m}`" in doc and m.startswith("evaltool.") and m != module]
+        if not named:
+            unexplained.append(name)
+    assert unexplained == []
+
+
+def call_chain(names: list[str], graph: dict[str, set[str]]) -> tuple[str, ...]:
+    """The last chain of calls along imports in a stack of modules (outermost first): a module that
+    does not import the next one handed it a callable (or an object whose method it called), so
+    the chain starts again there; it ends at the first measure module (a kernel: what it calls is
+    its own business)."""
+    start = 0
+    for i in range(1, len(names)):
+        if names[i] not in graph.get(names[i - 1], ()):
+            start = i
+    names = names[start:]
+    kernel = next((i for i, n in enumerate(names) if n.startswith("evaltool.measures.")), None)
+    return tuple(names if kernel is None else names[:kernel + 1])
+
+
+def test_a_chain_follows_imports_and_stops_at_the_kernel():
+    graph = {"cli": {"load"}, "load": {"trec", "cli"}, "trec": {"common"}, "common": set(),
+             "evaltool.measures.ap": {"evaltool.measures.base"}, "evaltool.measures.base": {"evaltool.measures.ap"}}
+    assert call_chain(["cli", "load", "cli"], graph) == ("cli", "load", "cli")  # a return: caught
+    assert call_chain(["cli", "load", "trec", "common", "trec"], graph) == ("trec",)  # common was handed a callable
+    assert call_chain(["cli", "evaltool.measures.ap", "evaltool.measures.base", "evaltool.measures.ap"], graph) \
+        == ("evaltool.measures.ap",)
+
+
+def _stacks(args: list[str]) -> list[tuple[str, ...]]:
+    """The chain (:func:`call_chain`) of evaltool modules on the stack at every call into evaltool
+    while the command line ``args`` runs."""
+    import sys
+
+    from tests.support.helpers import invoke
+
+    graph = import_graph()
+    chains = []
+
+    def follow(frame, event, _):
+        if event == "call" and frame.f_globals.get("__name__", "").startswith("evaltool"):
+            names = []
+            while frame is not None:
+                name = frame.f_globals.get("__name__", "")
+                if name.startswith("evaltool") and (not names or names[-1] != name):
+                    names.append(name)
+                frame = frame.f_back
+            chains.append(call_chain(names[::-1], graph))
+
+    sys.setprofile(follow)
+    try:
+        done = invoke(*args)
+    finally:
+        sys.setprofile(None)
+    assert done.exit_code == 0, done.output
+    return chains
+
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def test_the_qrels_path_from_the_cli_to_a_kernel_never_returns_to_a_module_it_left():
+    """Followed from ``evaltool eval`` to the measure kernels, for TREC files, queries and results
+    files, --stream and several runs: no module calls, directly or through others, into a
+    module that called it."""
+    trec = [str(DATA / "qrels.txt"), str(DATA / "run.txt")]
+    for args in (["eval", *trec], ["eval", *trec, "--stream"], ["eval", trec[0], trec[1], trec[1]],
+                 ["eval", str(DATA / "rag" / "queries.jsonl"), str(DATA / "rag" / "results.jsonl"), "-m", "ndcg_cut.5"]):
+        chains = _stacks(args)
+        assert any(c[-1].startswith("evaltool.measures.") and "evaltool.io.load" not in c for c in chains), args
+        assert any("evaltool.io.kinds" in c for c in chains), args
+        returning = {" > ".join(c) for c in chains if len(set(c)) != len(c)}
+        assert returning == set(), args
+        deciding = {c[c.index("evaltool.io.kinds") - 1] for c in chains if "evaltool.io.kinds" in c[1:]}
+        assert deciding <= {"evaltool.io.load", "evaltool.io.stream", "evaltool.engines.local",
+                            "evaltool.evaluation.orchestration"}, args
+
+
+# ---------------------------------------------------------------- the test tree
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _imported(path: Path) -> set[str]:
+    """The modules a file imports (``from a import b`` counts ``a`` and ``a.b``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in tests/support/ (and fixtures in conftest.py files): a test module
+    imported by another would run its tests twice and tie two suites together."""
+    tangled = {str(path.relative_to(TESTS)): sorted(m for m in _imported(path)
+                                                    if m.startswith("tests.") and m.rpartition(".")[2].startswith("test_"))
+               for path in TESTS.rglob("*.py")}
+    assert {name: modules for name, modules in tangled.items() if modules} == {}
+
+
+def test_support_code_lives_in_tests_support():
+    loose = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+             if path.relative_to(TESTS).parts[0] != "support"
+             and not path.name.startswith("test_") and path.name not in ("conftest.py", "__init__.py")]
+    assert loose == []
+
+
+def test_the_command_line_is_run_through_one_invoke():
+    """``tests.support.helpers.invoke`` is the one in-process runner of the command line, and it
+    fails any run that ends in a traceback: no test runs the CLI without that check."""
+    runners = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+               if "CliRunner" in path.read_text(encoding="utf-8") and path != Path(__file__).resolve()]
+    assert runners == ["support/helpers.py"]

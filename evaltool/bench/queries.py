@@ -189,8 +189,9 @@ def _check(obj) -> tuple[list[str], BenchQuery | None]:
 def parse_queries(path: str, data: bytes) -> list[BenchQuery]:
     """Validate the content of a queries file; raise :class:`QueriesError` listing every problem."""
     from evaltool.io.jsonl import query_entries
+    from evaltool.io.kinds import sniff
 
-    _, entries = query_entries(path, data, objects_only=False)
+    _, entries = query_entries(path, data, sniff(data, "judgments"), objects_only=False)
     return check_entries(path, entries)
 
 

@@ -38,7 +38,7 @@ value holds too (higher; lower for ranks such as FirstRelPos and ARP; a count ne
 def check_command(reference, qrels, run, per_query, tolerance, allow_improvement, fmt, output, **options):
     from click.core import ParameterSource
 
-    from evaltool.regress import check, read_reference
+    from evaltool.check import check, read_reference
     from evaltool.report import layouts
 
     context = click.get_current_context()

@@ -72,7 +72,7 @@ def clicks_command(log, measures, per_query, average, first_click, by, confidenc
                    tags, at):
     from evaltool.clicks import click_judgments, evaluate, read_click_log
     from evaltool.clicks.models import parse_grades
-    from evaltool.io.clicks import release_freed_memory
+    from evaltool.io.clicks.memory import release_freed_memory
     from evaltool.report import layouts
 
     release_freed_memory()

@@ -1,4 +1,7 @@
-"""``evaltool QRELS RUN``: the default command."""
+"""``evaltool QRELS RUN``: the default command.
+
+The command is the verb; the library it calls is the package :mod:`evaltool.evaluation`.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""``evaltool serve``: the evaluation history as a dashboard and a JSON API."""
+"""``evaltool serve``: the evaluation history as a dashboard and a JSON API.
+
+The command is the verb; what it serves is the package :mod:`evaltool.server` (the ASGI app,
+its views and pages).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""``evaltool suite ...``: controlled tests, run through the benchmark runner and recorded."""
+"""``evaltool suite ...``: controlled tests, run through the benchmark runner and recorded.
+
+No package is named ``suite``: a suite is data of the history database
+(:mod:`evaltool.history.suites`), and running one is a benchmark run (:mod:`evaltool.bench`).
+"""
 
 from __future__ import annotations
 

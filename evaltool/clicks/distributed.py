@@ -47,7 +47,7 @@ def _click_block(path: str, offset: int, length: int | None, measures, fields: l
 
 def _click_layout(path: str) -> str:
     """What the log is, from its first non-blank line (read through fsspec, so URLs work)."""
-    from evaltool.io.clicks import layout_of_first_line
+    from evaltool.io.kinds import layout_of_first_line
 
     with engine.open_url(path) as handle:
         head = handle.read(1 << 16)

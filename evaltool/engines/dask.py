@@ -264,10 +264,11 @@ def _parse_partition(path: str, data: bytes, on_duplicate: str):
     A large partition goes through a temporary file to the columnar reader (which reads
     files); messages still name ``path``.
     """
-    from evaltool.io import columnar
-    from evaltool.io.trec import parse_run, read_run
+    from evaltool.io.kinds import repays_columnar
+    from evaltool.io.load import read_run
+    from evaltool.io.trec import parse_run
 
-    if len(data) < columnar.COLUMNAR_MIN_BYTES or not columnar.available():
+    if not repays_columnar(len(data)):
         return parse_run(path, data, on_duplicate=on_duplicate)
     with spilled(data, ".run") as name:
         try:
@@ -326,7 +327,7 @@ def score(plan, judgments, run):
     """Score ``run`` on a Dask cluster under ``plan``: the pieces and counts the local engine would make."""
     from evaltool.evaluation.scoring import Scored
     from evaltool.inputs import Qrels
-    from evaltool.io.load import streamed_format
+    from evaltool.io.kinds import streamed_format
 
     run_kind = plan.inputs.run_format or streamed_format(run)
     if (not isinstance(judgments, Qrels) or plan.relevance.mode not in ("auto", "qrels") or run_kind != "trec"

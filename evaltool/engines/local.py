@@ -55,7 +55,7 @@ def _whole(plan, judgments, run) -> Scored:
 
 def _streamed(plan, judgments, run) -> Scored:
     """A grouped run chunk by chunk; memory stays bounded by one chunk."""
-    from evaltool.io.load import streamed_format
+    from evaltool.io.kinds import streamed_format
     from evaltool.io.stream import NotGroupedError, iter_partitions, iter_run_chunks
 
     run_kind = plan.inputs.run_format or streamed_format(run)

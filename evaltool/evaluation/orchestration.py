@@ -27,7 +27,8 @@ from evaltool.evaluation.plan import OPTIONS, EvalPlan
 from evaltool.evaluation.result import EvalResult, summarize_columns
 from evaltool.evaluation.scoring import Scored, merge
 from evaltool.evaluation.warnings import evaluation_warnings, warn
-from evaltool.io.load import Loaded, columnar_for_many, load_judgments, read_run_ahead
+from evaltool.io.kinds import columnar_for_many
+from evaltool.io.load import Loaded, load_judgments, read_run_ahead
 
 __all__ = ["EvalPlan", "EvalResult", "Evaluator", "evaluate"]
 

@@ -134,8 +134,9 @@ def parse_queries_file(where: str, data: bytes) -> list[SuiteQuery]:
             raise HistoryError(f"{where}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
         return check_queries(where, _csv_entries(where, text))
     from evaltool.io.jsonl import query_entries
+    from evaltool.io.kinds import sniff
 
-    _, entries = query_entries(where, data, objects_only=False)
+    _, entries = query_entries(where, data, sniff(data, "judgments"), objects_only=False)
     return check_queries(where, entries)
 
 

@@ -1,6 +1,6 @@
 """Columnar reading of large TREC files with pyarrow (multi-threaded CSV parsing).
 
-Used for files above :data:`COLUMNAR_MIN_BYTES` when pyarrow is installed. It handles
+Used for files that :func:`evaltool.io.kinds.columnar` finds large enough, when pyarrow is installed. It handles
 the regular shape (one space or one tab between fields, nothing after the run tag, no
 comment lines) and returns ``None`` for anything else, so that the line-by-line reader
 in :mod:`evaltool.io.trec` (which names the exact line of any problem) takes over.
@@ -22,8 +22,6 @@ from evaltool.inputs import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, LastIds, compression, head, in_order
 from evaltool.io.progress import open_counted
 
-COLUMNAR_MIN_BYTES = 2 << 20
-
 
 def threads(jobs: int | None) -> int:
     """How many threads ``jobs`` asks for: itself, or every core when None (``--jobs``' default).
@@ -32,14 +30,6 @@ def threads(jobs: int | None) -> int:
     (3, True)
     """
     return max(1, jobs or os.cpu_count() or 1)
-
-
-def available() -> bool:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def kernels():
@@ -64,20 +54,6 @@ def kernels():
 def _compression(path: str) -> str | None:
     with open(path, "rb") as handle:
         return compression(handle.read(16))
-
-
-def wanted(path, min_bytes: int | None = None) -> bool:
-    """Large enough to repay importing pyarrow (``min_bytes``, default :data:`COLUMNAR_MIN_BYTES`;
-    many runs read together repay it at any size), pyarrow is there, and the file is plain or
-    gzip (other compressions go to the line reader, which decompresses them whole)."""
-    name = os.fspath(path)
-    try:
-        return (name != "-" and os.path.isfile(name)  # not a pipe: read once, by the line reader
-                and os.path.getsize(name) >= (COLUMNAR_MIN_BYTES if min_bytes is None else min_bytes)
-                and available()
-                and _compression(name) in (None, "gzip"))
-    except OSError:
-        return False
 
 
 def delimiter_of(head: bytes, fields: int) -> str | None:
@@ -179,7 +155,7 @@ def bool_column(column) -> np.ndarray:
     return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
 
 
-def _qids(column, jobs: int | None = None):
+def encode_qids(column, jobs: int | None = None):
     """Dictionary-encode query ids: (vocab, int32 codes), or None if a comment line slipped in.
 
     Each chunk is encoded on its own (in threads: few distinct ids per chunk, small hash
@@ -385,7 +361,7 @@ def _repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
 
 def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jobs: int | None = None) -> Run | None:
     """A Run from Arrow id columns; None if a query id looks like a comment line."""
-    encoded_qids = _qids(qids, jobs)
+    encoded_qids = encode_qids(qids, jobs)
     if encoded_qids is None:
         return None
     vocab, qid_codes = encoded_qids
@@ -632,7 +608,7 @@ def read_qrels(path, jobs: int | None = None) -> Qrels | None:
                   jobs)
     if table is None or table.num_rows == 0:
         return None
-    qids = _qids(table["q"], jobs)
+    qids = encode_qids(table["q"], jobs)
     if qids is None:
         return None
     vocab, qid_codes = qids

@@ -27,6 +27,8 @@ _ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z arc
 BINARY_PROBE = 1 << 16  # bytes looked at for a NUL byte (text never has one)
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which some editors write first: not part of the first line
 
+QID_KEYS = ("qid", "query_id", "id")  # the spellings of a query object's id (queries files)
+
 
 def compression(start: bytes) -> str | None:
     """The compression the first bytes of a file show (``gzip``, ``bz2``, ``xz``, ``zstd``), or None.

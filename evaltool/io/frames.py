@@ -1,4 +1,10 @@
-"""Adapters: pytrec_eval-style dicts and pandas DataFrames to Qrels and Run.
+"""Adapters: pytrec_eval-style dicts and DataFrames (pandas, polars) to Qrels and Run.
+
+A DataFrame is converted column by column: its columns become Arrow arrays (without a copy
+where pandas or polars already hold them so), ids are dictionary-encoded in Arrow's C loops
+and the values checked as whole arrays. Anything the columns cannot take as they are (a
+missing id, a score or grade of another type or out of range, a pair given twice) sends the
+frame through the row-by-row path, which converts what it can and names the row it refuses.
 
 >>> qrels = qrels_from_dict({"q1": {"d1": 1, "d2": 0}})
 >>> qrels.qid_vocab, qrels.grades.tolist()
@@ -245,7 +251,8 @@ def run_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<ru
     return _build(Run, source, _dict_rows(data, source), _check_score, on_duplicate, runid, queries=data)
 
 
-def _frame_rows(frame, value_names, source):
+def _frame_columns(frame, value_names, source) -> tuple[str, str, str]:
+    """The (query id, document id, value) columns of a frame, by ir_measures' or PyTerrier's names."""
     cols = list(frame.columns)
     ids = next((pair for pair in ID_COLUMNS if all(c in cols for c in pair)), None)
     value_col = next((c for c in value_names if c in cols), None)
@@ -254,7 +261,11 @@ def _frame_rows(frame, value_names, source):
             f"{source}: a DataFrame needs columns query_id, doc_id and {' or '.join(value_names)}; it has "
             f"{', '.join(map(str, cols))} (PyTerrier's qid and docno are read too)"
         )
-    return zip(*(_as_list(frame[name]) for name in (*ids, value_col))), _row_names(frame)
+    return (*ids, value_col)
+
+
+def _frame_rows(frame, names, source):
+    return zip(*(_as_list(frame[name]) for name in names)), _row_names(frame)
 
 
 def _as_list(column) -> list:
@@ -268,6 +279,99 @@ def _row_names(frame):
     return index if index is not None and hasattr(index, "__getitem__") else range(len(frame))
 
 
+def _arrow(column):
+    """A frame's column as Arrow data without a copy where it can be (pandas' numeric and
+    Arrow-backed columns; polars' ``to_arrow``), None if pyarrow cannot take it as one column
+    (mixed types in an object column, say), or if it holds a missing value: pandas' NaN and
+    None become nulls, which only the row-by-row path can name."""
+    import pyarrow as pa
+
+    try:
+        array = column.to_arrow() if hasattr(column, "to_arrow") else pa.array(column)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    return None if array.null_count else array
+
+
+def _arrow_ids(column):
+    """Ids as an Arrow ``string`` column: text as it is, integers as ``str`` writes them;
+    None for anything else (floats, booleans, bytes), which the row-by-row path converts."""
+    import pyarrow as pa
+
+    array = _arrow(column)
+    if array is None:
+        return None
+    kind = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
+            or pa.types.is_integer(kind)):
+        return None
+    try:
+        return array.cast(pa.string())
+    except pa.ArrowException:  # text past 2 GiB in one chunk
+        return None
+
+
+def _arrow_numbers(column, integral: bool) -> np.ndarray | None:
+    """A column of numbers as int64 grades (``integral``: integers, or floats that are whole)
+    or float64 scores; None for any other type (text, booleans, decimals), which the
+    row-by-row path converts or refuses by row."""
+    import pyarrow as pa
+
+    array = _arrow(column)
+    if array is None or not (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
+        return None
+    values = array.to_numpy(zero_copy_only=False) if hasattr(array, "to_numpy") else np.asarray(array)
+    if not integral:
+        values = values.astype(np.float64, copy=False)
+        return values if np.isfinite(values).all() else None
+    if len(values) and not (values.min() >= GRADE_MIN and values.max() <= GRADE_MAX):
+        return None  # also NaN, whose comparisons are False
+    if values.dtype.kind == "f" and not np.array_equal(values, np.floor(values)):
+        return None
+    return values.astype(np.int64)
+
+
+def _columnar_qrels(frame, names, source: str) -> Qrels | None:
+    """Qrels from a frame's columns in Arrow's C loops; None when a row needs the row-by-row
+    path: a missing id or grade, a value of another type, a grade out of range, a (query,
+    document) pair given twice, or a query id that :func:`columnar.run_from_columns` would
+    take for a comment line. That path then names the row, or resolves the duplicates."""
+    from evaltool.io import columnar
+
+    qids, docs = _arrow_ids(frame[names[0]]), _arrow_ids(frame[names[1]])
+    grades = None if qids is None or docs is None else _arrow_numbers(frame[names[2]], integral=True)
+    if grades is None or not len(grades):
+        return None
+    encoded_qids = columnar.encode_qids(qids)
+    if encoded_qids is None:
+        return None
+    encoded = columnar.kernels().call_function("dictionary_encode", [docs])
+    if hasattr(encoded, "combine_chunks"):
+        encoded = encoded.combine_chunks()
+    doc_codes = columnar.numpy_column(encoded.indices, np.int32).astype(np.int64)
+    qid_codes = encoded_qids[1].astype(np.int64)
+    if columnar.has_duplicates(qid_codes, doc_codes):
+        return None
+    return Qrels(encoded_qids[0], qid_codes, encoded.dictionary.to_pylist(), doc_codes, grades,
+                 np.arange(1, len(grades) + 1, dtype=np.int64), path=source)
+
+
+def _columnar_run(frame, names, source: str, runid: str) -> Run | None:
+    """A Run from a frame's columns, as :func:`_columnar_qrels` builds Qrels (None: the
+    row-by-row path decides). Document ids stay in Arrow (:class:`columnar.ArrowDocRun`), or
+    become integer keys when every one is a canonical integer (:class:`columnar.NumericDocRun`)."""
+    from evaltool.io import columnar
+
+    qids, docs = _arrow_ids(frame[names[0]]), _arrow_ids(frame[names[1]])
+    scores = None if qids is None or docs is None else _arrow_numbers(frame[names[2]], integral=False)
+    if scores is None or not len(scores):
+        return None
+    run = columnar.run_from_columns(qids, docs, scores, runid, source, jobs=1)
+    if run is None:
+        return None
+    return None if columnar.has_duplicates(run.qid_codes, run.doc_codes) else run
+
+
 def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrels DataFrame>") -> Qrels:
     """A DataFrame with ``query_id, doc_id, relevance`` (ir_measures) or ``qid, docno, label``
     (PyTerrier) to Qrels. A row without a query or document id (None, NaN) is refused, by its
@@ -278,13 +382,21 @@ def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrel
     Traceback (most recent call last):
     evaltool.errors.ParseError: <qrels DataFrame>: found 'row 1: query id nan'; expected a query id in every row, not a missing value (None, NaN)
     """
-    rows, names = _frame_rows(frame, QRELS_VALUES, source)
-    return _build(Qrels, source, rows, _check_grade, on_duplicate, row_names=names)
+    names = _frame_columns(frame, QRELS_VALUES, source)
+    converted = _columnar_qrels(frame, names, source)
+    if converted is not None:
+        return converted
+    rows, row_names = _frame_rows(frame, names, source)
+    return _build(Qrels, source, rows, _check_grade, on_duplicate, row_names=row_names)
 
 
 def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run DataFrame>", runid: str = "run") -> Run:
     """A DataFrame with ``query_id, doc_id, score`` (ir_measures) or ``qid, docno, score``
     (PyTerrier; its ``rank`` column is ignored, as trec_eval ignores a run's ranks) to Run.
     A row without a query or document id (None, NaN) is refused, by its index label."""
-    rows, names = _frame_rows(frame, ("score",), source)
-    return _build(Run, source, rows, _check_score, on_duplicate, runid, row_names=names)
+    names = _frame_columns(frame, ("score",), source)
+    converted = _columnar_run(frame, names, source, runid or "")
+    if converted is not None:
+        return converted
+    rows, row_names = _frame_rows(frame, names, source)
+    return _build(Run, source, rows, _check_score, on_duplicate, runid, row_names=row_names)

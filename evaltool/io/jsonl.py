@@ -19,11 +19,11 @@ A **results file** is JSONL, one retrieved item per line: ``qid``, ``docid`` (or
 ordered by score; a file that gives only ranks is ordered by rank (score = -rank), and
 ties fall to the document id rule of :mod:`evaltool.ranking` either way.
 
-Formats are recognised from the content (:func:`evaltool.io.sniff.sniff`, kept apart so a
-TREC file is read without this module). Every error names the file, the line, the text
+Which format a file is in, :func:`evaltool.io.kinds.sniff` decides (kept apart so a TREC
+file is read without this module); the readers here are told. Every error names the file, the line, the text
 and what the format expects.
 
->>> queries = parse_queries("q.jsonl", b'{"qid": "q1", "relevant_ids": ["d1"], "answer": "Paris"}\\n')
+>>> queries = parse_queries("q.jsonl", b'{"qid": "q1", "relevant_ids": ["d1"], "answer": "Paris"}\\n', "jsonl")
 >>> queries.queries[0].relevant, queries.queries[0].answers
 ({'d1': 1}, ('Paris',))
 >>> results = parse_results("r.jsonl", b'{"qid": "q1", "docid": "d1", "rank": 1, "text": "Paris"}\\n')
@@ -43,9 +43,8 @@ import numpy as np
 
 from evaltool.inputs import Item, Query, Run
 from evaltool.errors import ParseError, quote
-from evaltool.io.common import Encoder, check_policy, read_bytes, resolve_duplicates
+from evaltool.io.common import QID_KEYS, Encoder, check_policy, read_bytes, resolve_duplicates
 from evaltool.io import jsontext
-from evaltool.io.sniff import QID_KEYS, sniff
 
 JUDGMENT_FORMATS = ("trec", "json", "jsonl")
 RESULT_FORMATS = ("trec", "jsonl")
@@ -275,7 +274,7 @@ def _query(check: _Lines, line: int, obj: dict) -> Query:
     )
 
 
-def query_entries(name: str, data: bytes, fmt: str | None = None, objects_only: bool = True):
+def query_entries(name: str, data: bytes, fmt: str, objects_only: bool = True):
     """``(format, entries)`` of a queries file's content: every entry of its JSON array (or of
     the ``queries`` array of its JSON object), or every JSONL line, as ``(line, value)``.
 
@@ -284,10 +283,9 @@ def query_entries(name: str, data: bytes, fmt: str | None = None, objects_only: 
     (:mod:`evaltool.bench.queries`); ``objects_only=False`` leaves entries that are not
     objects to the caller.
 
-    >>> query_entries("q.json", b'{"queries": [\\n  {"id": 1},\\n  {"id": 2}]}')
+    >>> query_entries("q.json", b'{"queries": [\\n  {"id": 1},\\n  {"id": 2}]}', "json")
     ('json', [(2, {'id': 1}), (3, {'id': 2})])
     """
-    fmt = fmt or sniff(data, "judgments")
     if fmt not in ("json", "jsonl"):
         raise ParseError(name, None, None, "a queries file: a JSON array of query objects or JSONL")
     label = LABELS[fmt]
@@ -295,8 +293,8 @@ def query_entries(name: str, data: bytes, fmt: str | None = None, objects_only: 
     return fmt, list((_json_objects if fmt == "json" else _jsonl_objects)(name, text, label, objects_only))
 
 
-def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
-    """A queries file's content (``fmt`` json or jsonl; None: recognise it)."""
+def parse_queries(name: str, data: bytes, fmt: str) -> Queries:
+    """A queries file's content (``fmt`` json or jsonl, as :func:`evaltool.io.kinds.sniff` tells)."""
     fmt, objects = query_entries(name, data, fmt)
     label = LABELS[fmt]
     check = _Lines(name, label)
@@ -310,12 +308,6 @@ def parse_queries(name: str, data: bytes, fmt: str | None = None) -> Queries:
     if not queries:
         raise ParseError(name, None, None, f"at least one query object ({label})")
     return Queries(name, fmt, queries)
-
-
-def read_queries(path, fmt: str | None = None) -> Queries:
-    """Read a queries file (JSON or JSONL; gzip, bz2, xz or zstd allowed)."""
-    name, data = read_bytes(path)
-    return parse_queries(name, data, fmt)
 
 
 # ---------------------------------------------------------------- results

@@ -1,27 +1,19 @@
-"""What kind of input is this? Paths, dicts, DataFrames and already-read containers, each
-to the reader that takes it: TREC qrels and runs, queries files and JSONL results.
+"""Every input to the reader that takes it: paths, dicts, DataFrames and already-read
+containers, as TREC qrels and runs, queries files and JSONL results.
+
+What an input is, :mod:`evaltool.io.kinds` decides; this module asks it once per input and
+hands the input on, so a reader never guesses and the path from a file to its reader
+passes here once.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 from evaltool.errors import EvaltoolError, InputError, ParseError
 from evaltool.inputs import Qrels, Run
 from evaltool.io.common import TextSource, piped
-from evaltool.io.sniff import head_of, sniff
-
-
-def is_frame(obj) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
-
-
-def _is_jsonl(obj, name: str) -> bool:
-    """``isinstance(obj, evaltool.io.jsonl.<name>)`` without importing the JSON readers for the
-    TREC files and dicts that never need them: no instance exists before they are imported."""
-    module = sys.modules.get("evaltool.io.jsonl")
-    return module is not None and isinstance(obj, getattr(module, name))
+from evaltool.io.kinds import columnar, head_of, input_kind, is_frame, is_jsonl, per_subtopic, sniff
 
 
 SWAPPED = ("; that is a line of a run (query_id Q0 doc_id rank score run_tag): the arguments look swapped, "
@@ -61,14 +53,43 @@ def _swapped(read):
         raise ParseError(exc.path, exc.line, exc.text, exc.expected + SWAPPED) from None
 
 
+def read_qrels(path, *, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
+    """Read a TREC qrels file into a :class:`~evaltool.inputs.Qrels` (a big one in ``jobs`` threads; None: all cores).
+
+    A regular file large enough (:func:`evaltool.io.kinds.columnar`) is read by pyarrow
+    (:mod:`evaltool.io.columnar`); whatever that reader hands back, and any other file, the
+    line reader (:mod:`evaltool.io.trec`) reads, naming the line of any problem.
+    """
+    from evaltool.io import trec
+
+    if columnar(path):
+        from evaltool.io import columnar as columns
+
+        table = columns.read_qrels(path, jobs)
+        if table is not None:
+            return table
+    return trec.read_qrels(path, on_duplicate=on_duplicate, jobs=jobs)
+
+
+def read_run(path, *, on_duplicate: str = "error", jobs: int | None = None) -> Run:
+    """Read a TREC run file into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin; the readers as in :func:`read_qrels`."""
+    from evaltool.io import trec
+
+    if columnar(path):
+        from evaltool.io import columnar as columns
+
+        table = columns.read_run(path, jobs)
+        if table is not None:
+            return table
+    return trec.read_run(path, on_duplicate=on_duplicate, jobs=jobs)
+
+
 def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
     """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels (``jobs``: threads for a big file)."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
-        from evaltool.io import trec
-
-        return _swapped(lambda: trec.read_qrels(qrels, on_duplicate=on_duplicate, jobs=jobs))
+        return _swapped(lambda: read_qrels(qrels, on_duplicate=on_duplicate, jobs=jobs))
     from evaltool.io import frames
 
     if isinstance(qrels, dict):
@@ -83,9 +104,7 @@ def load_run(run, on_duplicate: str = "error", runid: str | None = None, jobs: i
     if isinstance(run, Run):
         return run
     if isinstance(run, (str, os.PathLike)):
-        from evaltool.io import trec
-
-        return trec.read_run(run, on_duplicate=on_duplicate, jobs=jobs)
+        return read_run(run, on_duplicate=on_duplicate, jobs=jobs)
     from evaltool.io import frames
 
     if isinstance(run, dict):
@@ -93,13 +112,6 @@ def load_run(run, on_duplicate: str = "error", runid: str | None = None, jobs: i
     if is_frame(run):
         return frames.run_from_frame(run, on_duplicate=on_duplicate, runid=runid or "run")
     raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
-
-
-def input_kind(obj, fmt: str | None = None) -> str:
-    """What an input is, for meta: a file format, or the kind of Python object."""
-    if fmt:
-        return fmt
-    return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
 
 
 class Loaded:
@@ -110,12 +122,6 @@ class Loaded:
 
     def __init__(self, value, kind: str):
         self.value, self.kind = value, kind
-
-
-def _per_subtopic(qrels) -> bool:
-    """A dict ``{qid: {subtopic: {docid: grade}}}`` (subtopic qrels), rather than ``{qid: {docid: grade}}``."""
-    first = next(iter(qrels.values()), None)
-    return isinstance(first, dict) and isinstance(next(iter(first.values()), None), dict)
 
 
 def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, subtopics: bool = False,
@@ -130,7 +136,7 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
     """
     if isinstance(qrels, Loaded):
         return qrels.value, qrels.kind
-    if isinstance(qrels, dict) and _per_subtopic(qrels):
+    if isinstance(qrels, dict) and per_subtopic(qrels):
         from evaltool.io.subtopics import subtopic_qrels_from_dict
 
         return subtopic_qrels_from_dict(qrels, diversity=subtopics), "subtopics"
@@ -145,7 +151,7 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
         raise InputError("diversity measures and --qrels-format subtopics read judgments per subtopic: a qrels file "
                          "'query_id subtopic doc_id grade' (ndeval's) or a dict {qid: {subtopic: {docid: grade}}}, "
                          f"not {given}")
-    if _is_jsonl(qrels, "Queries"):
+    if is_jsonl(qrels, "Queries"):
         return qrels, qrels.format
     if not isinstance(qrels, (str, os.PathLike)):
         return load_qrels(qrels, on_duplicate), input_kind(qrels)
@@ -165,8 +171,10 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
     if (fmt or sniff(head_of(qrels), "judgments")) == "trec":
         return load_qrels(qrels, on_duplicate, jobs), "trec"
     from evaltool.io import jsonl
+    from evaltool.io.common import read_bytes
 
-    queries = jsonl.read_queries(qrels, fmt)  # JSON or JSONL: decided on the whole content unless forced
+    name, data = read_bytes(qrels)
+    queries = jsonl.parse_queries(name, data, fmt or sniff(data, "judgments"))  # JSON or JSONL: by the whole content
     return queries, queries.format
 
 
@@ -179,7 +187,7 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
     """
     if isinstance(run, Loaded):
         return run.value, run.kind
-    if _is_jsonl(run, "Results"):
+    if is_jsonl(run, "Results"):
         return run, "jsonl"
     if not isinstance(run, (str, os.PathLike)):
         return load_run(run, on_duplicate, runid), input_kind(run)
@@ -213,44 +221,16 @@ def read_run_ahead(run, on_duplicate: str = "error", fmt: str | None = None, job
 
     A TREC run file (plain or gzip) of at least ``min_bytes`` (0: any size) goes to the
     columnar reader: small files do not repay importing pyarrow one at a time, but many of
-    them do (:func:`columnar_for_many`), and pyarrow parses without holding the GIL.
+    them do (:func:`evaltool.io.kinds.columnar_for_many`), and pyarrow parses without holding the GIL.
     Whatever that reader hands back (an irregular line, a duplicate, a bad score) is read
     again by :func:`load_results`, whose messages name the file and the line.
     """
-    from evaltool.io import columnar
+    if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar(run, min_bytes):
+        from evaltool.io import columnar as columns
 
-    if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar.wanted(run, min_bytes):
         fmt = fmt or sniff(head_of(run), "results")
         # a small file is one block of pyarrow's: parsed in this thread, the other runs in theirs
-        table = columnar.read_run(run, jobs, in_caller=not columnar.wanted(run)) if fmt == "trec" else None
+        table = columns.read_run(run, jobs, in_caller=not columnar(run)) if fmt == "trec" else None
         if table is not None:
             return Loaded(table, fmt)
     return Loaded(*load_results(run, on_duplicate, None, fmt, jobs))
-
-
-MANY_COLUMNAR_BYTES = 8 << 20  # run files together this large repay importing pyarrow (~70 ms) whatever their sizes
-
-
-def columnar_for_many(runs) -> int | None:
-    """``min_bytes`` for :func:`read_run_ahead` of these runs: 0 (every TREC file to the columnar
-    reader) when their files together reach :data:`MANY_COLUMNAR_BYTES`, else None (the
-    size rule of a single run).
-
-    >>> columnar_for_many([{"q1": {"d1": 1.0}}]) is None
-    True
-    """
-    total = 0
-    for run in runs:
-        if isinstance(run, (str, os.PathLike)) and os.fspath(run) != "-":
-            try:
-                total += os.path.getsize(run)
-            except OSError:
-                pass  # its reader says what is wrong with it
-    return 0 if total >= MANY_COLUMNAR_BYTES else None
-
-
-def streamed_format(run) -> str:
-    """The format of a run file to stream (stdin and pipes cannot be looked at twice: taken as TREC)."""
-    if isinstance(run, (str, os.PathLike)) and not piped(run):
-        return sniff(head_of(run), "results")
-    return "trec"

@@ -19,6 +19,7 @@ import numpy as np
 from evaltool.inputs import Run
 from evaltool.errors import InputError, ParseError, quote
 from evaltool.io import columnar
+from evaltool.io.kinds import pyarrow_available
 from evaltool.io.common import Encoder, check_text, compression, decode, head, piped, reading, resolve_duplicates
 
 CHUNK_ROWS = 1 << 18          # rows per evaluated chunk (at least; cut at a query boundary)
@@ -206,7 +207,7 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
         raise InputError(f"cannot read {name}: not a readable file")
     start = head(name)
     check_text(name, start)
-    delimiter = columnar.delimiter_of(start, 6) if columnar.available() else None
+    delimiter = columnar.delimiter_of(start, 6) if pyarrow_available() else None
     blocks = _arrow_blocks(name, delimiter, jobs) if delimiter else _line_blocks(name)
     grouping = _Grouping(name)
     pending: list[tuple] = []
@@ -284,7 +285,7 @@ def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | No
     import tempfile
     import zlib
 
-    from evaltool.io.trec import read_run
+    from evaltool.io.load import read_run
 
     name = os.fspath(path)
     size = os.path.getsize(name)

@@ -381,11 +381,8 @@ def _fast_run(name: str, data: bytes, jobs: int | None = None, first_line: int |
 
 
 def read_qrels(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
-    """Read a TREC qrels file into a :class:`~evaltool.inputs.Qrels` (a big one in ``jobs`` threads; None: all cores)."""
-    if columnar.wanted(path):
-        table = columnar.read_qrels(path, jobs)
-        if table is not None:
-            return table
+    """Read a TREC qrels file line by line into a :class:`~evaltool.inputs.Qrels` (a big one in ``jobs``
+    threads; None: all cores). :func:`evaltool.io.load.read_qrels` sends large regular files to pyarrow first."""
     with TextSource(path) as source:
         return read_source(source, "qrels", on_duplicate, jobs)
 
@@ -508,11 +505,8 @@ def _block_lines(data: bytes, first_line: int | None):
 
 
 def read_run(path: str | os.PathLike, *, on_duplicate: str = "error", jobs: int | None = None) -> Run:
-    """Read a TREC run file into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin; ``jobs`` as in read_qrels."""
-    if columnar.wanted(path):
-        table = columnar.read_run(path, jobs)
-        if table is not None:
-            return table
+    """Read a TREC run file line by line into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin; ``jobs``
+    as in read_qrels (:func:`evaltool.io.load.read_run` sends large regular files to pyarrow first)."""
     with TextSource(path, allow_stdin=True) as source:
         return read_source(source, "run", on_duplicate, jobs)
 

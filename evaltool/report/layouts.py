@@ -2,7 +2,7 @@
 
 Formatting only: every number, group and label comes computed on the result objects
 (:class:`~evaltool.evaluation.result.EvalResult`, :class:`~evaltool.compare.Comparison`,
-:class:`~evaltool.regress.CheckResult`); nothing here imports a computing module.
+:class:`~evaltool.check.CheckResult`); nothing here imports a computing module.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``evaltool QRELS RUN RUN ...``: runs read (pyarrow, at any size) and scored in threads must
 print exactly what one invocation per run prints, and what trec_eval prints run after run.
 
-The runs of a collection are variants of one seeded run (tests/helpers.py ``generate``:
+The runs of a collection are variants of one seeded run (tests/support/helpers.py ``generate``:
 ties, graded and negative grades, '#' and UTF-8 in ids): the run itself, its scores negated,
 tab-delimited, gzip-compressed, with a comment line (which the columnar reader hands to the
 line reader), with extra fields after the tag, and its numeric-id twin. One invocation per
@@ -21,8 +21,8 @@ import pytest
 
 from evaltool import Evaluator, evaluate
 from evaltool.errors import EvaltoolError
-from evaltool.io import columnar, load
-from tests.helpers import assert_fails, generate, invoke, write, write_trec
+from evaltool.io import columnar, kinds
+from tests.support.helpers import assert_fails, generate, invoke, write, write_trec
 
 SCENARIOS = ["ties", "graded", "docids", "sparse"]
 
@@ -32,7 +32,7 @@ def route(request, monkeypatch):
     """Runs read by pyarrow whatever their size (as when they are big together), or by the size
     rule of a single run (these small files: the small-file reader)."""
     if request.param == "columnar":
-        monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", 0)
+        monkeypatch.setattr(kinds, "MANY_COLUMNAR_BYTES", 0)
     return request.param
 
 
@@ -176,6 +176,6 @@ def test_pyarrow_reads_the_runs_only_when_they_are_big_together(tmp_path, monkey
     plain = runs[:3]
     assert invoke("-m", "map", qrels, *plain).exit_code == 0
     assert read == []  # small together: each read as a single small run is
-    monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", sum(Path(r).stat().st_size for r in plain))
+    monkeypatch.setattr(kinds, "MANY_COLUMNAR_BYTES", sum(Path(r).stat().st_size for r in plain))
     assert invoke("-m", "map", qrels, *plain).exit_code == 0
     assert sorted(map(str, read)) == sorted(plain)

@@ -12,9 +12,9 @@ import json
 import numpy as np
 import pytest
 
-import evaltool.io.clicks as reader
+from evaltool.io.clicks import buffers, events, events_jsonl
 from evaltool.clicks import evaluate, read_click_log
-from tests.helpers import calcular_mrr_con_clicks
+from tests.support.helpers import calcular_mrr_con_clicks
 
 MEASURES = ["click_mrr", "ctr", "ctr@3", "abandonment", "clicks_per_query", "mean_click_rank"]
 
@@ -47,14 +47,14 @@ def interleaved_rows(log, width=3):
 
 @pytest.fixture
 def tiny_pieces(monkeypatch):
-    monkeypatch.setattr(reader, "TABLE_BATCH_ROWS", 50)
-    monkeypatch.setattr(reader, "JSON_BLOCK_BYTES", 1024)
-    monkeypatch.setattr(reader._Blocks, "BLOCK", 7)
+    monkeypatch.setattr(events, "TABLE_BATCH_ROWS", 50)
+    monkeypatch.setattr(events_jsonl, "JSON_BLOCK_BYTES", 1024)
+    monkeypatch.setattr(buffers.Blocks, "BLOCK", 7)
 
     def no_line_reader(*args):
         raise AssertionError("the Arrow JSON reader failed and the line reader took over")
 
-    monkeypatch.setattr(reader, "_read_jsonl", no_line_reader)
+    monkeypatch.setattr(events_jsonl, "read_lines", no_line_reader)
 
 
 @pytest.mark.parametrize("layout", ["events-parquet", "events-jsonl"])
@@ -96,7 +96,7 @@ def test_impressions_straddling_batches_blocks_and_row_groups(tmp_path, tiny_pie
 
 
 def test_blocks_join_in_order_across_block_edges():
-    column = reader._Blocks(np.int32)
+    column = buffers.Blocks(np.int32)
     column.BLOCK = 4
     pieces = [np.arange(0, 3), np.arange(3, 3), np.arange(3, 12), np.arange(12, 13)]
     for piece in pieces:
@@ -106,7 +106,7 @@ def test_blocks_join_in_order_across_block_edges():
 
 
 def test_narrow_blocks_widen_when_a_value_does_not_fit():
-    column = reader._Blocks(np.int32, narrow=np.uint8)
+    column = buffers.Blocks(np.int32, narrow=np.uint8)
     column.BLOCK = 4
     for piece in ([1, 2, 3], [255, 1, 2], [300, 7], [9], [70000, 5, 6, 2, 1]):
         column.extend(np.array(piece, np.int32))

@@ -1,6 +1,6 @@
 """Implicit feedback (issue 13): click logs, click metrics, intervals, click models, the command.
 
-Expected numbers come from seed 004's ``calcular_mrr_con_clicks`` (re-implemented in tests/helpers.py),
+Expected numbers come from seed 004's ``calcular_mrr_con_clicks`` (re-implemented in tests/support/helpers.py),
 from hand calculation (each case says how), and from scipy's bootstrap on the same data.
 """
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from evaltool.clicks import click_judgments, evaluate, read_click_log
 from evaltool.clicks.stats import bootstrap_interval
 from evaltool.errors import EvaltoolError, MeasureError, ParseError
-from tests.helpers import ROOT, assert_fails, calcular_mrr_con_clicks, invoke
+from tests.support.helpers import ROOT, assert_fails, calcular_mrr_con_clicks, invoke
 
 
 # ---------------------------------------------------------------- generated logs
@@ -179,11 +179,11 @@ def test_events_table_details(tmp_path):
 
 
 def test_ids_whose_hashes_collide_keep_their_own_codes(tmp_path, monkeypatch):
-    import evaltool.io.clicks as reader
+    from evaltool.io.clicks import ids
 
     path = write_log(str(tmp_path), "events-csv", MODEL_LOG + [dict(MODEL_LOG[0], consulta="otra")])
     honest = evaluate(path, ["click_mrr", "ctr", "mean_click_rank"], per_query=True)
-    monkeypatch.setattr(reader, "_fnv1a", lambda strings: np.zeros(len(strings), np.uint64))
+    monkeypatch.setattr(ids, "fnv1a", lambda strings: np.zeros(len(strings), np.uint64))
     colliding = evaluate(path, ["click_mrr", "ctr", "mean_click_rank"], per_query=True)
     assert colliding.per_query == honest.per_query
     assert colliding.summary == honest.summary

@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
-from evaltool.io import columnar  # noqa: E402
-from tests.helpers import write  # noqa: E402
+from evaltool.io import columnar, kinds  # noqa: E402
+from tests.support.helpers import write  # noqa: E402
 
 
 def _lines(text: str) -> list[list[str]]:
@@ -123,7 +123,7 @@ def test_a_pair_repeated_blocks_apart_hands_over_to_the_line_reader(tmp_path, mo
     path = write(tmp_path / "run", _with_line(text, size, repeated))
     assert columnar.read_run(path, block_size=50) is None
     monkeypatch.setattr(columnar, "RUN_BLOCK_BYTES", 50)
-    monkeypatch.setattr(columnar, "COLUMNAR_MIN_BYTES", 0)
+    monkeypatch.setattr(kinds, "COLUMNAR_MIN_BYTES", 0)
     with pytest.raises(ParseError) as caught:
         trec.read_run(path)
     assert f":{size + 1}:" in str(caught.value) and "already given at line 1" in str(caught.value)
@@ -138,7 +138,7 @@ def test_a_score_that_is_not_finite_in_a_later_block_hands_over(tmp_path, monkey
     path = write(tmp_path / "run", text)
     assert columnar.read_run(path, block_size=70) is None
     monkeypatch.setattr(columnar, "RUN_BLOCK_BYTES", 70)
-    monkeypatch.setattr(columnar, "COLUMNAR_MIN_BYTES", 0)
+    monkeypatch.setattr(kinds, "COLUMNAR_MIN_BYTES", 0)
     with pytest.raises(ParseError, match=":301:"):
         trec.read_run(path)
 
@@ -151,7 +151,7 @@ def test_a_line_longer_than_a_block_hands_over_and_is_read_by_the_line_reader(tm
     path = write(tmp_path / "run", text)
     assert columnar.read_run(path, block_size=100) is None
     monkeypatch.setattr(columnar, "RUN_BLOCK_BYTES", 100)
-    monkeypatch.setattr(columnar, "COLUMNAR_MIN_BYTES", 0)
+    monkeypatch.setattr(kinds, "COLUMNAR_MIN_BYTES", 0)
     _assert_holds_lines(trec.read_run(path), text, "tagA")
 
 

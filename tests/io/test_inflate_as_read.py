@@ -19,8 +19,8 @@ import pytest
 
 from evaltool import evaluate
 from evaltool.errors import ParseError
-from evaltool.io import columnar, common, trec
-from tests.helpers import ROOT, assert_fails, invoke, require_shared
+from evaltool.io import columnar, common, kinds, trec
+from tests.support.helpers import ROOT, assert_fails, invoke, require_shared
 
 
 def _zstd(data: bytes) -> bytes:
@@ -119,7 +119,7 @@ def test_duplicate_on_line_2_stops_the_reading(tmp_path, counted, monkeypatch, c
 
 def test_duplicate_on_line_2_of_a_big_gzip_run_with_the_columnar_reader(tmp_path, monkeypatch):
     """The columnar reader hands a block with a repeated pair to the line reader at once."""
-    monkeypatch.setattr(columnar, "COLUMNAR_MIN_BYTES", 0)
+    monkeypatch.setattr(kinds, "COLUMNAR_MIN_BYTES", 0)
     monkeypatch.setattr(columnar, "RUN_BLOCK_BYTES", 1 << 16)
     blocks = []
     texts = columnar._texts

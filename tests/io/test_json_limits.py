@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.helpers import ROOT, assert_fails, invoke, write
+from tests.support.helpers import ROOT, assert_fails, invoke, write
 
 DEEP = 100_000
 NESTED = "[" * DEEP + "]" * DEEP
@@ -111,15 +111,15 @@ def test_the_arrow_guard_counts_brackets_across_reads(tmp_path):
     """A long line split over many reads is counted whole; short lines cost nothing."""
     import io
 
-    from evaltool.io.clicks import ARROW_NESTING_LIMIT, _ShallowLines, _TooDeepForArrow
+    from evaltool.io.clicks.events_jsonl import ARROW_NESTING_LIMIT, ShallowLines, TooDeepForArrow
 
     deep = b'{"a": ' + b"[" * ARROW_NESTING_LIMIT + b"]" * ARROW_NESTING_LIMIT + b"}\n"
-    guarded = _ShallowLines(io.BytesIO(b'{"a": 1}\n' * 50 + deep))
-    with pytest.raises(_TooDeepForArrow):
+    guarded = ShallowLines(io.BytesIO(b'{"a": 1}\n' * 50 + deep))
+    with pytest.raises(TooDeepForArrow):
         while guarded.read(7):
             pass
     shallow = b'{"a": [[1]]}\n' * 1000 + b'{"a": "' + b"[" * (ARROW_NESTING_LIMIT - 2) + b'"}\n'
-    guarded = _ShallowLines(io.BytesIO(shallow))
+    guarded = ShallowLines(io.BytesIO(shallow))
     assert b"".join(iter(lambda: guarded.read(64), b"")) == shallow
 
 

@@ -10,12 +10,11 @@ import gzip
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from evaltool.cli import main
 from evaltool.errors import ParseError
 from evaltool.io.jsonl import parse_queries, parse_results
-from evaltool.io.sniff import head_of, sniff
+from evaltool.io.kinds import head_of, sniff
+from tests.support.helpers import invoke
 
 QUERIES = '{"qid": "q1", "relevant_ids": ["d1"]}\n{"qid": "q2", "answer": "blue"}\n'
 RESULTS = '{"qid": "q1", "docid": "d1", "score": 2.0}\n{"qid": "q2", "docid": "d2", "score": 1.0, "text": "blue"}\n'
@@ -24,10 +23,6 @@ RESULTS = '{"qid": "q1", "docid": "d1", "score": 2.0}\n{"qid": "q2", "docid": "d
 def write(path, content) -> str:
     path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
     return str(path)
-
-
-def invoke(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
 
 
 def assert_fails(result, *fragments):
@@ -67,7 +62,7 @@ def test_queries_fields_are_read():
     queries = parse_queries("q.jsonl", (
         '{"qid": 7, "query": "where?", "qrels": {"d1": 2, "d2": 0}, "answer": ["Paris", 1889], '
         '"expected_text": "in Paris", "category": "travel", "difficulty": 3, "metadata": {"evidence": ["D1:1"]}, '
-        '"source": "mine"}\n').encode()).queries
+        '"source": "mine"}\n').encode(), "jsonl").queries
     q = queries[0]
     assert (q.qid, q.text, q.relevant, q.answers) == ("7", "where?", {"d1": 2, "d2": 0}, ("Paris", "1889", "in Paris"))
     assert (q.category, q.difficulty, q.metadata, q.line) == ("travel", "3", {"evidence": ["D1:1"]}, 1)

@@ -11,7 +11,7 @@ import pytest
 
 from evaltool import evaluate
 from evaltool.errors import ParseError
-from evaltool.io import columnar
+from evaltool.io import columnar, kinds
 from evaltool.io.progress import PROGRESS_MIN_BYTES, REPORT_STEPS, open_counted, progress_to
 from evaltool.io.stream import iter_run_chunks
 
@@ -31,7 +31,7 @@ def big(tmp_path_factory):
     (folder / "qrels").write_text("".join(f"q{q} 0 d{q % 1000} 1\n" for q in range(QUERIES)))
     (folder / "run").write_text(run_text())
     (folder / "run.gz").write_bytes(gzip.compress((folder / "run").read_bytes(), compresslevel=1))
-    assert os.path.getsize(folder / "run") > columnar.COLUMNAR_MIN_BYTES
+    assert os.path.getsize(folder / "run") > kinds.COLUMNAR_MIN_BYTES
     return folder
 
 
@@ -112,9 +112,8 @@ def test_a_failed_read_still_finishes_its_progress(tmp_path):
 
 def test_several_runs_read_in_threads_report_each_file(big, monkeypatch):
     from evaltool import Evaluator
-    from evaltool.io import load
 
-    monkeypatch.setattr(load, "MANY_COLUMNAR_BYTES", 0)  # pyarrow reads both, as when the runs are big together
+    monkeypatch.setattr(kinds, "MANY_COLUMNAR_BYTES", 0)  # pyarrow reads both, as when the runs are big together
     evaluator = Evaluator(str(big / "qrels"), ["P.10"], jobs=2)
     results, events = follow(lambda: evaluator.evaluate_many([str(big / "run"), str(big / "run.gz")]))
     assert [r.summary for r in results] == [evaluate(big / "qrels", big / name, ["P.10"]).summary

@@ -1,4 +1,4 @@
-"""Today's numbers against reference numbers: a list of drifts.
+"""Today's numbers against reference numbers: a list of drifts (what ``evaltool check`` runs).
 
 A reference is either the JSON that ``evaltool ... --format json`` prints (or
 ``--save-reference`` writes), or a text file of ``measure qid value`` lines, so that

@@ -1,0 +1,209 @@
+"""Ids in first-seen order, coded without a Python object per id: a vocabulary over an
+open-addressing hash table of 64-bit FNV-1a hashes, probed a batch at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaltool.errors import EvaltoolError
+from evaltool.io.clicks.buffers import Appendable
+from evaltool.io.clicks.columns import bools, ints
+
+
+class NotUtf8(EvaltoolError):
+    """An id of an events table (as Arrow read it) that is not UTF-8 text."""
+
+
+class Vocab:
+    """Ids in first-seen order: ``code`` adds one (objects), ``codes`` a whole Arrow column (tables)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.list: list[str] = []
+        self.table: IdTable | None = None      # the ids, when added by columns
+
+    def __len__(self) -> int:
+        return len(self.list) if self.table is None else len(self.table)
+
+    def code(self, key: str) -> int:
+        found = self.index.get(key)
+        if found is None:
+            found = self.index[key] = len(self.list)
+            self.list.append(key)
+        return found
+
+    def codes(self, column) -> np.ndarray:
+        """int32 codes of an Arrow string column (-1 for null), without a Python object per id.
+
+        Each batch's distinct ids are hashed (64-bit FNV-1a, vectorised) and looked up in a
+        hash table of the ids seen so far; a hash match is confirmed by comparing the texts,
+        and the rare id whose hash collides with another id's gets its code from a small
+        dictionary instead, so codes are exact.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(column)
+        distinct = encoded.dictionary
+        try:
+            distinct.validate(full=True)   # Arrow's JSON and Parquet readers let invalid UTF-8 through
+        except pa.ArrowInvalid as exc:
+            raise NotUtf8(f"ids that are UTF-8 text ({exc})") from None
+        if self.table is None:
+            self.table = IdTable()
+        table = self.table
+        hashes = fnv1a(distinct)
+        codes = table.find(hashes)
+        found = codes >= 0
+        collided = np.zeros(len(distinct), bool)
+        if found.any():
+            same = bools(pc.equal(distinct.filter(pa.array(found)), table.texts(codes[found])))
+            collided[np.flatnonzero(found)[~same]] = True
+        new = ~found
+        if new.any():
+            _, first = np.unique(hashes[new], return_index=True)
+            fresh = np.zeros(len(distinct), bool)
+            fresh[np.flatnonzero(new)[first]] = True
+            collided |= new & ~fresh                  # two new ids of this batch with one hash
+            codes[fresh] = table.add(distinct.filter(pa.array(fresh)), hashes[fresh])
+        for i in np.flatnonzero(collided).tolist():
+            text = distinct[i].as_py()
+            code = self.index.get(text)
+            if code is None:
+                code = self.index[text] = int(table.add(pa.array([text], pa.string()))[0])
+            codes[i] = code
+        lookup = np.append(codes, -1).astype(np.int32)
+        return lookup[ints(encoded.indices, len(distinct), np.int64)]
+
+    @property
+    def ids(self) -> list[str]:
+        return self.list if self.table is None else self.table.as_arrow().to_pylist()
+
+    def as_arrow(self):
+        import pyarrow as pa
+
+        return pa.array(self.list, pa.string()) if self.table is None else self.table.as_arrow()
+
+
+class IdTable:
+    """Distinct ids by code — their UTF-8 bytes and offsets — and an open-addressing hash table
+    (linear probing, at most half full) from 64-bit hash to code, probed a batch at a time.
+    Memory: the ids' bytes, 8 bytes of offset and 8 of hash per id, 8 to 16 of table."""
+
+    def __init__(self) -> None:
+        self.offsets = Appendable(np.int64)
+        self.offsets.extend([0])
+        self.bytes = Appendable(np.uint8)
+        self.hashes = Appendable(np.uint64)    # by code (an id added without a hash: 0, never looked up)
+        self.slots = np.full(1 << 12, -1, np.int32)
+        self.n_placed = 0
+        self.frozen = None
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1 if self.frozen is None else len(self.frozen)
+
+    def _home(self, hashes: np.ndarray) -> np.ndarray:
+        bits = len(self.slots).bit_length() - 1
+        return (hashes >> np.uint64(64 - bits)).astype(np.int64)
+
+    def find(self, hashes: np.ndarray) -> np.ndarray:
+        """The code of each hash (int64), -1 where none is stored."""
+        out = np.full(len(hashes), -1, np.int64)
+        slot, mask = self._home(hashes), len(self.slots) - 1
+        stored = self.hashes.values
+        active = np.arange(len(hashes))
+        while len(active):
+            code = self.slots[slot[active]]
+            filled = code >= 0
+            hit = np.zeros(len(active), bool)
+            hit[filled] = stored[code[filled]] == hashes[active[filled]]
+            out[active[hit]] = code[hit]
+            active = active[filled & ~hit]
+            slot[active] = (slot[active] + 1) & mask
+        return out
+
+    def _place(self, hashes: np.ndarray, codes: np.ndarray) -> None:
+        """Put each (hash, code) in the first free slot from the hash's home (one per slot a round)."""
+        slot, mask = self._home(hashes), len(self.slots) - 1
+        active = np.arange(len(hashes))
+        while len(active):
+            free = active[self.slots[slot[active]] < 0]
+            _, first = np.unique(slot[free], return_index=True)
+            won = free[first]
+            self.slots[slot[won]] = codes[won]
+            placed = np.zeros(len(hashes), bool)
+            placed[won] = True
+            active = active[~placed[active]]
+            slot[active] = (slot[active] + 1) & mask
+
+    def add(self, strings, hashes: np.ndarray | None = None) -> np.ndarray:
+        """Store new ids (an Arrow string array) and their codes; with ``hashes``, ``find`` finds them."""
+        start, n = len(self), len(strings)
+        offsets, data = string_buffers(strings)
+        self.bytes.extend(data[offsets[0]:offsets[-1]])
+        self.offsets.extend(offsets[1:].astype(np.int64) + (self.offsets.values[-1] - offsets[0]))
+        codes = np.arange(start, start + n, dtype=np.int64)
+        self.hashes.extend(np.zeros(n, np.uint64) if hashes is None else hashes)
+        if hashes is not None:
+            if 2 * (self.n_placed + n) > len(self.slots):
+                size = len(self.slots)
+                while 2 * (self.n_placed + n) > size:
+                    size *= 2
+                old, self.slots = self.slots, np.full(size, -1, np.int32)
+                kept = old[old >= 0]
+                del old
+                self._place(self.hashes.values[kept], kept)
+            self._place(hashes, codes)
+            self.n_placed += n
+        return codes
+
+    def texts(self, codes: np.ndarray):
+        """The ids of ``codes`` as an Arrow string array."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        view = pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(self.offsets.values),
+                                                pa.py_buffer(self.bytes.values))
+        return pc.cast(view.take(pa.array(codes)), pa.string())
+
+    def as_arrow(self):
+        """All ids as an Arrow string array; the table takes no more ids after this."""
+        import pyarrow as pa
+
+        if self.frozen is None:
+            n, offsets, data = len(self), self.offsets.release(), self.bytes.release()
+            if offsets[-1] < 2 ** 31:
+                self.frozen = pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)),
+                                                          pa.py_buffer(data))
+            else:
+                self.frozen = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+            self.slots = self.hashes = None
+        return self.frozen
+
+
+FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+
+
+def string_buffers(strings) -> tuple[np.ndarray, np.ndarray]:
+    """The int32 offsets (n + 1) and the bytes of an Arrow string array, as numpy views."""
+    n = len(strings)
+    buffers = strings.buffers()
+    offsets = np.frombuffer(buffers[1], np.int32, count=n + 1, offset=strings.offset * 4)
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def fnv1a(strings) -> np.ndarray:
+    """64-bit FNV-1a of each string of an Arrow string array (no nulls), its length mixed in last."""
+    offsets, data = string_buffers(strings)
+    n = len(strings)
+    starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+    out = np.full(n, FNV_OFFSET, np.uint64)
+    active = np.arange(n)
+    j = 0
+    with np.errstate(over="ignore"):
+        while len(active):
+            active = active[lengths[active] > j]
+            out[active] = (out[active] ^ data[starts[active] + j].astype(np.uint64)) * FNV_PRIME
+            j += 1
+        return (out ^ lengths.astype(np.uint64)) * FNV_PRIME

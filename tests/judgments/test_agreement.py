@@ -11,7 +11,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from tests.helpers import assert_fails, invoke, write
+from tests.support.helpers import assert_fails, invoke, write
 
 RATERS = ("ana", "ben", "eva")
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.helpers import assert_fails, invoke, write
+from tests.support.helpers import assert_fails, invoke, write
 
 
 def _db(tmp_path) -> str:

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from tests.helpers import assert_fails, invoke, write
+from tests.support.helpers import assert_fails, invoke, write
 
 
 def calcular_ndcg_con_calificaciones(resultados, calificaciones, k=10):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import assert_fails, invoke, require_shared, write
+from tests.support.helpers import assert_fails, invoke, require_shared, write
 
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword")  # inside trectools, with pandas 3
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from evaltool.history import get_execution, list_executions
-from tests.helpers import ROOT, assert_fails, invoke, rows, write
+from tests.support.helpers import ROOT, assert_fails, invoke, rows, write
 
 
 def _suite_execution(tmp_path, db) -> int:

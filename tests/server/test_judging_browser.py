@@ -10,8 +10,8 @@ import json
 import subprocess
 import sys
 
-from tests.browser import browser, console_errors, screenshot  # noqa: F401
-from tests.server_process import ROOT, Server
+from tests.support.browser import browser, console_errors, screenshot  # noqa: F401
+from tests.support.server_process import ROOT, Server
 
 OPERATOR, RATERS = "op-s3cret", {"ana": "ana-s3cret", "ben": "ben-s3cret"}
 QUERIES = {"q1": [f"d0{i}" for i in range(1, 6)], "q2": [f"e0{i}" for i in range(1, 6)]}

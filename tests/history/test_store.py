@@ -26,6 +26,13 @@ from evaltool.history import (
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+def sqlite_layout(path) -> list[tuple[str, str]]:
+    """Every table and index of a SQLite file as (name, its DDL with whitespace made single spaces)."""
+    with sqlite3.connect(path) as conn:
+        return sorted((name, " ".join(sql.split())) for name, sql in
+                      conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+
+
 def test_a_new_history_has_the_current_schema(db):
     record({"summary": {"map": 0.5}}, db=db, name="x")
     with open_history(db) as history, history.reading() as conn:
@@ -201,13 +208,8 @@ def test_a_migrated_history_has_the_schema_of_a_fresh_one(tmp_path):
     upgrade(str(old))
     record({"summary": {"map": 0.5}}, db=str(new), name="x")
 
-    def layout(path):
-        with sqlite3.connect(path) as conn:
-            return sorted((name, " ".join(sql.split())) for name, sql in
-                          conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
-
-    assert layout(old) == layout(new)
-    assert "audit" in dict(layout(new))
+    assert sqlite_layout(old) == sqlite_layout(new)
+    assert "audit" in dict(sqlite_layout(new))
 
 
 def test_a_newer_schema_is_refused(db):
@@ -308,12 +310,7 @@ def test_a_version_5_history_gains_the_judgment_tables_and_keeps_what_it_held(tm
     assert upgrade(str(old)) == (5, schema.CURRENT_VERSION)
     record({"summary": {"map": 0.5}}, db=str(new), name="x")
 
-    def layout(path):
-        with sqlite3.connect(path) as conn:
-            return sorted((name, " ".join(sql.split())) for name, sql in
-                          conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
-
-    assert layout(old) == layout(new)
+    assert sqlite_layout(old) == sqlite_layout(new)
     with sqlite3.connect(old) as conn:
         for table in ("judgment_sets", "judgment_set_versions", "judgments", "judging_tasks", "task_queries",
                       "task_documents"):

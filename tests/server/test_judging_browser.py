@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from tests.support.browser import browser, console_errors, screenshot  # noqa: F401
+from tests.support.browser import console_errors, screenshot
 from tests.support.server_process import ROOT, Server
 
 OPERATOR, RATERS = "op-s3cret", {"ana": "ana-s3cret", "ben": "ben-s3cret"}
@@ -89,7 +89,7 @@ def _log_in(driver, url: str, secret: str):
     _wait(driver, lambda d: "/login" not in d.current_url)
 
 
-def test_two_raters_judge_a_ten_document_pool_by_keyboard(browser, tmp_path):  # noqa: F811
+def test_two_raters_judge_a_ten_document_pool_by_keyboard(browser, tmp_path):
     from sklearn.metrics import cohen_kappa_score
 
     db = tmp_path / "history.sqlite"

@@ -1,4 +1,9 @@
-"""``evaltool pool`` and ``evaltool judgments ...``: what to judge, the judgment sets, their agreement."""
+"""``evaltool pool``, ``evaltool judgments ...`` and ``evaltool feedback``: what to judge, the judgment
+sets, their agreement, users' ratings.
+
+No package is named ``pool`` or ``feedback``: pooling is :mod:`evaltool.judgments.pool`, and
+ratings from production become judgment sets through :mod:`evaltool.judgments.feedback`.
+"""
 
 from __future__ import annotations
 

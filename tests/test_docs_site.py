@@ -255,7 +255,10 @@ def test_shown_commands_name_only_options_that_exist():
                 continue
             text = re.sub(r"\\\n\s*", " ", body)
             for command in text.split("\n"):
-                command = command.removeprefix("$ ").split(" #")[0].split(" | ")[0].split(" > ")[0].strip()
+                command = command.removeprefix("$ ").split(" #")[0]
+                for end in (" | ", " > ", " || ", " && ", " 2>"):
+                    command = command.split(end)[0]
+                command = command.strip()
                 if command.startswith("evaltool "):
                     error = command_error(command)
                     assert error is None, f"{_page_id(page)}:{line}: {command}\n{error}"

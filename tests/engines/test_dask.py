@@ -179,9 +179,9 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(realdata
     assert dask.to_json() == evaluate(qrels, run, ["official"], per_query=True, complete=True).to_json()
 
 
-def test_readme_documents_scaling_out():
-    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"), encoding="utf-8").read()
-    section = text.split("## Scaling out", 1)[1].split("\n## ", 1)[0]
+def test_the_guide_documents_scaling_out():
+    section = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "guides", "engineer", "scaling.md"),
+                   encoding="utf-8").read()
     for option in ("--engine dask", "--scheduler", "--partitions", "LocalCluster"):
         assert option in section, option
 

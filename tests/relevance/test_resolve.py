@@ -576,10 +576,10 @@ def test_the_worked_example_in_data_runs(tmp_path):
     assert relevance["per_query"]["q01"] == "qrels" and relevance["per_query"]["q27"] == "pack"
 
 
-def test_the_readme_shows_the_worked_examples_real_output():
+def test_the_guide_shows_the_worked_examples_real_output():
     from tests.support.helpers import ROOT
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "guides" / "engineer" / "judgments.md").read_text()
     command = "$ evaltool data/rag/queries.jsonl data/rag/results.jsonl"
     block = readme[readme.index(command):].split("```")[0].splitlines()
     args = block[0].split()[4:]

@@ -145,11 +145,12 @@ def measure_pages() -> dict[str, str]:
              "| family | measures |", "| --- | --- |"]
     for family, names in FAMILIES.items():
         module = importlib.import_module(f"evaltool.measures.{family}")
-        first = (module.__doc__ or family).strip().splitlines()[0]
+        first, _, rest = (module.__doc__ or family).strip().partition("\n\n")   # the first paragraph
+        first = " ".join(first.split())
         title = first.split(":")[0].split(" (")[0].rstrip(".")
         index.append(f"| [{_cell(title)}]({family}.md) | " + ", ".join(f"`{n}`" for n in names) + " |")
         body = [GENERATED, "", f"# {title}", "", markdown(first), ""]
-        rest = (module.__doc__ or "").strip().partition("\n")[2].strip()
+        rest = rest.strip()
         if rest:
             body += [markdown("\n" + textwrap.dedent(rest)).rstrip(), ""]
         for name in names:

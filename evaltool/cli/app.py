@@ -24,6 +24,8 @@ COMMANDS = {
     "measures": ("evaltool.cli.measures", "measures_command", "list measures, or document one"),
     "history": ("evaltool.cli.history", "history_group", "the evaluation history: list, report, diff, check, export"),
     "suite": ("evaltool.cli.suite", "suite_group", "controlled tests: add, list, enable, disable, run (recorded)"),
+    "judge": ("evaltool.cli.judge", "judge_command",
+              "a language model grades pool pairs through an OpenAI-compatible endpoint"),
     "serve": ("evaltool.cli.serve", "serve_command", "serve the evaluation history as a dashboard and a JSON API"),
 }
 

@@ -20,15 +20,19 @@ from evaltool.errors import EvaltoolError
 @click.option("--executions", "with_executions", is_flag=True,
               help="The arguments after the two sets are ids of history executions with stored result lists.")
 @click.option("-m", "--measure", default="ndcg_cut_10", show_default=True, help="The measure that ranks the systems.")
+@click.option("--all-pairs", is_flag=True,
+              help="Rank the systems under each set whole (default: both kept to the pairs both judged).")
 @click.option("--consensus", default="majority", show_default=True, metavar="majority|median|ADJUDICATOR",
               help="One grade per pair where a side has several raters.")
 @db_option
 @output_options(REPORT_FORMATS, "table")
-def calibrate_command(llm_set, human_set, more, with_runs, with_executions, measure, consensus, db, fmt, output):
+def calibrate_command(llm_set, human_set, more, with_runs, with_executions, measure, all_pairs, consensus, db, fmt,
+                      output):
     """How far a model's judgments can be trusted: on the pairs both judged, Cohen's kappa (linearly
     weighted on graded scales), the confusion matrix (rows: human grade, columns: model grade), the
-    exact agreement and the mean grade difference; with runs, the systems ranked under each set, with
-    Kendall's tau and tau-AP (the human ranking as the truth) and the largest rank swaps.
+    exact agreement and the mean grade difference; with runs, the systems ranked under each set (both
+    kept to the pairs both judged, unless --all-pairs), with Kendall's tau and tau-AP (the human
+    ranking as the truth) and the largest rank swaps.
 
     A set is a judgment set in --db (its llm:... raters are the model's side, the other raters the
     people's) or a qrels file.
@@ -51,7 +55,7 @@ def calibrate_command(llm_set, human_set, more, with_runs, with_executions, meas
         model, model_grades = _side(db, llm_set, model=True, consensus=consensus)
         grades = human_grades or model_grades or tuple(sorted(set(human.values()) | set(model.values())))
         runs = _systems(db, more, with_executions) if more else None
-        figures = calibrate(human, model, grades, runs=runs, measure=measure)
+        figures = calibrate(human, model, grades, runs=runs, measure=measure, all_pairs=all_pairs)
     except EvaltoolError as exc:
         fail(exc)
     figures = {"model_set": llm_set, "human_set": human_set, **figures}

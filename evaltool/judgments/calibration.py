@@ -9,7 +9,9 @@ Two questions, the two that papers ask before accepting model-made qrels:
    agreement and the mean grade difference ``mean(model - human)`` (above 0: the model is
    more lenient than people).
 2. **The systems' ranking.** Each run is scored (one measure, ``ndcg_cut_10`` by default)
-   under the human qrels and under the model's, on the queries both judge; the systems
+   under the human qrels and under the model's, both kept to the pairs both judged (so that
+   a ranking moves only where the grades differ, not because one set judged more documents;
+   ``all_pairs=True`` keeps each set whole), on the queries both judge; the systems
    are ranked by each (score descending, then name), and compared with Kendall's tau-b
    (``(C - D) / sqrt((C + D + T_h)(C + D + T_m))`` over pairs of systems: concordant,
    discordant, tied in one ranking only) and tau-AP (Yilmaz, Aslam and Robertson, "A new
@@ -155,16 +157,22 @@ def system_scores(grades: dict, runs: dict, queries: set[str], measure: str) -> 
     return scores
 
 
-def calibrate(human: dict, model: dict, grades, *, runs: dict | None = None, measure: str = DEFAULT_MEASURE) -> dict:
+def calibrate(human: dict, model: dict, grades, *, runs: dict | None = None, measure: str = DEFAULT_MEASURE,
+              all_pairs: bool = False) -> dict:
     """The calibration of ``model`` against ``human`` (both ``{(query, doc): grade}``) on a scale of
     ``grades``; with ``runs`` (``{name: run}``), the systems' rankings under each (see the module
     docstring). The JSON the CLI prints and the dashboard shows."""
     out = agreement_figures(human, model, grades)
     if runs:
+        if not all_pairs:
+            both = set(human) & set(model)
+            human = {p: g for p, g in human.items() if p in both}
+            model = {p: g for p, g in model.items() if p in both}
         queries = {q for q, _ in human} & {q for q, _ in model}
         if not queries:
             raise EvaltoolError("the two sets judge no query in common: there is no ranking to compare")
         out["measure"] = measure
+        out["ranked_on"] = "all pairs" if all_pairs else "pairs both judged"
         out["queries"] = len(queries)
         out.update(ranking_figures(system_scores(human, runs, queries, measure),
                                    system_scores(model, runs, queries, measure)))

@@ -17,7 +17,8 @@ def _overall(figures: dict) -> list[list]:
             ["exact agreement", figures["exact_agreement"]],
             ["mean grade difference (model - human)", figures["mean_difference"]]]
     if "rankings" in figures:
-        rows += [["measure", figures["measure"]], ["queries", figures["queries"]], ["systems", figures["systems"]],
+        rows += [["measure", figures["measure"]], ["ranked on", figures["ranked_on"]], ["queries", figures["queries"]],
+                 ["systems", figures["systems"]],
                  ["kendall_tau", figures["kendall_tau"]], ["tau_ap", figures["tau_ap"]]]
     return rows
 

@@ -114,6 +114,19 @@ def test_rankings_of_the_systems_under_each_set(tmp_path):
                      if model_order.index(n) != human_order.index(n)}
 
 
+def test_the_rankings_use_the_pairs_both_judged_unless_all_pairs(tmp_path):
+    runs = _runs(tmp_path)
+    human, model = dict(zip(PAIRS, HUMAN)), dict(zip(PAIRS, MODEL))
+    sample = {p: g for p, g in human.items() if int(p[1][1:]) % 2 == 0}  # people judged every other document
+    common = calibrate(sample, model, (0, 1, 2, 3), runs=runs)
+    assert common["ranked_on"] == "pairs both judged"
+    restricted = {p: g for p, g in model.items() if p in sample}
+    assert common["rankings"] == calibrate(sample, restricted, (0, 1, 2, 3), runs=runs)["rankings"]
+    whole = calibrate(sample, model, (0, 1, 2, 3), runs=runs, all_pairs=True)
+    assert whole["ranked_on"] == "all pairs"
+    assert [r["score"] for r in whole["rankings"]["model"]] != [r["score"] for r in common["rankings"]["model"]]
+
+
 @pytest.fixture
 def sets(tmp_path):
     db = str(tmp_path / "h.sqlite")

@@ -62,10 +62,10 @@ def agreement_figures(human: dict, model: dict, grades) -> dict:
     for h, m in zip(first, second):
         confusion[index[h]][index[m]] += 1
     weighted = "linear" if len(grades) > 2 else None
-    kappas = {str(w): cohen_kappa(first, second, grades, w) if both else None
+    kappas = {w or "unweighted": cohen_kappa(first, second, grades, w) if both else None
               for w in ((None, "linear", "quadratic") if weighted else (None,))}
     return {"pairs": len(both), "human_only": len(set(human) - set(model)), "model_only": len(set(model) - set(human)),
-            "grades": list(grades), "cohen_kappa": kappas[str(weighted)], "weights": weighted,
+            "grades": list(grades), "cohen_kappa": kappas[weighted or "unweighted"], "weights": weighted,
             "cohen_kappa_by_weights": kappas, "confusion": confusion,
             "exact_agreement": sum(h == m for h, m in zip(first, second)) / len(both) if both else None,
             "mean_difference": sum(m - h for h, m in zip(first, second)) / len(both) if both else None}

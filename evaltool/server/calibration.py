@@ -109,8 +109,9 @@ def calibration_page(data: dict, frame) -> Markup:
                [t("cal.exact", lang), _value(figures["exact_agreement"], lang)],
                [t("cal.difference", lang), _value(figures["mean_difference"], lang)]]
     if "rankings" in figures:
-        overall += [[t("cal.measure", lang), figures["measure"]], ["Kendall's tau", _value(figures["kendall_tau"], lang)],
-                    ["tau-AP", _value(figures["tau_ap"], lang)]]
+        on = t("cal.on_all" if figures["ranked_on"] == "all pairs" else "cal.on_both", lang)
+        overall += [[t("cal.measure", lang), figures["measure"]], [t("cal.ranked_on", lang), on],
+                    ["Kendall's tau", _value(figures["kendall_tau"], lang)], ["tau-AP", _value(figures["tau_ap"], lang)]]
     body.append(tag("h2", t("cal.heading", lang, model=data["model"], human=data["human"])))
     body.append(table([t("judge.figure", lang), t("column.value", lang)], overall, name="calibration"))
     grades = figures["grades"]

@@ -33,7 +33,7 @@ def test_kappa_confusion_and_mean_difference_on_a_constructed_case():
     for weights in ("linear", "quadratic"):
         assert figures["cohen_kappa_by_weights"][weights] == \
                pytest.approx(cohen_kappa_score(HUMAN, MODEL, labels=[0, 1, 2, 3], weights=weights), abs=1e-12)
-    assert figures["cohen_kappa_by_weights"]["None"] == pytest.approx(cohen_kappa_score(HUMAN, MODEL), abs=1e-12)
+    assert figures["cohen_kappa_by_weights"]["unweighted"] == pytest.approx(cohen_kappa_score(HUMAN, MODEL), abs=1e-12)
     confusion = [[0] * 4 for _ in range(4)]
     for h, m in zip(HUMAN, MODEL):
         confusion[h][m] += 1  # rows: human grade, columns: model grade

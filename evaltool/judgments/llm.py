@@ -502,12 +502,13 @@ def with_texts(keys, queries: dict[str, dict], documents: dict[str, tuple[str | 
 
 
 def pairs_to_judge(source, *, db=None, corpus=None, topics=None, set_name: str | None = None,
-                   only_unjudged: bool = False) -> tuple[list[Pair], int]:
+                   only_unjudged: bool = False, texts: dict | None = None) -> tuple[list[Pair], int]:
     """The pairs of ``source`` (a pool file, or the id of a judging task in ``db``) with their texts,
     and how many were left out as judged already (``only_unjudged``: pairs the set ``set_name``
     holds a grade of, by anyone). Query texts come from ``topics`` (a topics file with ``text`` /
     ``query`` / ``title``, ``description``, ``narrative``), else from the task; document texts from
-    ``corpus`` (a JSONL ``{"id", "title", "text"}``), else from the title and snippet the task kept."""
+    ``corpus`` (a JSONL ``{"id", "title", "text"}``) or ``texts`` (document -> (title, text), as
+    :func:`~evaltool.judgments.corpus.read_corpus` gives), else from the title and snippet the task kept."""
     from evaltool.judgments.tasks import query_fields
 
     queries: dict[str, dict] = {}
@@ -540,6 +541,8 @@ def pairs_to_judge(source, *, db=None, corpus=None, topics=None, set_name: str |
 
         wanted = {d for _, d in keys}
         documents.update({d: texts for d, texts in read_corpus(corpus).items() if d in wanted})
+    if texts:
+        documents.update({d: texts[d] for _, d in keys if d in texts})
     left_out = 0
     if only_unjudged and set_name is not None:
         from evaltool.judgments.sets import list_sets, read_judgments

@@ -28,12 +28,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import select
-import socket
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.support.fault_server import LocalServer, client_gone
 
 TOKENS = 42
 HOLD_SECONDS = 30.0
@@ -59,15 +59,6 @@ class ChatHandler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def _client_gone(self, wait: float) -> bool:
-        readable, _, _ = select.select([self.connection], [], [], wait)
-        if not readable:
-            return False
-        try:
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
-        except OSError:
-            return True
-
     def _send(self, status: int, body: bytes, headers=()) -> bool:
         try:
             self.send_response(status)
@@ -85,7 +76,7 @@ class ChatHandler(BaseHTTPRequestHandler):
 
     def _hold(self) -> None:
         held = time.monotonic()
-        while time.monotonic() - held < HOLD_SECONDS and not self._client_gone(0.05):
+        while time.monotonic() - held < HOLD_SECONDS and not client_gone(self.connection, 0.05):
             pass
         self.close_connection = True
 
@@ -152,12 +143,9 @@ class ChatHandler(BaseHTTPRequestHandler):
         return None
 
 
-class FakeChatServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class FakeChatServer(LocalServer):
     def __init__(self, faults: dict | None = None, lifetime: float = 120.0, hold_after: int | None = None):
-        super().__init__(("127.0.0.1", 0), ChatHandler)
-        self.lock = threading.Lock()
+        super().__init__(ChatHandler, lifetime)
         self.faults = dict(faults or {})
         self.calls: Counter = Counter()
         self.answered: Counter = Counter()
@@ -167,20 +155,3 @@ class FakeChatServer(ThreadingHTTPServer):
         self.holding = threading.Event()
         self.held = 0  # requests held unanswered now (hold_after)
         self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._stopper = threading.Timer(lifetime, self.shutdown)
-        self._stopper.daemon = True
-
-    def handle_error(self, request, client_address):
-        pass  # a client that gave up closed its socket: expected here
-
-    def __enter__(self):
-        self._thread.start()
-        self._stopper.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stopper.cancel()
-        self.shutdown()
-        self.server_close()
-        self._thread.join(5)

@@ -88,3 +88,14 @@ def test_same_numbers_as_names_the_oracle_declared_on_each_measure():
         for name, m in registry.items():
             assert m.oracle, f"{name} declares no oracle"
             assert rows[name]["same numbers as"] == m.oracle, name
+
+
+def test_the_model_judging_commands_are_documented_with_every_option():
+    from evaltool.cli import main
+
+    commands = [main.get_command(None, "judge"), main.get_command(None, "judgments").commands["calibrate"]]
+    for command in commands:
+        for param in command.params:
+            if param.param_type_name == "option" and not param.hidden:
+                assert any(opt in README for opt in param.opts), (command.name, param.opts)
+    assert "--llm NAME=URL,MODEL[,KEY_VARIABLE]" in README  # evaltool serve's declared models

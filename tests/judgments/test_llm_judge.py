@@ -63,7 +63,7 @@ def judge(server, files, *args, set_name="llm", env=None):
 def test_200_pairs_with_faults_each_end_judged_unparsed_or_failed(files):
     injected = faults()
     with FakeChatServer(injected) as server:
-        result = judge(server, files, "--concurrency", "4", "--timeout", "3", "--retries", "3")
+        result = judge(server, files, "--concurrency", "4", "--timeout", "5", "--retries", "3")
     assert result.exit_code == 1, result.stderr
     summary = json.loads(result.stdout)
     kinds = list(injected.values())

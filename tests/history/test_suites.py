@@ -19,7 +19,7 @@ from evaltool.history import (
 )
 from evaltool.history.suite_runs import run_suite
 from evaltool.history.suites import SuiteConflict, parse_queries_file
-from tests.helpers import assert_fails, invoke
+from tests.support.helpers import assert_fails, invoke
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BM25 = "evaltool.bench.examples:bm25_search"

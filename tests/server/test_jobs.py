@@ -12,13 +12,13 @@ from evaltool.history import jobs as job_store
 from evaltool.history.jobs import JobConflict
 from evaltool.server.backends import parse_backends
 from evaltool.server.worker import JobWorker
-from tests.server import job_backends
+from tests.support import job_backends
 
 THREE = [{"id": "q1", "query": "flat tyre inner tube", "relevant_ids": ["bike-puncture"]},
          {"id": "q2", "query": "chain skipping when changing gear", "qrels": {"bike-gear-indexing": 2}},
          {"id": "q3", "query": "wifi slow because of neighbours", "relevant_ids": ["net-wifi-channel", "net-mesh"]}]
 DECLARED = parse_backends(["bm25=evaltool.bench.examples:bm25_documents",
-                           "logged=tests.server.job_backends:logged"], None)
+                           "logged=tests.support.job_backends:logged"], None)
 
 
 def _ended(history, job_id, wait: float = 120.0):
@@ -97,7 +97,7 @@ def test_a_suite_that_cannot_run_is_refused(history):
 
 
 def test_cancel_stops_a_running_job_and_records_nothing(history, worker):
-    declared = parse_backends(["gated=tests.server.job_backends:gated"], None)
+    declared = parse_backends(["gated=tests.support.job_backends:gated"], None)
     declared["gated"] = type(declared["gated"])("gated", declared["gated"].spec, {"concurrency": 1})
     add_suite(history, "slow", backend="gated", queries=THREE)
     job = job_store.enqueue(history, "slow")

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tests.dashboard_data import dashboard_client
-from tests.workbench_helpers import log_in
+from tests.support.dashboard_data import dashboard_client
+from tests.support.workbench_helpers import log_in
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -32,7 +32,7 @@ def served(tmp_path):
 
     history = open_history(str(tmp_path / "history.sqlite"), create=True)
     declared = parse_backends(["bm25=evaltool.bench.examples:bm25_documents",
-                               "gated=tests.server.job_backends:gated"])
+                               "gated=tests.support.job_backends:gated"])
     worker = JobWorker(history, declared, str(tmp_path / "jobs"), poll=0.05)
     worker.start()
     app = create_app(history, access=Access.from_specs([f"ci={OPERATOR}"], [f"ana={RATER}"]),
@@ -176,7 +176,7 @@ def test_run_follow_and_see_what_the_search_returned(served):
 
 
 def test_one_job_per_suite_and_cancel(served):
-    from tests.server import job_backends
+    from tests.support import job_backends
 
     _create(served, backend="gated")
     first = served.post("/api/suites/panel/run", headers=BEARER).json()

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import browser, console_errors, screenshot  # noqa: F401
-from tests.dashboard_data import XSS
-from tests.server_process import ROOT, Server
+from tests.support.browser import console_errors, screenshot
+from tests.support.dashboard_data import XSS
+from tests.support.server_process import ROOT, Server
 
 OPERATOR = "op-s3cret"
 # the seed's three evaluations (seed 004, "Ejemplo de tabla comparativa"), each a suite whose queries are
@@ -75,7 +75,7 @@ def test_the_seed_table_numbers():
 def _start(folder: Path, *extra: str, env=None) -> Server:
     run_file, _ = seed_files(folder)
     backends = folder / "backends.json"
-    backends.write_text(json.dumps({"gated": {"backend": "tests.server.job_backends:file_gated", "concurrency": 1}}))
+    backends.write_text(json.dumps({"gated": {"backend": "tests.support.job_backends:file_gated", "concurrency": 1}}))
     server = Server("--db", str(folder / "history.sqlite"), "--token", f"ci={OPERATOR}", "--public-read",
                     "--backend", f"seed={run_file}", "--backends-file", str(backends),
                     "--jobs-dir", str(folder / "jobs"), *extra, env=env)
@@ -145,7 +145,7 @@ def _relevant_text(truth: dict) -> str:
     return " ".join(f"{doc}:{grade}" for doc, grade in truth.items())
 
 
-def test_create_run_read_change_and_run_again(browser, tmp_path):  # noqa: F811
+def test_create_run_read_change_and_run_again(browser, tmp_path):
     server = _start(tmp_path)
     try:
         url = server.url
@@ -205,7 +205,7 @@ def test_create_run_read_change_and_run_again(browser, tmp_path):  # noqa: F811
         server.kill()
 
 
-def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):  # noqa: F811
+def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):
     server = _start(tmp_path)
     try:
         url = server.url
@@ -244,7 +244,7 @@ def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):  # no
             **os.environ, "PYTHONPATH": str(ROOT)}, check=True)
         assert downloaded == cli.stdout
         # the pages of the flow, in Spanish: none shows an English word of its own text
-        from tests.workbench_helpers import english_in, page_text
+        from tests.support.workbench_helpers import english_in, page_text
 
         users = [*SEED_SUITES, *(q[1] for qs in SEED_SUITES.values() for q in qs), "seed", "recip_rank", "P_5"]
         for address in ("/suites?lang=es", f"/suites/{urllib.request.quote('productos electrónicos')}?lang=es",
@@ -256,7 +256,7 @@ def test_the_seed_table_through_the_browser_in_spanish(browser, tmp_path):  # no
         server.kill()
 
 
-def test_reload_during_a_run_and_a_server_stopped_mid_run(browser, tmp_path):  # noqa: F811
+def test_reload_during_a_run_and_a_server_stopped_mid_run(browser, tmp_path):
     """The second query is held by the backend: the page, reloaded, shows the same job at 1/3; the server
     is killed; the next one marks the job interrupted, and resumed it sends only the queries the
     checkpoint lacks."""

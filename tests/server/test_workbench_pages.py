@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from tests.dashboard_data import XSS, dashboard_client
-from tests.workbench_helpers import english_in, log_in, page_text
+from tests.support.dashboard_data import XSS, dashboard_client
+from tests.support.workbench_helpers import english_in, log_in, page_text
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 

@@ -34,7 +34,7 @@ def page_text(page: str, *user_texts: str) -> str:
 
 def english_in(shown: str) -> list[str]:
     """Each English-only word of the catalogue found in ``shown``, with the text around it."""
-    from tests.dashboard_data import english_only_words
+    from tests.support.dashboard_data import english_only_words
 
     english = english_only_words()
     found = sorted({w for w in WORD.findall(shown) if w.lower() in english})

@@ -172,6 +172,33 @@ def _task_id(request) -> int:
     return int(text)
 
 
+def _answer(data: dict, status: int = 200):
+    from starlette.responses import Response
+
+    from evaltool.report.json import dump_json
+
+    return Response(dump_json(data, indent=None).encode(), status_code=status, media_type="application/json")
+
+
+async def _fields(request) -> tuple[dict, bool]:
+    """(the request's fields, whether they came as a form): a URL-encoded form, else a JSON object."""
+    import json
+
+    from evaltool.server.auth import form_of
+    from evaltool.server.params import RequestError
+
+    form = await form_of(request)
+    if form:
+        return form, True
+    try:
+        data = json.loads(await request.body() or b"{}")
+    except (UnicodeDecodeError, ValueError):
+        raise RequestError("the body is neither a form nor JSON") from None
+    if not isinstance(data, dict):
+        raise RequestError("the body must be a JSON object")
+    return data, False
+
+
 def _state(request, run: ModelRun | None, task_id: int) -> dict:
     from evaltool.server.calibration import calibration_link
 
@@ -190,12 +217,11 @@ async def start_run(request):
     from evaltool.errors import NotFoundError
     from evaltool.history.audit import log_write
     from evaltool.server.auth import require
-    from evaltool.server.judging import _body, _json
     from evaltool.server.links import link
     from evaltool.server.params import RequestError
 
     who = await require(request, "operator")
-    fields, form = await _body(request)
+    fields, form = await _fields(request)
     task_id = _task_id(request)
     name = fields.get("model")
     if not isinstance(name, str) or not name:
@@ -213,20 +239,19 @@ async def start_run(request):
     if form:
         lang = "es" if fields.get("lang") == "es" else "en"
         return RedirectResponse(link("/judging", lang), status_code=303)
-    return _json(_state(request, run, task_id), status=202)
+    return _answer(_state(request, run, task_id), status=202)
 
 
 async def run_state(request):
     """``GET /api/judging/{id}/llm``: the task's model run (an operator's reading)."""
     from evaltool.server.auth import identity
-    from evaltool.server.judging import _json
     from evaltool.server.params import RequestError
 
     who = identity(request)
     if who is not None and not who.may("operator"):
         raise RequestError("the model's run is an operator's matter", status=403)
     task_id = _task_id(request)
-    return _json(_state(request, request.app.state.model_runs.state(task_id), task_id))
+    return _answer(_state(request, request.app.state.model_runs.state(task_id), task_id))
 
 
 def routes() -> list:

@@ -20,7 +20,6 @@ from starlette.responses import HTMLResponse, Response
 from evaltool.errors import EvaltoolError, NotFoundError
 from evaltool.report.html import Markup, escape, join, table, tag
 from evaltool.report.i18n import t
-from evaltool.server.links import link
 from evaltool.server.params import RequestError
 
 PATH = "/judging/calibration"
@@ -160,10 +159,6 @@ async def calibration_html(request: Request) -> Response:
     data = calibration_data(request)
     return HTMLResponse(pages.page(frame, t("cal.title", frame.lang), calibration_page(data, frame),
                                    current="judging"))
-
-
-def calibration_link(model: str, human: str, lang: str) -> str:
-    return link(PATH, lang, model=model, human=human)
 
 
 def routes() -> list:

@@ -200,7 +200,7 @@ async def _fields(request) -> tuple[dict, bool]:
 
 
 def _state(request, run: ModelRun | None, task_id: int) -> dict:
-    from evaltool.server.calibration import calibration_link
+    from evaltool.server.links import calibration_link
 
     runs: ModelRuns = request.app.state.model_runs
     out = {"task": task_id, "models": [m.public() for m in runs.models.values()],
@@ -267,7 +267,7 @@ def model_form(data: dict, frame):
     calibration when done) and a form starting a declared model on it; nothing for anyone else."""
     from evaltool.report.html import Markup, escape, join, tag
     from evaltool.report.i18n import t
-    from evaltool.server.calibration import calibration_link
+    from evaltool.server.links import calibration_link
 
     if not (frame.writable and frame.who is not None and frame.who.may("operator")):
         return None

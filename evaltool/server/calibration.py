@@ -50,10 +50,11 @@ def calibration_data(request: Request) -> dict:
     measure = params.get("measure") or DEFAULT_MEASURE
     ids = _executions(params.get("executions", ""))
     try:
-        data = {"sets": [s.name for s in list_sets(history)], "model": model, "human": human, "executions": ids,
-                "measure": measure, "figures": None}
+        names = [s.name for s in list_sets(history)]
     except EvaltoolError:
-        data = {"sets": [], "model": model, "human": human, "executions": ids, "measure": measure, "figures": None}
+        names = []
+    data: dict = {"sets": names, "model": model, "human": human, "executions": ids, "measure": measure,
+                  "figures": None}
     if model is None or human is None:
         return data
     try:

@@ -455,25 +455,19 @@ def save_judgments(db, run: JudgeRun, settings: JudgeSettings, *, author: str | 
 def read_pool_file(path) -> list[tuple[str, str]]:
     """The pairs of a pool file as ``evaltool pool`` writes it: ``query_id doc_id`` per line
     (blank lines and ``#`` comments skipped; a pair given twice kept once)."""
-    path = os.fspath(path)
+    from evaltool.io.textfiles import read_text
+
+    name, text = read_text(path)
     pairs: dict[tuple[str, str], None] = {}
-    try:
-        handle = open(path, encoding="utf-8-sig")
-    except OSError as exc:
-        raise EvaltoolError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    with handle:
-        try:
-            for number, line in enumerate(handle, 1):
-                fields = line.split()
-                if not fields or fields[0].startswith("#"):
-                    continue
-                if len(fields) != 2:
-                    raise ParseError(path, number, line.rstrip("\r\n"), "a line 'query_id doc_id' (a pool file)")
-                pairs[(fields[0], fields[1])] = None
-        except UnicodeDecodeError as exc:
-            raise EvaltoolError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 2:
+            raise ParseError(name, number, line, "a line 'query_id doc_id' (a pool file)")
+        pairs[(fields[0], fields[1])] = None
     if not pairs:
-        raise EvaltoolError(f"{path}: no pairs to judge (expected lines 'query_id doc_id')")
+        raise EvaltoolError(f"{name}: no pairs to judge (expected lines 'query_id doc_id')")
     return list(pairs)
 
 

@@ -396,7 +396,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     # the calibration of a model's judgments (evaltool.server.calibration)
     "cal.title": {"en": "Calibration of a model's judgments", "es": "Calibración de los juicios de un modelo"},
     "cal.about": {"en": "How far the grades of a language model (raters llm:...) agree with people's on the pairs "
-                        "both judged, and whether stored executions rank the same way under both. Read it before "
+                        "both judged, and whether stored executions come in the same order under both. Read it before "
                         "trusting the model's judgments.",
                   "es": "Cuánto coinciden los juicios de un modelo de lenguaje (evaluadores llm:...) con los de las "
                         "personas en los pares que ambos juzgaron, y si las ejecuciones guardadas se ordenan igual "
@@ -423,13 +423,13 @@ CATALOGUE: dict[str, dict[str, str]] = {
                            "es": "Filas: el grado de las personas; columnas: el del modelo. Lo que queda sobre la "
                                  "diagonal: el modelo es más indulgente; bajo ella: más estricto."},
     "cal.rankings": {"en": "The systems ranked by {measure}", "es": "Los sistemas ordenados por {measure}"},
-    "cal.rank": {"en": "rank", "es": "puesto"},
+    "cal.rank": {"en": "position", "es": "puesto"},
     "cal.by_people": {"en": "with people's judgments", "es": "con los juicios de las personas"},
     "cal.by_model": {"en": "with the model's judgments", "es": "con los juicios del modelo"},
-    "cal.swaps": {"en": "Largest rank swaps", "es": "Mayores cambios de puesto"},
+    "cal.swaps": {"en": "The systems that moved most", "es": "Mayores cambios de puesto"},
     "cal.system": {"en": "system", "es": "sistema"},
-    "cal.rank_people": {"en": "rank (people)", "es": "puesto (personas)"},
-    "cal.rank_model": {"en": "rank (model)", "es": "puesto (modelo)"},
+    "cal.rank_people": {"en": "position (people)", "es": "puesto (personas)"},
+    "cal.rank_model": {"en": "position (model)", "es": "puesto (modelo)"},
     "cal.shift": {"en": "shift", "es": "cambio"},
     "cal.link": {"en": "Calibrate a model's judgments", "es": "Calibrar los juicios de un modelo"},
     "llm.title": {"en": "A language model's judgments", "es": "Juicios de un modelo de lenguaje"},

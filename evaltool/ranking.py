@@ -535,9 +535,8 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     Each judged document is looked up by id in its query's dict, which gives its score; its
     rank is the number of scores of its query above it, plus, inside its group of equal
     scores, the number of larger ids (the tie rule). No other document id is read unless it
-    ties with a judged one. The run's (query, -score) pairs are sorted as complex numbers,
-    which numpy orders by real part, then imaginary part: one ``searchsorted`` finds where
-    every judged document's group of equal scores starts.
+    ties with a judged one, and the run is not sorted: each judged score is compared with its
+    query's scores (:func:`_count_above`).
     """
     judged = qrels.by_query
     codes = np.flatnonzero(code_q >= 0)
@@ -550,6 +549,79 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     score = found[hit]
     grade = np.concatenate([grades for _, grades in lists])[hit] if lists else np.zeros(0, dtype=np.int64)
 
+    query_start = np.concatenate(([0], np.cumsum(rows_per_code)))
+    counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
+    if counted is None:
+        return _rank_by_sort(run, lists, hit, judged_code, score, grade, code_q, rows_per_code)
+    higher, equal = counted
+    ranks, group_start, group_end = higher.copy(), higher, higher + equal
+    tied = np.flatnonzero(equal > 1)
+    if len(tied):
+        judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
+        tied_ids = [judged_ids[i] for i in np.flatnonzero(hit)[tied].tolist()]
+        ranks[tied] += _larger_in_groups(run, judged_code[tied], score[tied], tied_ids)
+    return code_q[judged_code], ranks, grade, group_start, group_end
+
+
+BLOCK_CELLS = 1 << 22  # (judged document x query position) comparisons made at a time
+
+
+def _count_above(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
+                 values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each (query code, score) pair: how many rows of that query score higher, and how
+    many score the same (itself included), for rows grouped by query (``query_start``).
+
+    Each pair is compared with every row of its query, a block of pairs at a time as a
+    matrix (pairs x the longest of their queries): no sort, and the work is the judged
+    documents times the depth of their queries. None when that is more than a few times the
+    run (a few long queries with many judged documents), where sorting is cheaper.
+
+    >>> higher, equal = _count_above(np.array([3.0, 1.0, 2.0, 2.0, 5.0]), np.array([0, 4, 5]), np.array([4, 1]),
+    ...                              np.array([0, 0, 1]), np.array([2.0, 3.0, 5.0]))
+    >>> higher.tolist(), equal.tolist()
+    ([1, 0, 0], [2, 1, 1])
+    """
+    if len(codes) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    depth = lengths[codes]
+    if int(depth.sum()) > 4 * len(scores) + BLOCK_CELLS:
+        return None
+    higher = np.empty(len(codes), dtype=np.int64)
+    equal = np.empty(len(codes), dtype=np.int64)
+    order = np.argsort(depth, kind="stable")  # blocks of similar depths: little padding
+    step = max(BLOCK_CELLS // max(int(depth.max()), 1), 1)
+    for first in range(0, len(order), step):
+        pick = order[first:first + step]
+        positions = np.arange(int(depth[pick[-1]]))
+        inside = positions < depth[pick][:, None]
+        cells = scores[np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)]
+        value = values[pick][:, None]
+        higher[pick] = np.count_nonzero((cells > value) & inside, axis=1)
+        equal[pick] = np.count_nonzero((cells == value) & inside, axis=1)
+    return higher, equal
+
+
+def _larger_in_groups(run: Run, codes: np.ndarray, scores: np.ndarray, docs: list[str]) -> np.ndarray:
+    """For each judged document ``docs[i]`` of query code ``codes[i]`` (a dict run) with score
+    ``scores[i]``, how many documents of its query have the same score and a larger id (byte order)."""
+    counts = np.zeros(len(docs), dtype=np.int64)
+    groups: dict[tuple[int, float], list[str]] = {}
+    for i, (code, value, doc) in enumerate(zip(codes.tolist(), scores.tolist(), docs)):
+        group = groups.get((code, value))
+        if group is None:
+            group = [d for d, s in run.rankings[code].items() if s == value]
+            groups[code, value] = group
+        if not str_order_is_byte_order([*group, doc]):
+            key = byte_key(doc)
+            counts[i] = sum(byte_key(d) > key for d in group)
+        else:
+            counts[i] = sum(d > doc for d in group)
+    return counts
+
+
+def _rank_by_sort(run: Run, lists, hit, judged_code, score, grade, code_q, rows_per_code):
+    """:func:`_judge_rankings`' ranks by sorting the run's (query, -score) pairs, for runs where
+    :func:`_count_above` would compare too much."""
     key = run.qid_codes + 1j * -run.scores
     order = None if _in_query_order(run.qid_codes, run.scores)[0] else np.argsort(key, kind="stable")
     if order is not None:

@@ -202,6 +202,9 @@ def _canonical_int64(chunk, pool=None) -> np.ndarray | None:
     """
     import pyarrow as pa
 
+    first = chunk[0].as_py() if len(chunk) else "0"
+    if not (first.isascii() and first.isdigit()):
+        return None  # text ids: refused at once (Arrow's failing cast reads the whole chunk first)
     compute = kernels()
     try:
         values = numpy_column(compute.call_function("cast", [chunk], compute.CastOptions.safe(pa.int64()), pool),

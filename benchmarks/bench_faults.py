@@ -1,6 +1,6 @@
 """`evaltool bench` against big answers: peak memory and Ctrl-C / SIGTERM latency (issue 18).
 
-Starts the test suite's fault-injecting server (tests/fault_server.py, 127.0.0.1) and runs
+Starts the test suite's fault-injecting server (tests/support/fault_server.py, 127.0.0.1) and runs
 `python -m evaltool bench` in subprocesses against one query whose answer has N hits
 (``big-2900000`` is ~108 MB):
 
@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fault_server import FaultServer, big_body  # noqa: E402
+from tests.support.fault_server import FaultServer, big_body  # noqa: E402
 
 MEASURE_CHILD = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
                  "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")

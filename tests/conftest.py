@@ -1,11 +1,12 @@
 """Shared fixtures: every reading mode the core has, for suites that must pass in all of them;
-the trec_eval oracle binary."""
+the trec_eval oracle binary; a real browser for the dashboard's and the HTML reports' pages."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers import require_program
+from tests.support.browser import headless_chromium
+from tests.support.helpers import require_program
 
 MODES = ("memory", "columnar", "stream")
 
@@ -36,3 +37,9 @@ def trec_eval() -> str:
     """Path of the NIST trec_eval 10.0 binary on PATH (skips locally, fails under CI=true without it)."""
     return require_program("trec_eval", "build NIST trec_eval 10.0 with ../shared/tools/build-trec-eval, "
                                         "which prints its path, and put that folder on PATH")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium (tests/support/browser.py) that records console messages and network requests."""
+    yield from headless_chromium()

@@ -201,9 +201,7 @@ def _stacks(args: list[str]) -> list[tuple[str, ...]]:
     while the command line ``args`` runs."""
     import sys
 
-    from click.testing import CliRunner
-
-    from evaltool.cli.app import main
+    from tests.support.helpers import invoke
 
     graph = import_graph()
     chains = []
@@ -220,10 +218,10 @@ def _stacks(args: list[str]) -> list[tuple[str, ...]]:
 
     sys.setprofile(follow)
     try:
-        done = CliRunner().invoke(main, args)
+        done = invoke(*args)
     finally:
         sys.setprofile(None)
-    assert done.exit_code == 0 and done.exception is None, done.output
+    assert done.exit_code == 0, done.output
     return chains
 
 
@@ -245,3 +243,44 @@ def test_the_qrels_path_from_the_cli_to_a_kernel_never_returns_to_a_module_it_le
         deciding = {c[c.index("evaltool.io.kinds") - 1] for c in chains if "evaltool.io.kinds" in c[1:]}
         assert deciding <= {"evaltool.io.load", "evaltool.io.stream", "evaltool.engines.local",
                             "evaltool.evaluation.orchestration"}, args
+
+
+# ---------------------------------------------------------------- the test tree
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _imported(path: Path) -> set[str]:
+    """The modules a file imports (``from a import b`` counts ``a`` and ``a.b``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in tests/support/ (and fixtures in conftest.py files): a test module
+    imported by another would run its tests twice and tie two suites together."""
+    tangled = {str(path.relative_to(TESTS)): sorted(m for m in _imported(path)
+                                                    if m.startswith("tests.") and m.rpartition(".")[2].startswith("test_"))
+               for path in TESTS.rglob("*.py")}
+    assert {name: modules for name, modules in tangled.items() if modules} == {}
+
+
+def test_support_code_lives_in_tests_support():
+    loose = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+             if path.relative_to(TESTS).parts[0] != "support"
+             and not path.name.startswith("test_") and path.name not in ("conftest.py", "__init__.py")]
+    assert loose == []
+
+
+def test_the_command_line_is_run_through_one_invoke():
+    """``tests.support.helpers.invoke`` is the one in-process runner of the command line, and it
+    fails any run that ends in a traceback: no test runs the CLI without that check."""
+    runners = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
+               if "CliRunner" in path.read_text(encoding="utf-8") and path != Path(__file__).resolve()]
+    assert runners == ["support/helpers.py"]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.helpers import assert_fails, invoke
+from tests.support.helpers import assert_fails, invoke
 
 BIG = "Q" * 100_000
 CUT = "... (100000 characters)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from evaltool.measures import MEASURES, NICKNAMES
-from tests.helpers import ROOT
+from tests.support.helpers import ROOT
 
 README = (ROOT / "README.md").read_text()
 

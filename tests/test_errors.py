@@ -10,12 +10,10 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from click.testing import CliRunner
 
 import evaltool
 from evaltool import EvaltoolError, InputError, MeasureError, ParseError, evaluate
-from evaltool.cli import main
-from tests.helpers import assert_fails, write
+from tests.support.helpers import assert_fails, invoke, write
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
 RUN = "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq2 Q0 d3 1 1.0 r\n"
@@ -34,10 +32,6 @@ def files(tmp_path):
             return write(tmp_path / name, content)
 
     return Files
-
-
-def invoke(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
 
 
 def assert_parse_error(result, path, line, text, expected):
@@ -479,7 +473,7 @@ def test_negative_relevance_level_is_refused(tmp_path):
     run = tmp_path / "r.txt"
     qrels.write_text("q 0 a 1\n")
     run.write_text("q Q0 a 1 1.0 t\n")
-    result = CliRunner().invoke(main, ["-l", "-1", str(qrels), str(run)])
+    result = invoke(*["-l", "-1", str(qrels), str(run)])
     assert result.exit_code == 2
     assert "relevance level (-l) -1: expected 0 or more" in result.stderr
     assert "Traceback" not in result.output

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.helpers import ROOT, missing
+from tests.support.helpers import ROOT, missing
 
 SCRIPT = ROOT / ".ci" / "trec-eval-oracle"
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 import math
 
 import pytest
-from click.testing import CliRunner
 
 from evaltool import evaluate, parse_measures
-from evaltool.cli import main
 from evaltool.errors import MeasureError
 from evaltool.measures import MEASURES, NAMED_MEASURES
 from evaltool.names import AT_SUFFIX, TOKENS
-from tests.helpers import ISSUE_IR_MEASURES
+from tests.support.helpers import ISSUE_IR_MEASURES, invoke
 
 QRELS = {
     "q1": {"a": 2, "b": 0, "c": 1, "d": 3, "e": -1, "f": 1},
@@ -194,7 +192,7 @@ def test_cli_prints_names_as_written(tmp_path):
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
     run.write_text("".join(f"{q} Q0 {d} 0 {s} tag\n" for q, docs in RUN.items() for d, s in docs.items()))
-    result = CliRunner().invoke(main, [str(qrels), str(run), "-m", "P.5", "-m", "nDCG@10", "-m", "ndcg_at_10",
+    result = invoke(*[str(qrels), str(run), "-m", "P.5", "-m", "nDCG@10", "-m", "ndcg_at_10",
                                        "-m", "RBP(p=0.5, rel=2)"])
     assert result.exit_code == 0, result.output
     names = [line.split("\t")[0].rstrip() for line in result.output.splitlines()]
@@ -227,7 +225,7 @@ def test_bad_spellings(tmp_path, spec, message):
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("q 0 a 1\n")
     run.write_text("q Q0 a 0 1.0 tag\n")
-    result = CliRunner().invoke(main, [str(qrels), str(run), "-m", spec])
+    result = invoke(*[str(qrels), str(run), "-m", spec])
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and result.output.startswith("evaltool: ")
     assert message in result.output
@@ -237,12 +235,12 @@ def test_unknown_name_exact_line(tmp_path):
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("q 0 a 1\n")
     run.write_text("q Q0 a 0 1.0 tag\n")
-    result = CliRunner().invoke(main, [str(qrels), str(run), "-m", "ndcg@1O"])
+    result = invoke(*[str(qrels), str(run), "-m", "ndcg@1O"])
     assert (result.exit_code, result.output) == (2, "evaltool: unknown measure 'ndcg@1O'; did you mean ndcg@10?\n")
 
 
 def test_measures_command_documents_every_name_alias_and_parameter():
-    listing = CliRunner().invoke(main, ["measures"])
+    listing = invoke(*["measures"])
     assert listing.exit_code == 0
     named_section = listing.output.split("\n\n")[-1]
     for m in NAMED_MEASURES.values():
@@ -252,7 +250,7 @@ def test_measures_command_documents_every_name_alias_and_parameter():
             assert (alias if isinstance(alias, str) else alias[0]) in line
     for spec in ["nDCG", "ndcg@10", "ndcg_at_10", "nDCG(dcg='exp-log2')@10", "mrr", "SetRelP", "hits@5",
                  "first_relevant_position"]:
-        out = CliRunner().invoke(main, ["measures", "-m", spec])
+        out = invoke(*["measures", "-m", spec])
         assert out.exit_code == 0, out.output
         m = parse_measures([spec])[0].measure
         assert out.output.startswith(m.name + "\n")
@@ -260,8 +258,8 @@ def test_measures_command_documents_every_name_alias_and_parameter():
             assert f"    {option.name}" in out.output
         assert m.summary_line() in out.output   # the formula line
         assert ">>> " in out.output             # and the worked example
-    assert "discount='log2' (one of 'log2', 'jarvelin')" in CliRunner().invoke(main, ["measures", "-m", "nDCG"]).output
-    bad = CliRunner().invoke(main, ["measures", "-m", "ndcg@1O"])
+    assert "discount='log2' (one of 'log2', 'jarvelin')" in invoke(*["measures", "-m", "nDCG"]).output
+    bad = invoke(*["measures", "-m", "ndcg@1O"])
     assert (bad.exit_code, bad.output) == (2, "evaltool: unknown measure 'ndcg@1O'; did you mean ndcg@10?\n")
 
 
@@ -272,11 +270,11 @@ def test_check_and_stream_take_named_spellings(tmp_path):
     run.write_text("".join(f"{q} Q0 {d} 0 {s} tag\n" for q, docs in RUN.items() for d, s in docs.items()))
     spellings = ["nDCG@10", "ndcg_at_5", "mrr", "RBP(p=0.5,rel=2)", "first_relevant_position", "P.5"]
     args = [str(qrels), str(run), "-q", *[a for s in spellings for a in ("-m", s)]]
-    saved = CliRunner().invoke(main, [*args, "--save-reference", str(ref)])
+    saved = invoke(*[*args, "--save-reference", str(ref)])
     assert saved.exit_code == 0, saved.output
-    streamed = CliRunner().invoke(main, [*args, "--stream"])
+    streamed = invoke(*[*args, "--stream"])
     assert streamed.output == saved.output
-    checked = CliRunner().invoke(main, ["check", str(ref), str(qrels), str(run), "--per-query"])
+    checked = invoke(*["check", str(ref), str(qrels), str(run), "--per-query"])
     assert checked.exit_code == 0, checked.output
     assert "hold" in checked.output
 

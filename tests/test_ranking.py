@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evaltool import evaluate
-from tests.helpers import invoke, rows, score, write
+from tests.support.helpers import invoke, rows, score, write
 
 
 def test_rank_column_is_ignored_for_ordering(tmp_path):

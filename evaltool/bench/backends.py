@@ -22,8 +22,10 @@
   field), never the expected ids. A sync callable runs in a daemon thread, so one that
   hangs past ``--timeout`` is abandoned rather than waited for.
 
-A backend answers with ranked ids, or ``(id, score)`` / ``(id, score, text)`` items
-(text is accepted and not stored); only the first ``limit`` distinct ids are read.
+A backend answers with ranked ids, or ``(id, score)`` / ``(id, score, text)`` items; only
+the first ``limit`` distinct ids are read. ``text`` is a string (the document's snippet) or a
+mapping with ``title`` and ``snippet`` (or ``text``); it is kept with the ranking so that the
+history can show what the search returned (cut to :data:`TITLE_CHARS` / :data:`SNIPPET_CHARS`).
 Raising :class:`TransientError` (or a ``ConnectionError``; for HTTP also a
 408/425/429/5xx status, a refused or reset connection, a body cut off mid-way) asks for
 a retry; any other exception fails the query. A callable may carry a ``corpus_ids`` attribute (a
@@ -59,6 +61,7 @@ DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 # what a failure says when the answer holds no list of ids where evaltool looked (see --response-path)
 SHAPE_ERRORS = ("BackendResultError: the backend returned ", "BackendResultError: the response has no ",
                 "must be a string or an integer, not an object", "must be a string or an integer, not a list")
+TITLE_CHARS, SNIPPET_CHARS = 300, 1000  # of a returned document's text kept with the ranking
 _CALLABLE_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -73,6 +76,28 @@ class Retrieved:
     ids: list[str]
     scores: list[float] | None
     duplicates: int = 0
+    texts: list[dict] | None = None  # per id: {"title", "snippet"} (None values when not given)
+
+
+def document_text(text, position: int) -> dict:
+    """``{"title", "snippet"}`` of the third part of a result item (see the module docstring).
+
+    >>> document_text({"title": "Crust", "text": "Bake it hot"}, 1)
+    {'title': 'Crust', 'snippet': 'Bake it hot'}
+    >>> document_text("a snippet", 1)
+    {'title': None, 'snippet': 'a snippet'}
+    """
+    if text is None or isinstance(text, str):
+        title, snippet = None, text
+    elif isinstance(text, dict):
+        title, snippet = text.get("title"), text.get("snippet", text.get("text"))
+    else:
+        raise BackendResultError(f"result {position}: its text is {type(text).__name__}; expected a string or "
+                                 "an object with title and snippet")
+    for name, value in (("title", title), ("snippet", snippet)):
+        if value is not None and not isinstance(value, str):
+            raise BackendResultError(f"result {position}: its {name} is {type(value).__name__}; expected a string")
+    return {"title": title[:TITLE_CHARS] if title else title, "snippet": snippet[:SNIPPET_CHARS] if snippet else snippet}
 
 
 def _unwritable(doc: str) -> bool:
@@ -92,7 +117,7 @@ def normalize(raw, limit: int) -> Retrieved:
     Items after the ``limit``-th distinct id are neither read nor checked.
 
     >>> normalize(["a", "b", "a", "c", "d"], 3)
-    Retrieved(ids=['a', 'b', 'c'], scores=None, duplicates=1)
+    Retrieved(ids=['a', 'b', 'c'], scores=None, duplicates=1, texts=None)
     >>> normalize(["ok", "bad-\\ud800-id"], 5)
     Traceback (most recent call last):
     ...
@@ -103,6 +128,7 @@ def normalize(raw, limit: int) -> Retrieved:
         raise BackendResultError(f"the backend returned {shown}; expected a list of ids or (id, score[, text]) items")
     ids: list[str] = []
     scores: list[float] = []
+    texts: list[dict] = []
     seen: set[str] = set()
     with_scores = None
     duplicates = 0
@@ -114,10 +140,11 @@ def normalize(raw, limit: int) -> Retrieved:
             if not 2 <= len(item) <= 3:
                 raise BackendResultError(f"result {position} has {len(item)} parts; expected (id, score[, text])")
             doc, score = item[0], item[1]
+            text = document_text(item[2], position) if len(item) == 3 else {"title": None, "snippet": None}
             if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
                 raise BackendResultError(f"result {position}: score {score!r} is not a finite number")
         else:
-            doc, score = item, None
+            doc, score, text = item, None, {"title": None, "snippet": None}
         if with_scores is None:
             with_scores = scored
         elif with_scores != scored:
@@ -135,9 +162,11 @@ def normalize(raw, limit: int) -> Retrieved:
         seen.add(doc)
         ids.append(doc)
         scores.append(float(score) if scored else 0.0)
+        texts.append(text)
         if len(ids) == limit:  # not one item more: a lazily read answer is parsed no further
             break
-    return Retrieved(ids, scores if with_scores else None, duplicates)
+    given = any(t["title"] is not None or t["snippet"] is not None for t in texts)
+    return Retrieved(ids, scores if with_scores else None, duplicates, texts if given else None)
 
 
 def in_daemon_thread(call) -> asyncio.Future:

@@ -36,11 +36,12 @@ class Outcome:
     duplicates_removed: int = 0
     http_status: int | None = None  # of the last failed HTTP answer
     redirects: list[dict] | None = None  # HTTP redirects met, followed or refused (see backends.redirect_step)
+    texts: list[dict] | None = None  # per id {"title", "snippet"} when the backend returned text
 
     @classmethod
     def from_record(cls, record: dict) -> Outcome:
         """An outcome from its checkpoint line (a field added since the line was written takes its default)."""
-        optional = {"duplicates_removed", "http_status", "redirects"}
+        optional = {"duplicates_removed", "http_status", "redirects", "texts"}
         return cls(**{name: record[name] for name in cls.__dataclass_fields__
                       if name in record or name not in optional})
 

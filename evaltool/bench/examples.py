@@ -17,6 +17,12 @@ Documents are returned best first, ties by id; documents without a query term ar
 ['bike-puncture', 'bike-tyre-pressure']
 >>> len(bm25_search.corpus_ids())
 35
+
+``bm25_documents`` is the same search returning each document's title and text too, which the
+history keeps with the ranking (``evaltool history show ID -q --results``):
+
+>>> bm25_documents("flat tyre inner tube", limit=1)[0][2]["title"]
+'Fixing a flat tyre'
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ class BM25:
 
     def __init__(self, documents: list[dict]):
         self.ids = [doc["id"] for doc in documents]
+        self.texts = {doc["id"]: {"title": doc["title"], "snippet": doc["text"]} for doc in documents}
         self.tf = [Counter(tokens(f"{doc['title']} {doc['text']}")) for doc in documents]
         self.length = [sum(tf.values()) for tf in self.tf]
         self.avgdl = sum(self.length) / len(self.length)
@@ -86,8 +93,15 @@ def bm25_search(query: str, limit: int = 10) -> list[tuple[str, float]]:
     return _index(corpus_path()).search(query, limit)
 
 
+def bm25_documents(query: str, limit: int = 10) -> list[tuple[str, float, dict]]:
+    """The top ``limit`` (id, BM25 score, {"title", "snippet"}) items for ``query``."""
+    index = _index(corpus_path())
+    return [(doc, score, index.texts[doc]) for doc, score in index.search(query, limit)]
+
+
 def _corpus_ids() -> list[str]:
     return list(_index(corpus_path()).ids)
 
 
 bm25_search.corpus_ids = _corpus_ids
+bm25_documents.corpus_ids = _corpus_ids

@@ -122,7 +122,7 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
         elapsed = round((time.perf_counter() - start) * 1000, 3)
         return Outcome(query.qid, [], None, error, elapsed, attempts, http_status=status, redirects=redirects)
     return Outcome(query.qid, retrieved.ids, retrieved.scores, None, watch.elapsed_ms(since=start), attempts,
-                   retrieved.duplicates, redirects=redirects)
+                   retrieved.duplicates, redirects=redirects, texts=retrieved.texts)
 
 
 class DaemonThreads(ThreadPoolExecutor):
@@ -212,7 +212,48 @@ async def _run_all(backend, queries, limit, timeout, retries, concurrency, on_ou
 def run_queries(backend: Backend, queries: list[BenchQuery], *, limit: int, timeout: float, retries: int,
                 concurrency: int, on_outcome: Callable[[BenchQuery, Outcome], None]) -> None:
     """Run ``queries``; ``on_outcome(query, outcome)`` is called as each one finishes, in the caller's thread."""
+    work = None
     try:
-        asyncio.run(_run_all(backend, queries, limit, timeout, retries, concurrency, on_outcome))
+        loop = _new_loop()
+        try:
+            asyncio.set_event_loop(loop)
+            work = _run_all(backend, queries, limit, timeout, retries, concurrency, on_outcome)
+            loop.run_until_complete(work)
+        finally:
+            _close(loop)
     except KeyboardInterrupt:
+        if work is not None:
+            work.close()  # a Ctrl-C before the loop started it: no "never awaited" warning at exit
         raise Interrupted(signal.SIGINT) from None
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """An event loop built with SIGINT and SIGTERM held back (in the main thread, where they land).
+
+    A Ctrl-C landing inside the loop's constructor leaves half an object whose finaliser fails at exit
+    with a traceback ("... has no attribute '_signal_handlers'"); held back, the signal arrives the moment
+    the loop is whole and interrupts as anywhere else.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        return asyncio.new_event_loop()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return asyncio.new_event_loop()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """What ``asyncio.run`` does when its coroutine ends: cancel what is left, end async generators and the
+    default executor, close the loop."""
+    try:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()

@@ -192,6 +192,12 @@ def parse_queries(path: str, data: bytes) -> list[BenchQuery]:
     from evaltool.io.kinds import sniff
 
     _, entries = query_entries(path, data, sniff(data, "judgments"), objects_only=False)
+    return check_entries(path, entries)
+
+
+def check_entries(path: str, entries: list[tuple[int, object]]) -> list[BenchQuery]:
+    """Validate (line, object) entries read from ``path`` (any format: JSON, JSONL, a CSV's rows, a
+    form's fields); raise :class:`QueriesError` listing every problem with its line."""
     if not entries:
         raise QueriesError(f"{path}: the file has no queries")
     problems, queries, first_line = [], [], {}

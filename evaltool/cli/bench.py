@@ -123,10 +123,10 @@ def exit_promptly() -> None:
     atexit.register(gc.freeze)
 
 
-def run_command(history=None, record_name=None, record_kind="bench", **options) -> int:
-    """Run the benchmark, printing its log and summary (:mod:`evaltool.cli.bench_console`), and record it in ``history`` (a
-    :class:`~evaltool.cli.recording.Recording`) under ``record_name``; the exit code
-    (EvaltoolError propagates)."""
+def run_command(history=None, record_name=None, record_kind="bench", record_details=None, **options) -> int:
+    """Run the benchmark, printing its log and summary (:mod:`evaltool.cli.bench_console`), and record it in
+    ``history`` (a :class:`~evaltool.cli.recording.Recording`) under ``record_name`` (with ``record_details``,
+    :func:`~evaltool.history.record` keywords); the exit code (EvaltoolError propagates)."""
     from evaltool.cli.bench_console import Console
     from evaltool.bench.execute import Interrupted
     from evaltool.bench.session import BenchSettings, run_benchmark
@@ -137,7 +137,7 @@ def run_command(history=None, record_name=None, record_kind="bench", **options) 
     try:
         result = run_benchmark(settings, console)
         if history is not None:
-            history.record_bench(result, record_name, record_kind)
+            history.record_bench(result, record_name, record_kind, **(record_details or {}))
     except Interrupted as stop:
         if console.progress:
             console.progress.clear()

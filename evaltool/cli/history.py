@@ -81,18 +81,28 @@ def list_command(db, date_from, date_to, name, tags, limit, fmt, output):
 @click.argument("execution_id", metavar="ID")
 @db_option
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print every query's values.")
+@click.option("--results", is_flag=True,
+              help="Also print what the search returned (bench and suite executions): per query each document "
+                   "with its rank, score and judgment (relevant with its grade / not relevant / unjudged), and "
+                   "the relevant ids it missed.")
 @output_options(["table", "json", "markdown"], "table")
-def show_command(execution_id, db, per_query, fmt, output):
+def show_command(execution_id, db, per_query, results, fmt, output):
     """Show one execution: how it was computed, its fingerprints and its values.
 
     \b
       evaltool history show 12
       evaltool history show 12 -q -o json
+      evaltool history show 12 -q --results
     """
     from evaltool.history import get_execution
 
     try:
-        execution = get_execution(db, execution_id, per_query=per_query)
+        execution = get_execution(db, execution_id, per_query=per_query, results=results)
+        if results and fmt != "json":
+            from evaltool.history.returned import judged, relevance_level
+
+            level = relevance_level(execution)
+            execution.results = [judged(result, level) for result in execution.results]
         if fmt == "json":
             text = _json(execution.to_dict())
         else:

@@ -54,11 +54,12 @@ class Recording:
         warn(f"recorded execution {execution_id} in {history.where}")
         return execution_id
 
-    def record_bench(self, bench, name=None, kind: str = "bench") -> int:
+    def record_bench(self, bench, name=None, kind: str = "bench", **details) -> int:
         from evaltool.history.recording import record_bench
 
         history = self._open()
-        execution_id = record_bench(bench, history, name=name, kind=kind, note=self.note, tags=self.tags, at=self.at)
+        execution_id = record_bench(bench, history, name=name, kind=kind, note=self.note, tags=self.tags, at=self.at,
+                                    **details)
         warn(f"recorded execution {execution_id} in {history.where}")
         return execution_id
 

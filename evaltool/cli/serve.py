@@ -34,6 +34,15 @@ token too unless --public-read; every write is recorded with its token's name. A
 browser logs in at /login; remote jobs send 'Authorization: Bearer SECRET', e.g. POST
 the output of 'evaltool QRELS RUN -q -o json' to /api/executions?name=NAME.
 Requests must name the server by an IP address, localhost or an --allowed-host.
+
+Suites (controlled tests) are edited and run from /suites: --backend NAME=SPEC
+(repeatable) or --backends-file declares the search systems they may run, by name; a
+run goes to the server's own worker (--jobs at once; /jobs shows them, with their
+progress and Cancel). A run a stopped server left unfinished is marked interrupted at
+the next start and resumes from its checkpoint (in --jobs-dir).
+
+\b
+  evaltool serve --token ci=s3cret --backend bm25=evaltool.bench.examples:bm25_documents
 """
 
 
@@ -55,26 +64,48 @@ Requests must name the server by an IP address, localhost or an --allowed-host.
 @click.option("--allowed-host", "hosts", multiple=True, metavar="NAME",
               help="A host name the dashboard is reached by (besides IP addresses and localhost); repeatable. "
                    "Requests naming any other host are refused (DNS rebinding).")
-def serve_command(db, host, port, tokens, raters, tokens_file, public_read, hosts):
+@click.option("--backend", "backends", multiple=True, metavar="NAME=SPEC",
+              help="A search system suites may run here, under NAME (SPEC: module:function, an http(s):// URL or "
+                   "a run file); repeatable. Suites made in the browser pick one of these names; nothing a "
+                   "request names is run.")
+@click.option("--backends-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help='Declared backends as JSON: {"NAME": "SPEC"} or {"NAME": {"backend": SPEC, "response_path": ...}}.')
+@click.option("--jobs", "slots", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Suite runs at once (a suite never runs twice at once).")
+@click.option("--jobs-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Folder of the runs' checkpoints and reports (default: evaltool-jobs beside a SQLite history, "
+                   "else in the current folder).")
+def serve_command(db, host, port, tokens, raters, tokens_file, public_read, hosts, backends, backends_file, slots,
+                  jobs_dir):
     from evaltool.history import open_history
     from evaltool.server import create_app, run
     from evaltool.server.auth import Access
+    from evaltool.server.backends import parse_backends
+    from evaltool.server.worker import JobWorker
 
     if not tokens and not tokens_file and os.environ.get("EVALTOOL_TOKEN"):
         tokens = ("default=" + os.environ["EVALTOOL_TOKEN"],)  # a bare secret, whatever it holds
     try:
         access = Access.from_specs(tokens, raters, tokens_file, public_read)
+        declared = parse_backends(backends, backends_file)
         if public_read and not access.writable:
             raise EvaltoolError("--public-read: without a token reading is public already; give --token too")
         history = open_history(db, create=access.writable)  # a server that records may start a new history
     except EvaltoolError as exc:
         fail(exc)
+    folder = jobs_dir or os.path.join(os.path.dirname(history.where) if history.backend == "sqlite" else ".",
+                                      "evaltool-jobs")
     try:
-        app = create_app(history, access=access, hosts=_served_names(host, hosts))
+        worker = JobWorker(history, declared, os.path.abspath(folder), slots)
+        app = create_app(history, access=access, hosts=_served_names(host, hosts), backends=declared, worker=worker)
         listening = run.bind(host, port)
     except EvaltoolError as exc:
         history.close()
         fail(exc)
+    interrupted = worker.start()
+    if interrupted:
+        warn(f"{len(interrupted)} run(s) left unfinished by a stopped server marked interrupted (job "
+             f"{', '.join(map(str, interrupted))}); resume them on their page")
     exposed = not run.is_loopback(host)
     if exposed and access.public_read:
         who = "no --token is set" if not access.writable else "--public-read is set"
@@ -86,6 +117,7 @@ def serve_command(db, host, port, tokens, raters, tokens_file, public_read, host
     try:
         run.serve(app, listening)
     finally:
+        worker.stop(timeout=0)
         history.close()
 
 

@@ -18,14 +18,18 @@ from evaltool.cli.recording import Recording, db_option
 from evaltool.errors import EvaltoolError
 from evaltool.measures.sets import described
 
-SUITE_HELP = """Controlled tests: a queries file with the expected ids and a backend, kept in the
-history, run together and each run recorded under the suite's name.
+SUITE_HELP = """Controlled tests: queries with their ground truth (the relevant ids, with grades when
+given) and a backend, kept and versioned in the history, run together and each run recorded
+under the suite's name with the version it ran.
 
 \b
   evaltool suite add helpdesk data/bench_queries.json --backend evaltool.bench.examples:bm25_search
   evaltool suite list
+  evaltool suite show helpdesk
+  evaltool suite import helpdesk corrected.json     # a new version
   evaltool suite run                    # every active suite, each recorded
   evaltool history report --name helpdesk --labels
+  evaltool suite export helpdesk --output helpdesk.json
   evaltool suite disable helpdesk
 """
 
@@ -43,7 +47,8 @@ def suite_group():
 @measure_option(f"{described('suite')} (the comparative report's measures, which --labels rates)")
 @option_group(*SETTINGS_OPTIONS)
 def add_command(name, queries, db, backend, measures, **settings):
-    """Define a suite: what 'evaltool bench QUERIES --backend SPEC ...' would run.
+    """Define a suite: what 'evaltool bench QUERIES --backend SPEC ...' would run. The queries
+    file's content (JSON, JSONL or CSV with a header row) is kept in the history as version 1.
 
     \b
       evaltool suite add helpdesk data/bench_queries.json --backend evaltool.bench.examples:bm25_search
@@ -56,7 +61,7 @@ def add_command(name, queries, db, backend, measures, **settings):
         suite = add_suite(db, name, queries, backend, list(measures), settings)
     except EvaltoolError as exc:
         fail(exc)
-    warn(f"suite {suite.name} added: {suite.queries_file} against {suite.backend}")
+    warn(f"suite {suite.name} added: {len(suite.queries)} queries from {suite.source} against {suite.backend}")
 
 
 @suite_group.command("list")
@@ -80,11 +85,11 @@ def list_command(db, fmt, output):
         else:
             from evaltool.report.table import Report, Table, render
 
-            rows = [[s.name, "active" if s.active else "disabled", s.queries_file, s.backend,
-                     " ".join(s.measures) or "(default)", s.created_at] for s in suites]
-            text = render(Report([Table(["name", "state", "queries", "backend", "measures", "created_at"], rows)],
-                                 [] if suites else ["no suite yet: evaltool suite add NAME QUERIES --backend SPEC"]),
-                          fmt)
+            rows = [[s.name, "active" if s.active else "disabled", s.version, s.backend,
+                     " ".join(s.measures) or "(default)", s.created_at, s.problem or ""] for s in suites]
+            notes = [] if suites else ["no suite yet: evaltool suite add NAME QUERIES --backend SPEC"]
+            text = render(Report([Table(["name", "state", "version", "backend", "measures", "created_at", "problem"],
+                                        rows)], notes), fmt)
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)
@@ -124,6 +129,92 @@ def enable_command(name, db):
     _set_active(name, db, True)
 
 
+@suite_group.command("show")
+@click.argument("name")
+@db_option
+@click.option("--version", "version", type=click.IntRange(min=1), default=None,
+              help="A past version (default: the current one).")
+@output_options(["table", "json", "csv", "markdown"], "table")
+def show_command(name, db, version, fmt, output):
+    """Print a suite: its settings, its versions, and each query with its relevant ids and grades.
+
+    \b
+      evaltool suite show helpdesk
+      evaltool suite show helpdesk --version 2 -o json
+    """
+    from evaltool.history.suites import get_suite, suite_versions
+
+    try:
+        suite = get_suite(db, name, version)
+        versions = suite_versions(db, name)
+        if fmt == "json":
+            from evaltool.report.json import dump_json
+
+            text = dump_json({**suite.to_dict(), "versions": versions})
+        else:
+            from evaltool.report.table import Report, Table, render
+
+            about = Table(["field", "value"], [
+                ["name", suite.name], ["state", "active" if suite.active else "disabled"],
+                ["version", f"{suite.shown_version} of {suite.version}"], ["backend", suite.backend],
+                ["measures", " ".join(suite.measures)], ["limit", suite.settings.get("limit", 10)],
+                ["source", suite.source or ""], ["created_at", suite.created_at]])
+            rows = [[q.query_id, q.text, q.category or "", q.difficulty or "",
+                     " ".join(f"{doc}:{grade}" if q.expected_field == "qrels" else doc
+                              for doc, grade in q.judgments.items())] for q in suite.queries]
+            history_rows = [[v["version"], v["created_at"], v["author"] or "", v["queries"], v["change"]]
+                            for v in versions]
+            notes = [f"problem: {suite.problem}"] if suite.problem else []
+            tables = [Table(["query", "text", "category", "difficulty", "relevant (id or id:grade)"], rows)]
+            if fmt == "table":
+                tables = [about, *tables, Table(["version", "created_at", "by", "queries", "change"], history_rows)]
+            text = render(Report(tables, notes), fmt)
+        emit(text, output)
+    except EvaltoolError as exc:
+        fail(exc)
+
+
+@suite_group.command("export")
+@click.argument("name")
+@db_option
+@click.option("--version", "version", type=click.IntRange(min=1), default=None,
+              help="A past version (default: the current one).")
+@click.option("--output", type=click.Path(dir_okay=False), default=None,
+              help="Write to FILE (atomically) instead of standard output.")
+def export_command(name, db, version, output):
+    """Write a suite's queries as the JSON queries file 'evaltool bench' reads.
+
+    \b
+      evaltool suite export helpdesk --output helpdesk.json
+      evaltool bench helpdesk.json --backend evaltool.bench.examples:bm25_search
+    """
+    from evaltool.history.suites import export_text, get_suite
+
+    try:
+        emit(export_text(get_suite(db, name, version)), output)
+    except EvaltoolError as exc:
+        fail(exc)
+
+
+@suite_group.command("import")
+@click.argument("name")
+@click.argument("queries", type=click.Path(dir_okay=False))
+@db_option
+def import_command(name, queries, db):
+    """Replace a suite's queries with a file's (JSON, JSONL or CSV): a new version; the old ones stay.
+
+    \b
+      evaltool suite import helpdesk corrected.json
+    """
+    from evaltool.history.suites import import_queries
+
+    try:
+        suite = import_queries(db, name, queries)
+    except EvaltoolError as exc:
+        fail(exc)
+    warn(f"suite {suite.name}: version {suite.version}, {len(suite.queries)} queries from {suite.source}")
+
+
 @suite_group.command("run")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @db_option
@@ -135,8 +226,8 @@ def enable_command(name, db):
 @verbose_option
 def run_suites_command(names, db, out_dir, resume, restart, verbose):
     """Run every active suite (or those named) through the benchmark runner and record each
-    execution under the suite's name. Each suite's finished queries are kept in
-    OUT/suite-NAME.checkpoint.jsonl as they finish: after an interruption or a failure,
+    execution under the suite's name, with the version it ran. Each suite's finished queries are
+    kept in OUT/suite-NAME.checkpoint.jsonl as they finish: after an interruption or a failure,
     --resume finishes the run where it stopped, --restart throws it away; without either,
     a suite with an unfinished run is not run. Exit 0 when every query of every suite got
     an answer, 1 when some failed (as 'evaltool bench'), 2 when a suite could not run or
@@ -147,9 +238,12 @@ def run_suites_command(names, db, out_dir, resume, restart, verbose):
       evaltool suite run helpdesk --out results/ -v
       evaltool suite run helpdesk --resume         # after Ctrl-C or a crash
     """
-    from evaltool.bench.session import BenchSettings, unfinished_queries
+    from dataclasses import asdict, replace
+
+    from evaltool.bench.session import unfinished_queries
     from evaltool.history import open_history
-    from evaltool.history.suites import list_suites
+    from evaltool.history.suite_runs import bench_settings, write_queries_file
+    from evaltool.history.suites import get_suite, list_suites, runnable
 
     if resume and restart:
         fail(EvaltoolError("--resume and --restart: choose one (finish the unfinished runs, or discard them)"))
@@ -166,21 +260,25 @@ def run_suites_command(names, db, out_dir, resume, restart, verbose):
         suites = [s for s in suites if s.active]
         if not suites:
             warn("no active suite to run (see 'evaltool suite list')")
-        for suite in suites:
-            warn(f"suite {suite.name}: {suite.queries_file} against {suite.backend}")
-            settings = dict(suite.settings, headers=tuple(suite.settings.get("headers", ())))
-            checkpoint = f"suite-{suite.name}"
+        for listed in suites:
             try:
-                resuming = resume and unfinished_queries(BenchSettings(suite.queries_file, suite.backend,
-                                                                       out_dir=out_dir, checkpoint_name=checkpoint)) > 0
+                suite = get_suite(history, listed.name)
+                runnable(suite)
+                path = write_queries_file(suite, out_dir)
+                checkpoint = f"suite-{suite.name}"
+                settings = replace(bench_settings(suite, path, out_dir), checkpoint_name=checkpoint)
+                resuming = resume and unfinished_queries(settings) > 0
                 if resume and not resuming:
                     warn(f"suite {suite.name}: no unfinished run to resume; running it from the start")
+                options = asdict(settings)
+                options["queries"] = options.pop("queries_path")
+                options.update(resume=resuming, restart=restart)
+                warn(f"suite {suite.name}: version {suite.version} ({len(suite.queries)} queries) against "
+                     f"{suite.backend}")
                 code = run_command(Recording(history, None, {}, None, history), suite.name, "suite",
-                                   queries=suite.queries_file, backend=suite.backend, measures=tuple(suite.measures),
-                                   out_dir=out_dir, verbose=verbose, resume=resuming, restart=restart,
-                                   run_name=suite.name, checkpoint_name=checkpoint, **settings)
+                                   {"suite_version": suite.version}, verbose=verbose, **options)
             except EvaltoolError as exc:
-                warn(f"suite {suite.name}: {exc}")
+                warn(f"suite {listed.name}: {exc}")
                 failed += 1
                 continue
             if code >= 128:  # interrupted: the other suites wait for the next run

@@ -48,9 +48,13 @@ The audit trail (every write made through the server, with its token's name and 
 
 Controlled tests (the suites ``evaltool suite run`` runs through the benchmark runner):
 
-* ``add_suite(db, name, queries_file, backend, measures, settings) -> Suite``;
-  ``list_suites(db, names=None, active_only=False) -> list[Suite]``;
-  ``set_active(db, name, active) -> Suite``.
+* ``add_suite(db, name, queries_file=None, backend, measures, settings, *, queries, author) -> Suite``;
+  ``list_suites(db, names=None, active_only=False) -> list[Suite]``; ``get_suite(db, name, version=None)``
+  (with its queries); ``suite_versions(db, name)``; ``set_active(db, name, active) -> Suite``.
+* Editing makes a new version: ``save_queries``, ``put_query``, ``remove_query``, ``import_queries``;
+  ``export_text(suite)`` is the JSON queries file ``evaltool bench`` reads.
+* ``get_execution(db, id, results=True)`` adds what the search returned per query (bench and suite
+  executions): the returned ids in order with scores, title / snippet, latency, error.
 
 >>> import os, tempfile
 >>> from evaltool.history import record, list_executions, report
@@ -75,7 +79,9 @@ _EXPORTS = {
     "report": "comparative", "diff": "differences", "check": "alerts", "Verdict": "alerts",
     "export": "maintenance", "prune": "maintenance",
     "AuditEntry": "audit", "log_write": "audit", "record_write": "audit", "list_audit": "audit",
-    "Suite": "suites", "add_suite": "suites", "list_suites": "suites", "set_active": "suites",
+    "Suite": "suites", "SuiteQuery": "suites", "add_suite": "suites", "list_suites": "suites",
+    "set_active": "suites", "get_suite": "suites", "suite_versions": "suites", "save_queries": "suites",
+    "put_query": "suites", "remove_query": "suites", "import_queries": "suites", "export_text": "suites",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -2,9 +2,10 @@
 
 ``export`` writes every value of the executions selected: CSV is one tidy table, a
 row per execution, query and measure (``query_id`` ``all`` for the summary, as in
-trec_eval's output), JSONL one execution per line with everything it holds.
+trec_eval's output), JSONL one execution per line with everything it holds, what the
+search returned included (``results``).
 ``prune`` keeps the ``keep`` newest executions of each name and deletes the others,
-each with its values and tags, in one transaction.
+each with its values, tags and returned results, in one transaction.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def export(db=None, fmt: str = "csv", date_from=None, date_to=None, name: str | 
     if fmt not in EXPORT_FORMATS:
         raise HistoryError(f"--format {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
     ids = [e.id for e in list_executions(db, date_from, date_to, name, tags)]
-    executions = get_executions(db, ids) if ids else []
+    executions = get_executions(db, ids, results=fmt == "jsonl") if ids else []
     if fmt == "jsonl":
         from evaltool.report.json import (
             dump_json,  # inf (set_F's 0/0) has no JSON spelling: null, as in -o json
@@ -69,7 +70,8 @@ def prune(db=None, keep: int = 100, name: str | None = None) -> list[int]:
                 doomed.append(row.id)
         for start in range(0, len(doomed), 500):
             part = doomed[start:start + 500]
-            for table in (schema.query_values, schema.summary_values, schema.tags):
+            for table in (schema.query_values, schema.summary_values, schema.tags, schema.query_outcomes,
+                          schema.returned):
                 conn.execute(table.delete().where(table.c.execution_id.in_(part)))
             conn.execute(e.delete().where(e.c.id.in_(part)))
     return sorted(doomed)

@@ -36,21 +36,24 @@ class Execution:
     git_commit: str | None
     aggregates: dict[str, str | None] = field(default_factory=dict, repr=False)
     per_query: dict[str, dict[str, float | None]] | None = None
+    suite_version: int | None = None
+    results: list[dict] | None = None  # what the search returned, by query (filled on request)
 
     def to_dict(self) -> dict:
         out = asdict(self)
         out.pop("aggregates")
-        if self.per_query is None:
-            out.pop("per_query")
+        for optional in ("per_query", "results"):
+            if getattr(self, optional) is None:
+                out.pop(optional)
         return out
 
 
 @contextmanager
-def opened(db):
-    """The history ``db`` opened for reading (closed after, unless it came open)."""
+def opened(db, create: bool = False):
+    """The history ``db`` opened (closed after, unless it came open); ``create`` makes a new one."""
     from evaltool.history.store import History, open_history
 
-    history = open_history(db)
+    history = open_history(db, create=create)
     try:
         yield history
     finally:
@@ -79,6 +82,7 @@ def _execution(row, summaries, tag_rows) -> Execution:
         git_commit=text_value(row.git_commit, f"{where}: git_commit", optional=True),
         aggregates={s.measure: text_value(s.aggregate, f"{where}: aggregate of {named(s.measure)}", optional=True)
                     for s in summaries},
+        suite_version=_whole(row.suite_version, f"{where}: suite_version", optional=True),
     )
 
 
@@ -241,11 +245,37 @@ def _position(order: list[str], measure: str) -> int:
     return order.index(measure) if measure in order else len(order)
 
 
-def get_execution(db, execution_id, per_query: bool = True) -> Execution:
-    """One execution with its per-query values (``per_query=False``: without them)."""
+def _with_results(conn, execution: Execution) -> Execution:
+    """``execution.results``: per query (in the order run) ``query_id``, ``text``, ``judgments``,
+    ``latency_ms``, ``error``, ``returned`` (how many ids the search returned) and ``documents``
+    (the stored ones: ``rank``, ``doc_id``, ``score``, ``title``, ``snippet``); [] when none were kept."""
+    import sqlalchemy as sa
+
+    from evaltool.history import schema
+
+    o, r = schema.query_outcomes, schema.returned
+    documents: dict[str, list] = {}
+    for row in conn.execute(sa.select(r).where(r.c.execution_id == execution.id).order_by(r.c.query_id, r.c.rank)):
+        documents.setdefault(row.query_id, []).append(
+            {"rank": row.rank, "doc_id": row.doc_id, "score": row.score, "title": row.title,
+             "snippet": row.snippet})
+    execution.results = [
+        {"query_id": row.query_id, "text": row.text,
+         "judgments": None if row.judgments is None else json.loads(row.judgments),
+         "latency_ms": row.latency_ms, "error": row.error, "returned": row.returned,
+         "documents": documents.get(row.query_id, [])}
+        for row in conn.execute(sa.select(o).where(o.c.execution_id == execution.id).order_by(o.c.position))]
+    return execution
+
+
+def get_execution(db, execution_id, per_query: bool = True, results: bool = False) -> Execution:
+    """One execution with its per-query values (``per_query=False``: without them) and, with
+    ``results``, what the search returned (see :func:`_with_results`)."""
     with opened(db) as history, history.reading() as conn:
         execution = _find(conn, history, execution_id)
-        return _with_per_query(conn, execution) if per_query else execution
+        if per_query:
+            _with_per_query(conn, execution)
+        return _with_results(conn, execution) if results else execution
 
 
 def state(db) -> int:
@@ -260,7 +290,9 @@ def state(db) -> int:
         return int(conn.execute(sa.select(schema.schema_table.c.changes)).scalar_one())
 
 
-def get_executions(db, ids) -> list[Execution]:
-    """Several executions with their per-query values, read in one snapshot, in the order given."""
+def get_executions(db, ids, results: bool = False) -> list[Execution]:
+    """Several executions with their per-query values (and, with ``results``, what the search
+    returned), read in one snapshot, in the order given."""
     with opened(db) as history, history.reading() as conn:
-        return [_with_per_query(conn, _find(conn, history, i)) for i in ids]
+        found = [_with_per_query(conn, _find(conn, history, i)) for i in ids]
+        return [_with_results(conn, e) for e in found] if results else found

@@ -5,6 +5,10 @@ per-query value; the options the values were computed with (``-l``, ``-c``, ``-M
 the label thresholds in force (so old executions keep theirs); the evaltool version;
 and fingerprints: the sha256 of the qrels, of the run and (for a benchmark) of the
 queries file, and the git commit of the current directory when it is in a repository.
+A benchmark or suite execution also keeps what the search returned: per query its text,
+the ground truth it was scored against, the latency, the error if any, and the returned
+ids in order with their scores (and title / snippet when the backend gave text), at most
+:data:`MAX_RETURNED_ROWS` ids per execution (each query's list is cut evenly beyond that).
 All of it is written in one transaction: a crash or Ctrl-C leaves no half execution.
 """
 
@@ -21,6 +25,7 @@ from evaltool.errors import HistoryError
 
 AUTO = object()  # "find it out": the fingerprints from the result's files, the commit from git
 KINDS = ("eval", "compare", "bench", "suite")
+MAX_RETURNED_ROWS = 200_000  # returned ids stored per execution (1,000 queries at --limit 200)
 
 
 def sha256_file(path) -> str | None:
@@ -101,6 +106,7 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
            tags: Mapping[str, str] | None = None, at=None, kind: str = "eval",
            thresholds: Mapping[str, float] | None = None, options: Mapping | None = None,
            sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO,
+           results: list[dict] | None = None, suite_version: int | None = None,
            audit: Mapping | None = None) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
@@ -112,9 +118,12 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
     ``options`` default to ``meta["options"]``; ``sources`` to the qrels and run paths
     of ``meta``. ``fingerprints`` maps ``qrels`` / ``run`` / ``queries`` to sha256 digests
     (default: the digests of the files in ``sources``); ``commit`` is the git commit
-    (default: that of the current directory, if any). ``audit`` (``actor``, ``role`` and
-    optionally ``action`` and ``detail``, as :func:`evaltool.history.audit.log_write` takes them)
-    adds an audit entry for the new execution in the same transaction (a server's write).
+    (default: that of the current directory, if any). ``results`` is what the search returned, a
+    dict per query: ``query_id``, ``text``, ``judgments`` ({id: grade}), ``latency_ms``, ``error``
+    and ``returned`` (a list of ``{"doc_id", "score", "title", "snippet"}`` in rank order);
+    ``suite_version`` the version of the suite named ``name`` that was run. ``audit`` (``actor``,
+    ``role`` and optionally ``action`` and ``detail``, as :func:`evaltool.history.audit.log_write`
+    takes them) adds an audit entry for the new execution in the same transaction (a server's write).
 
     >>> import tempfile, os
     >>> from evaltool import evaluate
@@ -181,7 +190,9 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
         "run_sha256": fingerprints.get("run"),
         "queries_sha256": fingerprints.get("queries"),
         "git_commit": commit,
+        "suite_version": suite_version,
     }
+    outcome_rows, returned_rows = _result_rows(results or [])
     history = open_history(db, create=True)
     try:
         with history.writing() as conn:
@@ -192,6 +203,10 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
             if tags:
                 conn.execute(schema.tags.insert(), [{"execution_id": execution_id, "key": _storable_text(k),
                                                      "value": _storable_text(v)} for k, v in tags.items()])
+            for table, rows in ((schema.query_outcomes, outcome_rows), (schema.returned, returned_rows)):
+                for start in range(0, len(rows), 5000):
+                    conn.execute(table.insert(), [dict(r, execution_id=execution_id)
+                                                  for r in rows[start:start + 5000]])
             if audit is not None:
                 from evaltool.history.audit import log_write
 
@@ -200,6 +215,45 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
         if history is not db:
             history.close()
     return int(execution_id)
+
+
+def _result_rows(results: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The rows of ``query_outcomes`` and ``returned`` for :func:`record`'s ``results``, cut to
+    :data:`MAX_RETURNED_ROWS` returned ids (the same number per query)."""
+    total = sum(len(r.get("returned") or ()) for r in results)
+    per_query = None
+    if total > MAX_RETURNED_ROWS:
+        per_query = max(1, MAX_RETURNED_ROWS // max(1, len(results)))
+    outcomes, returned = [], []
+    for position, r in enumerate(results):
+        qid = _storable_text(r["query_id"])
+        listed = list(r.get("returned") or ())
+        judgments = r.get("judgments")
+        outcomes.append({"query_id": qid, "position": position, "text": r.get("text"),
+                         "judgments": None if judgments is None else json.dumps(judgments),
+                         "latency_ms": _number(r.get("latency_ms")), "error": r.get("error"),
+                         "returned": len(listed)})
+        for rank, doc in enumerate(listed[:per_query] if per_query else listed, 1):
+            returned.append({"query_id": qid, "rank": rank, "doc_id": _storable_text(doc["doc_id"]),
+                             "score": _number(doc.get("score")), "title": doc.get("title"),
+                             "snippet": doc.get("snippet")})
+    return outcomes, returned
+
+
+def bench_results(bench) -> list[dict]:
+    """What the search returned in a benchmark run (:class:`evaltool.bench.BenchResult`), as
+    :func:`record`'s ``results``."""
+    out = []
+    for query in bench.queries:
+        outcome = bench.outcomes[query.qid]
+        texts = outcome.texts or [{}] * len(outcome.ids)
+        scores = outcome.scores or [None] * len(outcome.ids)
+        out.append({"query_id": query.qid, "text": query.text, "judgments": dict(query.judgments),
+                    "latency_ms": outcome.execution_time_ms, "error": outcome.error,
+                    "returned": [{"doc_id": doc, "score": score, "title": text.get("title"),
+                                  "snippet": text.get("snippet")}
+                                 for doc, score, text in zip(outcome.ids, scores, texts)]})
+    return out
 
 
 def record_bench(bench, db=None, *, name: str | None = None, kind: str = "bench", **details) -> int:
@@ -217,4 +271,5 @@ def record_bench(bench, db=None, *, name: str | None = None, kind: str = "bench"
                        "counts": {"queries_evaluated": metadata["evaluated_queries"]}}}
     sources = {"queries": metadata["queries_file"], "qrels": bench.qrels_path, "run": bench.run_path,
                "backend": metadata["backend"]}
-    return record(values, db=db, name=name or metadata["run_name"], kind=kind, sources=sources, **details)
+    return record(values, db=db, name=name or metadata["run_name"], kind=kind, sources=sources,
+                  results=bench_results(bench), **details)

@@ -3,7 +3,7 @@
 A history holds one ``evaltool_schema`` row: the version of its layout and a counter of
 the write transactions committed to it. A fresh history is created at
 :data:`CURRENT_VERSION`; an older one is brought forward only when asked (``evaltool
-history upgrade``), by the steps of :data:`MIGRATIONS` in one transaction, so that a
+history upgrade``), by the steps of :data:`evaltool.history.migrations.MIGRATIONS` in one transaction, so that a
 reader never changes a shared database behind its owner's back; a newer one is refused,
 since this evaltool cannot know what it would lose. Every change to the tables below is
 a new version with a migration step, after which the database has exactly the tables,
@@ -18,6 +18,11 @@ Version 4: execution ids are never reused (SQLite ``AUTOINCREMENT``; PostgreSQL'
 never went back), ``evaltool_schema.changes`` counts the writes, so that a reader
 (the dashboard's cache) knows when anything changed, and dates before the year 1000 get
 the leading zeros of their year.
+Version 5: a suite's queries and ground truth live in the history, versioned (``suite_versions``,
+``suite_queries``; ``executions.suite_version`` names the version an execution ran); what the search
+returned per query (``query_outcomes``, ``returned``); the server's queue of suite runs (``jobs``).
+The upgrade reads each suite's queries file in; a file that cannot be read leaves the suite empty
+with the reason in ``suites.problem`` and the path in ``suites.source``.
 
 Dates are ISO-8601 text in UTC (``2025-01-28T09:30:00Z``, one fixed width), so they
 sort and compare as text on every backend.
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 4
+CURRENT_VERSION = 5
 
 metadata = sa.MetaData()
 
@@ -53,6 +58,7 @@ executions = sa.Table(
     sa.Column("run_sha256", sa.String(64)),
     sa.Column("queries_sha256", sa.String(64)),
     sa.Column("git_commit", sa.String(64)),
+    sa.Column("suite_version", sa.Integer),  # the version of the suite (of the same name) a suite execution ran
     sa.Index("executions_recorded_at", "recorded_at"),
     sa.Index("executions_name", "name", "recorded_at"),
     sqlite_autoincrement=True,  # an id freed by prune is never given again (PostgreSQL's sequence never is)
@@ -86,12 +92,82 @@ tags = sa.Table(
 suites = sa.Table(
     "suites", metadata,
     sa.Column("name", sa.Text, primary_key=True),
-    sa.Column("queries_file", sa.Text, nullable=False),
     sa.Column("backend", sa.Text, nullable=False),
     sa.Column("measures", sa.Text, nullable=False),  # JSON list of -m values; [] for the runner's default
     sa.Column("settings", sa.Text, nullable=False),  # JSON: the other bench options (limit, timeout, ...)
     sa.Column("active", sa.Boolean, nullable=False),
     sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),  # the current version of its queries
+    sa.Column("source", sa.Text),  # the file its queries were last imported from, if any
+    sa.Column("problem", sa.Text),  # why it cannot run (its queries file was unreadable at the upgrade)
+)
+
+suite_versions = sa.Table(
+    "suite_versions", metadata,
+    sa.Column("suite", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("author", sa.Text),  # the token's name of a change made through the server
+    sa.Column("change", sa.Text, nullable=False),  # what changed, one line
+)
+
+suite_queries = sa.Table(
+    "suite_queries", metadata,
+    sa.Column("suite", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("category", sa.Text),
+    sa.Column("difficulty", sa.Text),
+    sa.Column("expected_field", sa.String(20), nullable=False),  # relevant_ids | expected_modules | qrels
+    sa.Column("judgments", sa.Text, nullable=False),  # JSON {doc id: grade}, in the order given
+    sa.Column("fields", sa.Text, nullable=False),  # JSON: every other field of the query (version, metadata)
+)
+
+query_outcomes = sa.Table(
+    "query_outcomes", metadata,
+    sa.Column("execution_id", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text),
+    sa.Column("judgments", sa.Text),  # JSON {doc id: grade}: the ground truth the query was scored against
+    sa.Column("latency_ms", sa.Float),
+    sa.Column("error", sa.Text),
+    sa.Column("returned", sa.Integer, nullable=False),  # ids the search returned (more than stored if cut)
+)
+
+returned = sa.Table(
+    "returned", metadata,
+    sa.Column("execution_id", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, primary_key=True),
+    sa.Column("rank", sa.Integer, primary_key=True),  # 1, 2, ...
+    sa.Column("doc_id", sa.Text, nullable=False),
+    sa.Column("score", sa.Float),
+    sa.Column("title", sa.Text),
+    sa.Column("snippet", sa.Text),
+)
+
+jobs = sa.Table(
+    "jobs", metadata,
+    # AUTOINCREMENT: a job's number is never given to another, even after the newest is deleted
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("suite", sa.Text, nullable=False),
+    sa.Column("suite_version", sa.Integer, nullable=False),
+    sa.Column("state", sa.String(20), nullable=False),  # queued | running | cancelling | done | failed | cancelled | interrupted
+    sa.Column("author", sa.Text),
+    sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("started_at", sa.String(20)),
+    sa.Column("finished_at", sa.String(20)),
+    sa.Column("done", sa.Integer, nullable=False),
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("failures", sa.Integer, nullable=False),
+    sa.Column("elapsed_seconds", sa.Float),  # of the runs before a resume, plus the current one once ended
+    sa.Column("execution_id", sa.Integer),
+    sa.Column("error", sa.Text),
+    sa.Column("work_dir", sa.Text),  # the runner's folder: its checkpoint, for a resume
+    sa.Index("jobs_suite_state", "suite", "state"),
+    sqlite_autoincrement=True,
 )
 
 audit = sa.Table(
@@ -136,29 +212,3 @@ def rebuild_sqlite_table(conn, table: sa.Table) -> None:
     table.create(conn)
     conn.exec_driver_sql(f"INSERT INTO {table.name} ({columns}) SELECT {columns} FROM {old}")
     conn.exec_driver_sql(f"DROP TABLE {old}")
-
-
-def _add_suites(conn) -> None:
-    suites.create(conn)
-
-
-def _add_audit(conn) -> None:
-    audit.create(conn)
-
-
-def _ids_never_reused_and_a_change_counter(conn) -> None:
-    if conn.dialect.name == "sqlite":
-        rebuild_sqlite_table(conn, executions)
-        rebuild_sqlite_table(conn, schema_table)  # the very DDL of a fresh one, which ADD COLUMN does not write
-    else:
-        add_column(conn, schema_table, "changes")
-    # dates before the year 1000 were stored without the year's leading zeros ('999-06-01T...'), and so
-    # sorted after every other: given their fixed width, they sort where they belong
-    e = executions
-    short = conn.execute(sa.select(e.c.id, e.c.recorded_at).where(sa.func.length(e.c.recorded_at) < 20)).all()
-    for row in short:
-        conn.execute(e.update().where(e.c.id == row.id).values(recorded_at=row.recorded_at.rjust(20, "0")))
-
-
-# version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _ids_never_reused_and_a_change_counter}

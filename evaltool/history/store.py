@@ -226,6 +226,7 @@ def upgrade(db=None) -> tuple[int, int]:
     Back the database up first: older evaltool versions refuse an upgraded history.
     """
     from evaltool.history import schema
+    from evaltool.history.migrations import MIGRATIONS
 
     history = db if isinstance(db, History) else _connect(db, create=False)
     try:
@@ -236,7 +237,7 @@ def upgrade(db=None) -> tuple[int, int]:
             if version > schema.CURRENT_VERSION:
                 raise HistoryError(_newer(history, version))
             for step in range(version, schema.CURRENT_VERSION):
-                schema.MIGRATIONS[step](conn)
+                MIGRATIONS[step](conn)
             if version != schema.CURRENT_VERSION:
                 conn.execute(schema.schema_table.update().values(version=schema.CURRENT_VERSION,
                                                                  changes=schema.schema_table.c.changes + 1))

@@ -46,6 +46,7 @@ def execution_report(execution, per_query: bool = False) -> Report:
     facts = [["id", execution.id], ["name", execution.name], ["recorded_at", execution.recorded_at],
              ["kind", execution.kind], ["note", execution.note], ["queries", execution.query_count],
              ["tags", " ".join(f"{k}={v}" for k, v in execution.tags.items()) or None],
+             ["suite version", execution.suite_version],
              ["evaltool", execution.evaltool_version], ["git commit", execution.git_commit],
              *[[f"{side} sha256", digest] for side, digest in execution.fingerprints.items() if digest],
              *[[side, path] for side, path in execution.sources.items()],
@@ -57,7 +58,34 @@ def execution_report(execution, per_query: bool = False) -> Report:
         measures = list(execution.summary)
         tables[1].rows = [[qid, *(values.get(m) for m in measures)]
                           for qid, values in execution.per_query.items()] + tables[1].rows
+    if execution.results is not None:
+        tables.append(returned_table(execution))
     return Report(tables)
+
+
+MISSED_SHOWN = 10  # relevant ids the search missed, listed per query in a terminal (the JSON has them all)
+
+
+def returned_table(execution) -> Table:
+    """What the search returned, a row per document: query, rank, id, score, judgment (relevant with
+    its grade / not relevant / unjudged), title; a query's error and the relevant ids it missed in rows
+    of their own. ``execution.results`` come judged (:func:`evaltool.history.returned.judged`: each
+    with its ``marks`` and ``missed``)."""
+    rows = []
+    for seen in execution.results:
+        result = seen
+        qid = result["query_id"]
+        if result["error"]:
+            rows.append([qid, None, "(error)", None, result["error"], None])
+        for doc, (_, mark, grade) in zip(result["documents"], seen["marks"]):
+            shown = f"relevant ({grade})" if mark == "relevant" else mark
+            rows.append([qid, doc["rank"], doc["doc_id"], doc["score"], shown, doc["title"]])
+        if seen["missed"]:
+            shown = seen["missed"][:MISSED_SHOWN]
+            more = len(seen["missed"]) - len(shown)
+            rows.append([qid, None, "(missed)", None, " ".join(shown) + (f" (and {more} more)" if more else ""), None])
+    return Table(["query", "rank", "document", "score", "judgment", "title"], rows,
+                 title="what the search returned")
 
 
 def diff_report(out: dict) -> Report:

@@ -138,6 +138,8 @@ class Settings:
     max_body: int = MAX_BODY
     cache: ResponseCache | None = None
     hosts: frozenset = frozenset()  # host names served besides IP addresses and localhost
+    backends: dict = field(default_factory=dict)  # name -> evaltool.server.backends.DeclaredBackend
+    worker: object = None  # the evaltool.server.worker.JobWorker that runs queued suites (None: no runs)
 
 
 def _key(view, page: bool, args: dict) -> tuple:
@@ -485,14 +487,18 @@ class SecurityHeaders:
 
 
 def create_app(history, *, access: auth.Access | None = None, token: str | None = None, public_read: bool = False,
-               hosts=(), max_body: int = MAX_BODY, cache_size: int = CACHE_SIZE) -> Starlette:
+               hosts=(), max_body: int = MAX_BODY, cache_size: int = CACHE_SIZE, backends: dict | None = None,
+               worker=None) -> Starlette:
     """The dashboard over an open history (:func:`evaltool.history.open_history`).
 
     ``access``: the tokens and whether reading is public (:class:`evaltool.server.auth.Access`);
     ``token`` is a shortcut for one operator token named ``default`` (with ``public_read``).
     ``hosts``: host names served besides IP addresses and ``localhost`` (the name users type,
     behind a proxy or on a network). ``cache_size`` answers are kept (:class:`ResponseCache`; 0: none).
+    ``backends``: the search systems the operator declared (:func:`evaltool.server.backends.parse_backends`),
+    the only ones suites may run here; ``worker``: the started :class:`~evaltool.server.worker.JobWorker`.
     """
+    from evaltool.server import workbench
     from starlette.middleware import Middleware
 
     if access is None:
@@ -502,6 +508,7 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
         routes.append(Route(view.api, _endpoint(view, page=False), methods=["GET"]))
         if view.page:
             routes.append(Route(view.page, _endpoint(view, page=True), methods=["GET"]))
+    routes += workbench.routes()
     routes += [Route("/api/executions", _record, methods=["POST"]),
                Route("/api/openapi.json", _openapi, methods=["GET"]),
                Route("/report.csv", _report_csv, methods=["GET"]),
@@ -511,5 +518,6 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders), Middleware(Guard)],
                     exception_handlers={EvaltoolError: _evaltool_error, HTTPException: _http_error})
     names = frozenset(h.strip().lower().rstrip(".") for h in hosts if h and h.strip())
-    app.state.settings = Settings(history, access, max_body, ResponseCache(cache_size) if cache_size else None, names)
+    app.state.settings = Settings(history, access, max_body, ResponseCache(cache_size) if cache_size else None, names,
+                                  dict(backends or {}), worker)
     return app

@@ -25,6 +25,7 @@ from evaltool.report.html import (
     trend,
 )
 from evaltool.report.table import p_text
+from evaltool.server.links import execution_link, link
 from evaltool.server.views import query_string
 
 NAVIGATION = (("report", "/", "nav.report"), ("executions", "/trends", "nav.trends"),
@@ -56,18 +57,6 @@ class Frame:
     def identity_key(self) -> tuple:
         """What of the frame changes the page (for its ETag)."""
         return self.lang, self.who, self.csrf, self.writable, self.path, self.query
-
-
-def link(path: str, lang: str, **params) -> str:
-    """``path`` with ``params`` and the page language (left out when English)."""
-    pairs = [(k, str(v)) for k, v in params.items() if v is not None]
-    if lang != "en":
-        pairs.append(("lang", lang))
-    return path + ("?" + urlencode(pairs) if pairs else "")
-
-
-def execution_link(execution_id, lang: str = "en") -> str:
-    return link(f"/executions/{int(execution_id)}", lang)
 
 
 def _language_switch(frame: Frame) -> Markup:
@@ -249,7 +238,8 @@ def execution_page(data: dict, args: dict, view) -> Markup:
     about = [(t("column.name", lang), data["name"]), (t("execution.recorded_at", lang), data["recorded_at"]),
              (t("execution.kind", lang), t_or("kind", data["kind"], lang)), (t("column.note", lang), data["note"]),
              (t("column.tags", lang), ", ".join(f"{k}={v}" for k, v in data["tags"].items())),
-             (t("execution.queries", lang), data["query_count"]), ("evaltool", data["evaltool_version"]),
+             (t("execution.queries", lang), data["query_count"]), (t("wb.version", lang), data.get("suite_version")),
+             ("evaltool", data["evaltool_version"]),
              (t("execution.options", lang), ", ".join(f"{k}={v}" for k, v in data["options"].items())),
              *[(t("execution.fingerprint", lang, source=t_or("source", k, lang)), v)
                for k, v in data["fingerprints"].items()],
@@ -265,6 +255,9 @@ def execution_page(data: dict, args: dict, view) -> Markup:
                  chart(per_query_bars(qids, series, shown, lang=lang), wide=True, name="per-query"),
                  table([t("column.query", lang), *shown], [[q, *[per_query[q].get(m) for m in shown]] for q in qids],
                        sortable=True, name="per-query")]
+    from evaltool.server.workbench_pages import results_section
+
+    body.append(results_section(data, lang))
     body.append(_json_link(view, args, query_string(args)))
     return join(body)
 

@@ -11,7 +11,9 @@ in OpenAPI), the function, and a one-line summary.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from evaltool.server import params as p
@@ -24,7 +26,7 @@ class View:
     api: str  # the JSON address
     page: str | None  # the HTML address (None: the API alone)
     params: tuple
-    compute: object  # (history, arguments) -> dict
+    compute: Callable[[Any, dict], dict]  # (history, arguments) -> dict
     summary: str
     title: str = ""
     cached: bool = True  # its answer changes only when the history is written (see app.ResponseCache)
@@ -76,14 +78,11 @@ def executions(history, args: dict) -> dict:
 
 
 def execution(history, args: dict) -> dict:
-    """One execution with every per-query value."""
-    from evaltool.errors import HistoryError
-    from evaltool.history import get_execution
+    """One execution with every per-query value and what its search returned, each returned document
+    judged (relevant with its grade / not relevant / unjudged) and each query's missed ids."""
+    from evaltool.server.workbench_views import execution_results
 
-    try:
-        return get_execution(history, args["id"]).to_dict()
-    except HistoryError as exc:
-        _not_found(exc)
+    return execution_results(history, args)
 
 
 def diff(history, args: dict) -> dict:
@@ -124,10 +123,12 @@ def suites(history, args: dict) -> dict:
     """The controlled-test suites, each with its last recorded execution (null when never run)."""
     from evaltool.history import list_executions, list_suites
 
+    from evaltool.server.workbench_views import shown_suite
+
     out = []
     for suite in list_suites(history):
         last = list_executions(history, name=suite.name, limit=1, newest_first=True)
-        out.append({**suite.to_dict(), "last": last[0].to_dict() if last else None})
+        out.append({**shown_suite(suite), "last": last[0].to_dict() if last else None})
     return {"suites": out}
 
 
@@ -160,11 +161,33 @@ VIEWS = (
          (p.Param("ids", "ids", f"2 to {MAX_SIDE_BY_SIDE} execution ids, the first the baseline: ids=3,7,9",
                   required=True, minimum=1), *STATISTICS, p.LANG), side_by_side,
          "Two or more executions side by side, each compared with the first", "Side by side"),
-    View("suites", "/api/suites", "/suites", (p.LANG,), suites,
-         "Controlled-test suites with their last result", "Suites"),
+    View("suites", "/api/suites", None, (p.LANG,), suites,  # its page is the workbench's editor (server.workbench)
+         "Controlled-test suites with their last result", "Suites", cached=False),  # suites change in place
     View("audit", "/api/audit", None,
          (p.Param("kind", "string", "what was written: execution, suite, ..."),
           p.Param("subject", "string", "its id or name (with kind)"),
           p.Param("limit", "integer", "the newest entries kept", default=1000, minimum=1, maximum=10000)), audit,
          "Who wrote what through the server, and when (the audit trail)", "Audit", cached=False),
 )
+
+
+def _workbench_views() -> tuple:
+    """The workbench's views (suites, jobs, returned lists): their JSON here, their pages drawn by
+    :mod:`evaltool.server.workbench` in the frame of the request (its forms need the session)."""
+    from evaltool.server import workbench_views as w
+
+    return (
+        View("suite", "/api/suites/{name}", None, (w.SUITE_NAME, w.VERSION, p.LANG), w.suite,
+             "A suite: its queries and ground truth (of a version), versions, executions, each query's history, "
+             "jobs and changes", "Suite", cached=False),
+        View("jobs", "/api/jobs", None, (w.SUITE_FILTER, p.LANG), w.jobs, "The newest runs and their progress", "Runs",
+             cached=False),
+        View("job", "/api/jobs/{id}", None, (w.JOB_ID, p.LANG), w.job,
+             "One run: state, progress (done / total, failures, elapsed), its execution once done", "Run",
+             cached=False),
+        View("compare_results", "/api/compare-results", None, (*PAIR, p.LANG), w.compare_results,
+             "Two executions' returned lists query by query: new, moved and lost documents", "Returned lists"),
+    )
+
+
+VIEWS = VIEWS + _workbench_views()

@@ -1,7 +1,7 @@
 """Checkpoint and --resume: a run killed midway by a signal loses nothing it finished,
 and --resume finishes it with every query evaluated exactly once.
 
-The subprocess tests run `python -m evaltool bench` with tests.helpers:logged_search,
+The subprocess tests run `python -m evaltool bench` with tests.support.helpers:logged_search,
 which appends each query it receives to a call log and takes BENCH_DELAY seconds.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from evaltool.bench.checkpoint import Checkpoint
-from tests.helpers import ROOT, bench, only_report, query, rescore, write_queries
+from tests.support.helpers import ROOT, bench, only_report, query, rescore, write_queries
 
-LOGGED = "tests.helpers:logged_search"
+LOGGED = "tests.support.helpers:logged_search"
 N = 12
 
 
@@ -114,14 +114,14 @@ def test_a_fresh_run_refuses_to_overwrite_an_unfinished_one(tmp_path):
     checkpoint = tmp_path / "out" / "q.checkpoint.jsonl"
     checkpoint.parent.mkdir()
     checkpoint.write_text(header_line(path, "x:y") + "\n" + outcome_line("1", ["rel1"]) + "\n")
-    result = bench(path, "tests.helpers:fake_search", tmp_path / "out")
+    result = bench(path, "tests.support.helpers:fake_search", tmp_path / "out")
     assert (result.exit_code, result.stderr) == (2, (
         f"evaltool: {checkpoint} holds an unfinished run (1 queries done, started 2026-01-02T03:04:05Z): "
         "add --resume to finish it, or --restart to discard it and start over\n"))
-    resumed = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--resume", "--limit", "5")
+    resumed = bench(path, "tests.support.helpers:fake_search", tmp_path / "out", "--resume", "--limit", "5")
     assert (resumed.exit_code, resumed.stderr) == (2, (
         f"evaltool: --resume: {checkpoint} is a run with other settings (backend: 'x:y' then, "
-        "'tests.helpers:fake_search' now; limit: 10 then, 5 now); use the same ones, or --restart to "
+        "'tests.support.helpers:fake_search' now; limit: 10 then, 5 now); use the same ones, or --restart to "
         "discard it and start over\n"))
     assert Checkpoint.read(str(checkpoint)).done["1"].ids == ["rel1"], "refusing leaves the checkpoint as it was"
 
@@ -131,20 +131,20 @@ def test_restart_discards_an_unfinished_run_even_a_damaged_one_and_says_so(tmp_p
     checkpoint = tmp_path / "out" / "q.checkpoint.jsonl"
     checkpoint.parent.mkdir()
     checkpoint.write_text(header_line(path, "x:y") + "\n" + outcome_line("1", ["x9"]) + "\n")
-    both = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--resume", "--restart")
+    both = bench(path, "tests.support.helpers:fake_search", tmp_path / "out", "--resume", "--restart")
     assert (both.exit_code, both.stderr) == (2, "evaltool: --resume and --restart: choose one (finish the "
                                                  "unfinished run, or discard it)\n")
-    restarted = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--restart")
+    restarted = bench(path, "tests.support.helpers:fake_search", tmp_path / "out", "--restart")
     assert restarted.exit_code == 0, restarted.stderr
     assert f"Restarting: the unfinished run in {checkpoint} (1 query done) is discarded\n" in restarted.stdout
     report, _ = only_report(tmp_path / "out")
     assert report["metadata"]["resumed_queries"] == 0
     assert report["detailed_results"][0]["returned_ids"] == ["rel1", "x1", "rel2", "x2"], "sent again, not x9"
     assert not checkpoint.exists()
-    checkpoint.write_text(header_line(path, "tests.helpers:fake_search") + "\n{not json\n{}\n")
-    again = bench(path, "tests.helpers:fake_search", tmp_path / "out2", "--restart")
+    checkpoint.write_text(header_line(path, "tests.support.helpers:fake_search") + "\n{not json\n{}\n")
+    again = bench(path, "tests.support.helpers:fake_search", tmp_path / "out2", "--restart")
     assert again.exit_code == 0 and "Restarting" not in again.stdout  # another --out: nothing to discard
-    damaged = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--restart")
+    damaged = bench(path, "tests.support.helpers:fake_search", tmp_path / "out", "--restart")
     assert damaged.exit_code == 0, damaged.stderr
 
 
@@ -152,7 +152,7 @@ def test_a_corrupt_line_in_the_middle_is_refused(tmp_path):
     path = write_queries(tmp_path / "q.json", [query(1, "q ok"), query(2, "q two")])
     checkpoint = tmp_path / "out" / "q.checkpoint.jsonl"
     checkpoint.parent.mkdir()
-    checkpoint.write_text(header_line(path, "tests.helpers:fake_search") + "\n{not json\n{}\n")
-    result = bench(path, "tests.helpers:fake_search", tmp_path / "out", "--resume")
+    checkpoint.write_text(header_line(path, "tests.support.helpers:fake_search") + "\n{not json\n{}\n")
+    result = bench(path, "tests.support.helpers:fake_search", tmp_path / "out", "--resume")
     assert (result.exit_code, result.stderr) == (2, f"evaltool: {checkpoint}:2: not a checkpoint line (corrupt "
                                                     "JSON); delete the file to start over\n")

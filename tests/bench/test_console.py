@@ -8,7 +8,7 @@ import os
 
 from evaltool.bench import BenchSettings, Listener, run_benchmark
 from evaltool.cli.progress import Progress
-from tests.helpers import query, write_queries
+from tests.support.helpers import query, write_queries
 
 
 class Recorder(Listener):
@@ -35,7 +35,7 @@ def test_run_benchmark_as_a_library_call_tells_its_listener_each_step(tmp_path):
     queries = [query(1, "q ok", ("rel1", "rel2")), query(2, "q boom", behaviour="boom")]
     path = write_queries(tmp_path / "q.json", queries)
     recorder = Recorder()
-    settings = BenchSettings(path, "tests.helpers:search_with_corpus", out_dir=str(tmp_path / "out"),
+    settings = BenchSettings(path, "tests.support.helpers:search_with_corpus", out_dir=str(tmp_path / "out"),
                              concurrency=1)
     result = run_benchmark(settings, recorder)
     assert recorder.events == [
@@ -87,14 +87,14 @@ def test_ctrl_c_between_the_start_line_and_the_queries_is_an_interruption_with_a
     from evaltool.bench.execute import Interrupted
 
     path = write_queries(tmp_path / "q.json", [query(1, "q ok", ("rel1",)), query(2, "q two", ("rel2",))])
-    settings = BenchSettings(path, "tests.helpers:search_with_corpus", out_dir=str(tmp_path / "out"), concurrency=1)
+    settings = BenchSettings(path, "tests.support.helpers:search_with_corpus", out_dir=str(tmp_path / "out"), concurrency=1)
     with pytest.raises(Interrupted) as stop:
         run_benchmark(settings, CtrlCAtStart())
     assert stop.value.signum == signal.SIGINT
     # the checkpoint was written and closed: --resume starts from it and runs both queries
     assert os.path.exists(checkpoint_path(str(tmp_path / "out"), path))
     recorder = Recorder()
-    settings = BenchSettings(path, "tests.helpers:search_with_corpus", out_dir=str(tmp_path / "out"), concurrency=1,
+    settings = BenchSettings(path, "tests.support.helpers:search_with_corpus", out_dir=str(tmp_path / "out"), concurrency=1,
                              resume=True)
     run_benchmark(settings, recorder)
     assert ("started", 2, ["1", "2"], 0) in recorder.events

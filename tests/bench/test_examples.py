@@ -3,7 +3,7 @@ README shows, and the README's bench section documents every option."""
 
 from __future__ import annotations
 
-from tests.helpers import ROOT, bench, only_report, rescore
+from tests.support.helpers import ROOT, bench, only_report, rescore
 
 
 def test_example_bm25_backend_runs_out_of_the_box(tmp_path):

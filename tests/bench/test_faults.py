@@ -1,4 +1,4 @@
-"""`evaltool bench` against a misbehaving search service (issue 18), driven by tests/fault_server.py.
+"""`evaltool bench` against a misbehaving search service (issue 18), driven by tests/support/fault_server.py.
 
 Each test asserts the report, the exit code and, where the issue is about time, the
 time within a tolerance wide enough for a loaded machine: these check that a bound
@@ -17,8 +17,8 @@ import sys
 
 import pytest
 
-from tests.fault_server import FaultServer
-from tests.helpers import ROOT, bench, only_report, query, write_queries
+from tests.support.fault_server import FaultServer
+from tests.support.helpers import ROOT, bench, only_report, query, write_queries
 
 SLACK_MS = 1500  # how far past a bound a loaded machine may be, in milliseconds
 
@@ -88,7 +88,7 @@ def test_a_signal_while_a_big_answer_is_parsed_stops_the_run_and_resume_is_exact
     """The signal lands while the 10 MB answer is parsed: that query ends (its parse stops at --limit),
     then the run stops with 128 + the signal, the checkpoint holding exactly the finished queries;
     --resume sends only the rest. (How fast the process exits is measured by benchmarks/bench_faults.py.)"""
-    from tests.fault_server import big_body
+    from tests.support.fault_server import big_body
 
     queries = write_queries(tmp_path / "q.json", [query(1, "ok"), query(2, "big-300000", ["d3"]), query(3, "after")])
     out = tmp_path / "out"
@@ -212,7 +212,7 @@ def test_a_query_out_of_time_for_its_next_retry_reports_the_last_status_not_time
     ("chunked-300000", "ResponseTooLarge: the response exceeds --max-response-bytes (100000 bytes)"),
 ])
 def test_an_answer_over_the_size_cap_fails_its_query(server, tmp_path, text, message):
-    from tests.fault_server import big_body
+    from tests.support.fault_server import big_body
 
     result, report, by_text, _ = run(server, tmp_path, [text, "ok"], "--max-response-bytes", "100000")
     assert result.exit_code == 1

@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.helpers import bench, only_report, query, rescore, write_queries
+from tests.support.helpers import bench, only_report, query, rescore, write_queries
 
 MAX_REQUESTS = 40
 DEADLINE = 30.0

@@ -11,10 +11,10 @@ import json
 import pytest
 
 from evaltool.bench.queries import QueriesError, load_queries
-from tests import helpers
-from tests.helpers import bench, query, write, write_queries
+from tests.support import helpers
+from tests.support.helpers import bench, query, write, write_queries
 
-FAKE = "tests.helpers:fake_search"
+FAKE = "tests.support.helpers:fake_search"
 GOOD = {"id": 1, "query": "a", "category": "c", "difficulty": "easy", "relevant_ids": ["x"]}
 
 
@@ -137,9 +137,9 @@ def test_jsonl_with_qid_keys_and_no_category_or_difficulty(tmp_path):
     (["--backend", "no_such_module_here:f"],
      "backend no_such_module_here:f: cannot import no_such_module_here: ModuleNotFoundError: "
      "No module named 'no_such_module_here'"),
-    (["--backend", "tests.helpers:nothing"], "backend tests.helpers:nothing: tests.helpers "
+    (["--backend", "tests.support.helpers:nothing"], "backend tests.support.helpers:nothing: tests.support.helpers "
                                                     "has no nothing"),
-    (["--backend", "tests.helpers:RANKINGS"], "backend tests.helpers:RANKINGS: RANKINGS is not callable"),
+    (["--backend", "tests.support.helpers:RANKINGS"], "backend tests.support.helpers:RANKINGS: RANKINGS is not callable"),
     (["--header", "X: 1"], "--header is for an http(s):// backend"),
     (["--response-path", "a", "--follow-cross-origin-redirects"],
      "--response-path, --follow-cross-origin-redirects are for an http(s):// backend"),
@@ -167,7 +167,7 @@ def test_bad_options_exit_2_before_any_query_runs(tmp_path, args, message):
 
 
 def test_a_problem_quotes_a_long_id_short(tmp_path):
-    """A 100 KB id with a space made a 100 KB message (found by tests/fuzzing.py)."""
+    """A 100 KB id with a space made a 100 KB message (found by tests/support/fuzzing.py)."""
     long_id = "a " + "x" * 100_000
     path = write(tmp_path / "queries.json", json.dumps([{"id": long_id, "query": "q", "relevant_ids": [long_id]},
                                                         {"id": 2, "query": "q", "relevant_ids": ["d", "d"]}]))
@@ -179,7 +179,7 @@ def test_a_problem_quotes_a_long_id_short(tmp_path):
 
 
 def test_half_a_surrogate_pair_in_an_id(tmp_path):
-    """A JSON escape '\\ud800' in an id ended in a UnicodeEncodeError writing the TREC files (tests/fuzzing.py)."""
+    """A JSON escape '\\ud800' in an id ended in a UnicodeEncodeError writing the TREC files (tests/support/fuzzing.py)."""
     path = write(tmp_path / "queries.json", '[{"id": "q\\ud800", "query": "a", "relevant_ids": ["d1", "d\\udfff"]}]')
     with pytest.raises(QueriesError) as caught:
         load_queries(path)

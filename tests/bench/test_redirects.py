@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.helpers import bench, only_report, query, write_queries
+from tests.support.helpers import bench, only_report, query, write_queries
 
 MAX_REQUESTS = 20
 DEADLINE = 30.0

@@ -2,7 +2,7 @@
 concurrency, the report's layout, and its numbers against evaltool run on the TREC files
 the report wrote.
 
-Expected values are by hand. Rankings (tests/helpers.py), relevant ids rel1, rel2:
+Expected values are by hand. Rankings (tests/support/helpers.py), relevant ids rel1, rel2:
 
   ok / transient  rel1 x1 rel2 x2             (rel1, rel2)  P@3 2/3  P@5 2/5  R@10 1  RR 1
   slow            x1 rel1                     (rel1)        P@3 1/3  P@5 1/5  R@10 1  RR 1/2
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import helpers
-from tests.helpers import bench, only_report, query, rescore, write_queries
+from tests.support import helpers
+from tests.support.helpers import bench, only_report, query, rescore, write_queries
 
-FAKE = "tests.helpers:fake_search"
+FAKE = "tests.support.helpers:fake_search"
 KEYS = ("precision@3", "precision@5", "recall@10", "mrr")
 
 
@@ -258,8 +258,8 @@ def test_an_answer_that_is_not_a_ranking_fails_only_its_query(tmp_path, behaviou
     assert fine["metrics"]["mrr"] == 1.0 and report["metadata"]["failed_queries"] == 1
 
 
-@pytest.mark.parametrize("backend, concurrency", [("tests.helpers:async_search", 3),
-                                                  ("tests.helpers:threaded_search", 2)])
+@pytest.mark.parametrize("backend, concurrency", [("tests.support.helpers:async_search", 3),
+                                                  ("tests.support.helpers:threaded_search", 2)])
 def test_concurrency_is_bounded(tmp_path, backend, concurrency):
     helpers.IN_FLIGHT.update(now=0, max=0)
     path = write_queries(tmp_path / "q.json", [query(i, f"q{i}") for i in range(10)])
@@ -311,7 +311,7 @@ def test_corpus_check_reports_unknown_expected_ids_before_running(tmp_path):
     report, _ = only_report(tmp_path / "out")
     assert report["metadata"]["unknown_expected_ids"] == {"2": ["nope"]}
 
-    hooked = bench(path, "tests.helpers:search_with_corpus", tmp_path / "out2")
+    hooked = bench(path, "tests.support.helpers:search_with_corpus", tmp_path / "out2")
     assert "warning: 2 expected ids of 2 queries not in the corpus (3 ids)" in hooked.stderr
     assert "query 1: rel2" in hooked.stderr
     assert only_report(tmp_path / "out2")[0]["metadata"]["unknown_expected_ids"] == {"1": ["rel2"], "2": ["nope"]}
@@ -333,7 +333,7 @@ def test_run_file_replay_ranks_by_trec_eval_rule(tmp_path):
     assert report["metadata"]["backend_kind"] == "run" and report["metadata"]["run_name"] == "system.run"
     qrels = tmp_path / "qrels"
     qrels.write_text("q1 0 b 1\n")
-    from tests.helpers import invoke
+    from tests.support.helpers import invoke
 
     original = json.loads(invoke("-m", "recip_rank", "-o", "json", qrels, run).stdout)
     assert original["summary"]["recip_rank"] == first["metrics"]["mrr"]
@@ -342,7 +342,7 @@ def test_run_file_replay_ranks_by_trec_eval_rule(tmp_path):
 def test_an_object_with_an_async_call_gets_the_fields_it_names(tmp_path):
     helpers.async_object.seen.clear()
     path = write_queries(tmp_path / "q.json", [query(1, "q a", version="16.0"), query(2, "q b")])
-    result = bench(path, "tests.helpers:async_object", tmp_path / "out")
+    result = bench(path, "tests.support.helpers:async_object", tmp_path / "out")
     assert result.exit_code == 0, result.stderr
     assert sorted(helpers.async_object.seen) == [("q a", "16.0"), ("q b", None)]
     report, _ = only_report(tmp_path / "out")

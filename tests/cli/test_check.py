@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 import evaltool.testing
-from tests.helpers import assert_fails, invoke, require_shared, write
+from tests.support.helpers import assert_fails, invoke, require_shared, write
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
 RUN = "q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 1.0 r\nq2 Q0 d3 1 1.0 r\nq2 Q0 d4 2 0.5 r\n"
@@ -258,8 +258,8 @@ def test_allow_improvement_reads_each_measures_direction(files):
     ({"max_ret": 1.5}, "meta.options.max_ret: 1.5"), ({"on_duplicate": ["x"]}, 'meta.options.on_duplicate: ["x"]'),
 ])
 def test_a_json_reference_with_options_of_the_wrong_type(tmp_path, options, shown):
-    """A reference's options go to evaluate(): a text relevance level ended in a TypeError (tests/fuzzing.py)."""
-    from tests.helpers import ROOT, assert_fails, invoke, write
+    """A reference's options go to evaluate(): a text relevance level ended in a TypeError (tests/support/fuzzing.py)."""
+    from tests.support.helpers import ROOT, assert_fails, invoke, write
 
     reference = write(tmp_path / "ref.json", json.dumps({"summary": {"map": 0.49}, "meta": {"options": options}}))
     assert_fails(invoke("check", reference, ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt"), reference, shown)

@@ -16,7 +16,7 @@ import pytest
 import scipy.stats
 
 from evaltool.evaluation import evaluate
-from tests.helpers import RANKS, assert_fails, invoke, require_shared, write_run
+from tests.support.helpers import RANKS, assert_fails, invoke, require_shared, write_run
 
 @pytest.fixture
 def files(tmp_path):

@@ -8,15 +8,14 @@ through the same completion code with another output format.
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from evaltool.cli import main
+from tests.support.helpers import invoke
 
 
 def complete(line: str, shell: str = "bash") -> list[str]:
     words = line.split(" ")
     env = {"_EVALTOOL_COMPLETE": f"{shell}_complete", "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)}
-    result = CliRunner().invoke(main, [], prog_name="evaltool", env=env)
+    result = invoke(env=env)
     assert result.exit_code == 0, result.output
     return [row.split(",", 1)[1] for row in result.output.splitlines()]
 
@@ -45,5 +44,5 @@ def test_measure_names_and_nicknames_complete_after_m(line, expected):
 
 def test_the_scripts_for_bash_zsh_and_fish_are_served():
     for shell, marker in (("bash", "complete -o nosort -F"), ("zsh", "compdef"), ("fish", "complete --no-files")):
-        result = CliRunner().invoke(main, [], prog_name="evaltool", env={"_EVALTOOL_COMPLETE": f"{shell}_source"})
+        result = invoke(env={"_EVALTOOL_COMPLETE": f"{shell}_source"})
         assert result.exit_code == 0 and marker in result.output, (shell, result.output[:200])

@@ -22,7 +22,7 @@ import pytest
 import evaltool
 from evaltool.cli import main
 from evaltool.measures import MEASURES, NICKNAMES
-from tests.helpers import assert_fails, invoke, rows
+from tests.support.helpers import assert_fails, invoke, rows
 
 # trec_eval 10.0's default output (no -m): the 'official' measures with default parameters
 OFFICIAL_NAMES = (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import assert_fails, invoke
+from tests.support.helpers import assert_fails, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 QRELS, RUN = str(ROOT / "data" / "qrels.txt"), str(ROOT / "data" / "run.txt")

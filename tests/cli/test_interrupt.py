@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import query, write_queries
+from tests.support.helpers import query, write_queries
 
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = str(ROOT / "data" / "qrels.txt")
@@ -113,7 +113,7 @@ def test_ctrl_c_while_reading_exits_130_with_one_line(tmp_path, command):
 
 def test_ctrl_c_during_a_benchmark_exits_130_with_one_line(tmp_path):
     queries = write_queries(tmp_path / "q.json", [query(i, f"q{i}", behaviour="hang") for i in range(1, 4)])
-    process = start(["bench", queries, "--backend", "tests.helpers:fake_search", "--out",
+    process = start(["bench", queries, "--backend", "tests.support.helpers:fake_search", "--out",
                      str(tmp_path / "out"), "--timeout", "30"], ROOT)
     code, err, out = interrupt_when(process, "stdout", "Starting benchmark execution")
     assert code == 130

@@ -1,7 +1,7 @@
 """``evaltool QRELS RUN RUN ...``: runs read (pyarrow, at any size) and scored in threads must
 print exactly what one invocation per run prints, and what trec_eval prints run after run.
 
-The runs of a collection are variants of one seeded run (tests/helpers.py ``generate``:
+The runs of a collection are variants of one seeded run (tests/support/helpers.py ``generate``:
 ties, graded and negative grades, '#' and UTF-8 in ids): the run itself, its scores negated,
 tab-delimited, gzip-compressed, with a comment line (which the columnar reader hands to the
 line reader), with extra fields after the tag, and its numeric-id twin. One invocation per
@@ -22,7 +22,7 @@ import pytest
 from evaltool import Evaluator, evaluate
 from evaltool.errors import EvaltoolError
 from evaltool.io import columnar, kinds
-from tests.helpers import assert_fails, generate, invoke, write, write_trec
+from tests.support.helpers import assert_fails, generate, invoke, write, write_trec
 
 SCENARIOS = ["ties", "graded", "docids", "sparse"]
 

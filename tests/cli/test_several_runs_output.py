@@ -16,8 +16,8 @@ import re
 import pandas as pd
 import pytest
 
-from tests.helpers import assert_fails, invoke
-from tests.html_pages import Page
+from tests.support.helpers import assert_fails, invoke
+from tests.support.html_pages import Page
 
 EXPECTED = {  # (run, query) -> (recip_rank, P_1)
     ("a.txt", "q1"): (0.5, 0.0), ("a.txt", "q2"): (1.0, 1.0), ("a.txt", "all"): (0.75, 0.5),

@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from tests.helpers import assert_fails, invoke, write
+from tests.support.helpers import assert_fails, invoke, write
 
 RUN = "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n"
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"

@@ -14,7 +14,7 @@ import pytest
 
 from evaltool.io.clicks import buffers, events, events_jsonl
 from evaltool.clicks import evaluate, read_click_log
-from tests.helpers import calcular_mrr_con_clicks
+from tests.support.helpers import calcular_mrr_con_clicks
 
 MEASURES = ["click_mrr", "ctr", "ctr@3", "abandonment", "clicks_per_query", "mean_click_rank"]
 

@@ -1,6 +1,6 @@
 """Implicit feedback (issue 13): click logs, click metrics, intervals, click models, the command.
 
-Expected numbers come from seed 004's ``calcular_mrr_con_clicks`` (re-implemented in tests/helpers.py),
+Expected numbers come from seed 004's ``calcular_mrr_con_clicks`` (re-implemented in tests/support/helpers.py),
 from hand calculation (each case says how), and from scipy's bootstrap on the same data.
 """
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from evaltool.clicks import click_judgments, evaluate, read_click_log
 from evaltool.clicks.stats import bootstrap_interval
 from evaltool.errors import EvaltoolError, MeasureError, ParseError
-from tests.helpers import ROOT, assert_fails, calcular_mrr_con_clicks, invoke
+from tests.support.helpers import ROOT, assert_fails, calcular_mrr_con_clicks, invoke
 
 
 # ---------------------------------------------------------------- generated logs

@@ -1,6 +1,6 @@
 """Broken and hostile click logs: one message naming the file (and the line where there is one),
 exit 2, never a traceback and never the "interrupted" exit (130) that a truncated gzip gave.
-Found by the fuzzer (tests/fuzzing.py)."""
+Found by the fuzzer (tests/support/fuzzing.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.helpers import assert_fails, invoke, write
+from tests.support.helpers import assert_fails, invoke, write
 
 IMPRESSIONS = [{"consulta": "a", "resultados": ["d1", "d2"], "clicks": ["d1"]},
                {"consulta": "b", "resultados": ["d3"], "clicks": []}]

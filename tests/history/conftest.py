@@ -4,7 +4,7 @@ The cluster is made once per session with the server's own tools (initdb, pg_ctl
 PATH or Debian's /usr/lib/postgresql/*/bin), on a free local port with its socket in a
 temporary folder, as the ``postgres`` user when the tests run as root (the server refuses
 root). Each test gets a new database in it. When no server can be started the PostgreSQL
-cases skip with the reason, and fail under CI=true (tests/helpers.py).
+cases skip with the reason, and fail under CI=true (tests/support/helpers.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from tests.helpers import missing
+from tests.support.helpers import missing
 
 
 def _server_bin() -> str | None:

@@ -16,20 +16,12 @@ import io
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from evaltool.cli import main
-from tests.helpers import require_shared
+from tests.support.helpers import invoke, require_shared
 
 RUNS = [("2025-01-10", "BM25"), ("2025-01-20", "BM25_RM3"), ("2025-01-30", "SPLADE_P_P_ENSEMBLE_DISTIL")]
 PUBLISHED_NDCG10 = [0.5058, 0.5216, 0.7308]
 MEASURES = ["-m", "recip_rank", "-m", "ndcg_cut.10", "-m", "P.5"]
-
-
-def invoke(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args], prog_name="evaltool")
-    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
-    return result
 
 
 @pytest.fixture

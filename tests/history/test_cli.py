@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from evaltool.cli import main
 from evaltool.history import get_execution, list_executions, list_suites
+from tests.support.helpers import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 1\nq2 0 d 1\nq3 0 e 1\n"
@@ -20,12 +20,6 @@ RUN_A = "q1 Q0 a 1 3.0 A\nq1 Q0 b 2 2.0 A\nq2 Q0 x 1 5.0 A\nq2 Q0 c 2 4.0 A\nq3 
 RUN_B = "q1 Q0 b 1 3.0 B\nq1 Q0 a 2 2.0 B\nq2 Q0 c 1 5.0 B\nq2 Q0 d 2 4.0 B\nq3 Q0 y 1 1.0 B\n"
 BENCH_QUERIES = ROOT / "data" / "bench_queries.json"
 BM25 = "evaltool.bench.examples:bm25_search"
-
-
-def invoke(*args, env=None):
-    result = CliRunner().invoke(main, [str(a) for a in args], prog_name="evaltool", env=env)
-    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
-    return result
 
 
 @pytest.fixture
@@ -203,7 +197,7 @@ def test_suite_run_resumes_or_restarts_an_unfinished_run_and_says_which(db, tmp_
     queries.write_text(json.dumps([{"id": i, "query": f"query {i}", "relevant_ids": ["rel1"]} for i in range(4)]))
     calls = tmp_path / "calls.log"
     env = {"BENCH_CALL_LOG": str(calls), "BENCH_DELAY": "0"}
-    backend = "tests.helpers:logged_search"
+    backend = "tests.support.helpers:logged_search"
     assert invoke("suite", "add", "logged", queries, "--backend", backend, "--db", db).exit_code == 0
     assert invoke("suite", "add", "same-file", queries, "--backend", BM25, "--db", db).exit_code == 0
     out = tmp_path / "out"
@@ -213,8 +207,9 @@ def test_suite_run_resumes_or_restarts_an_unfinished_run_and_says_which(db, tmp_
     assert first.exit_code == 0, first.stderr
     assert not checkpoint.exists()
     report = json.loads(next(out.glob("baseline_*.json")).read_text())
-    lines = [json.dumps({"evaltool_checkpoint": 1, "queries_file": str(queries),
-                         "queries_sha256": hashlib.sha256(queries.read_bytes()).hexdigest(), "backend": backend,
+    ran = Path(report["metadata"]["queries_file"])  # the suite's version, as the runner read it
+    lines = [json.dumps({"evaltool_checkpoint": 1, "queries_file": str(ran),
+                         "queries_sha256": hashlib.sha256(ran.read_bytes()).hexdigest(), "backend": backend,
                          "limit": 10, "started": "2026-01-02T03:04:05Z"})]
     lines += [json.dumps({"qid": str(e["query_id"]), "ids": e["returned_ids"], "scores": None, "error": None,
                           "execution_time_ms": 1.0, "attempts": 1}) for e in report["detailed_results"][:2]]

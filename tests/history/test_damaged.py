@@ -13,7 +13,7 @@ from contextlib import closing
 import pytest
 
 from evaltool.history import record
-from tests.helpers import assert_fails, invoke
+from tests.support.helpers import assert_fails, invoke
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -79,7 +79,7 @@ def test_a_blob_or_bytes_that_are_not_utf8_in_a_text_column(tmp_path):
 def test_the_dashboard_answers_a_damaged_history_with_a_message(tmp_path):
     from evaltool.history import open_history
     from evaltool.server import create_app
-    from tests.dashboard_data import dashboard_client
+    from tests.support.dashboard_data import dashboard_client
 
     db = _history(tmp_path)
     _damage(db, "UPDATE executions SET thresholds = '[[[' WHERE id = 1")
@@ -101,7 +101,7 @@ def test_the_dashboard_answers_a_damaged_history_with_a_message(tmp_path):
     ("backend", b"\xff", "suite 'api': backend holds '\ufffd' (bytes); expected text"),
 ])
 def test_a_damaged_suite(tmp_path, column, value, fragment):
-    from tests.helpers import ROOT
+    from tests.support.helpers import ROOT
 
     db = _history(tmp_path)
     queries = ROOT / "data" / "bench_queries.json"

@@ -8,7 +8,7 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from tests.helpers import invoke
+from tests.support.helpers import invoke
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -44,7 +44,7 @@ def test_object_json_and_http_record_the_same_rows(tmp_path):
     from evaltool import evaluate
     from evaltool.history import open_history, record
     from evaltool.server import create_app
-    from tests.dashboard_data import dashboard_client, require_dashboard
+    from tests.support.dashboard_data import dashboard_client, require_dashboard
 
     require_dashboard()
     qrels, run = "data/qrels.txt", "data/run.txt"

@@ -136,7 +136,7 @@ def test_dates_are_stored_with_four_digits_of_year():
 def test_recording_dates_at_the_calendars_edges_are_one_message(tmp_path, at, message):
     """0999-06-01 was stored as '999-06-01T...', which sorts after every date of this millennium: it
     became the newest execution, the one 'history check' judges."""
-    from tests.helpers import invoke
+    from tests.support.helpers import invoke
 
     db = tmp_path / "h.sqlite"
     with pytest.raises(HistoryError, match=message):

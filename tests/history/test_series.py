@@ -1,6 +1,6 @@
 """One series per measure across spellings, and each measure's direction, in report, diff and check.
 
-Expected values: the seed's comparative table (tests/dashboard_data.py: MRR, nDCG@10 and
+Expected values: the seed's comparative table (tests/support/dashboard_data.py: MRR, nDCG@10 and
 Precision@5 of three evaluations, whose summary is "Aceptable"), and hand-made numbers.
 """
 
@@ -11,8 +11,8 @@ import json
 import pytest
 
 from evaltool.history import check, diff, record, report
-from tests.dashboard_data import SEED
-from tests.helpers import invoke
+from tests.support.dashboard_data import SEED
+from tests.support.helpers import invoke
 
 
 def _record(db, summary, name="nightly", at="2025-01-01", per_query=None):

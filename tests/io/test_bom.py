@@ -17,7 +17,7 @@ import pytest
 
 from evaltool import evaluate
 from evaltool.io.common import BOM
-from tests.helpers import ROOT, invoke, require_shared
+from tests.support.helpers import ROOT, invoke, require_shared
 
 QRELS, RUN = "qrels/qrels.dl19-passage.txt", "runs/BM25.trec_results_dl19.txt"
 PUBLISHED = "ndcg_cut_10           \tall\t0.5058\n"  # ../shared/realdata/published.tsv: BM25 on DL19

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pyarrow")
 
 from evaltool.io import columnar, kinds  # noqa: E402
-from tests.helpers import write  # noqa: E402
+from tests.support.helpers import write  # noqa: E402
 
 
 def _lines(text: str) -> list[list[str]]:

@@ -20,7 +20,7 @@ import pytest
 from evaltool import evaluate
 from evaltool.errors import ParseError
 from evaltool.io import columnar, common, kinds, trec
-from tests.helpers import ROOT, assert_fails, invoke, require_shared
+from tests.support.helpers import ROOT, assert_fails, invoke, require_shared
 
 
 def _zstd(data: bytes) -> bytes:

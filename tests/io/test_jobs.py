@@ -45,18 +45,16 @@ def test_jobs_reaches_the_columnar_reader_and_changes_no_module_state(big_files,
 
 
 def test_the_cli_passes_jobs_down(big_files, monkeypatch):
-    from click.testing import CliRunner
-
-    from evaltool.cli import main
     from evaltool.io import columnar
+    from tests.support.helpers import invoke
 
     asked = []
     real = columnar.threads
     monkeypatch.setattr(columnar, "threads", lambda jobs: asked.append(jobs) or real(jobs))
-    result = CliRunner().invoke(main, [*big_files, "--jobs", "3", "-m", "map"])
+    result = invoke(*[*big_files, "--jobs", "3", "-m", "map"])
     assert result.exit_code == 0, result.output
     assert asked and set(asked) == {3}
     asked.clear()
-    result = CliRunner().invoke(main, [*big_files, "--jobs", "2", "--stream", "-m", "map"])
+    result = invoke(*[*big_files, "--jobs", "2", "--stream", "-m", "map"])
     assert result.exit_code == 0, result.output
     assert asked and set(asked) == {2}

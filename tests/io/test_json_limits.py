@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.helpers import ROOT, assert_fails, invoke, write
+from tests.support.helpers import ROOT, assert_fails, invoke, write
 
 DEEP = 100_000
 NESTED = "[" * DEEP + "]" * DEEP

@@ -10,12 +10,11 @@ import gzip
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from evaltool.cli import main
 from evaltool.errors import ParseError
 from evaltool.io.jsonl import parse_queries, parse_results
 from evaltool.io.kinds import head_of, sniff
+from tests.support.helpers import invoke
 
 QUERIES = '{"qid": "q1", "relevant_ids": ["d1"]}\n{"qid": "q2", "answer": "blue"}\n'
 RESULTS = '{"qid": "q1", "docid": "d1", "score": 2.0}\n{"qid": "q2", "docid": "d2", "score": 1.0, "text": "blue"}\n'
@@ -24,10 +23,6 @@ RESULTS = '{"qid": "q1", "docid": "d1", "score": 2.0}\n{"qid": "q2", "docid": "d
 def write(path, content) -> str:
     path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
     return str(path)
-
-
-def invoke(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
 
 
 def assert_fails(result, *fragments):

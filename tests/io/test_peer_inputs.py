@@ -8,7 +8,7 @@ import json
 import pytest
 
 from evaltool import evaluate
-from tests.helpers import ROOT, assert_fails, invoke
+from tests.support.helpers import ROOT, assert_fails, invoke
 
 
 def test_pyterrier_dataframes():

@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.support.helpers import ROOT
 
 QRELS, RUN = ROOT / "data" / "qrels.txt", ROOT / "data" / "run.txt"
 QUERIES, RESULTS = ROOT / "data" / "rag" / "queries.jsonl", ROOT / "data" / "rag" / "results.jsonl"

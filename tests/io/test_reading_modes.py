@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.helpers import invoke
+from tests.support.helpers import invoke
 
 # ids that are not UTF-8: trec_eval compares bytes, and so does every reader here
 QRELS = b"q\xe91 0 d\xff1 1\nq\xe91 0 d3 0\nq2 0 d2 1\nq2 0 d\xfe9 1\n"

@@ -16,7 +16,7 @@ import pytest
 
 from evaltool.errors import ParseError
 from evaltool.io.trec import read_qrels, read_run
-from tests.helpers import SCENARIOS, generate
+from tests.support.helpers import SCENARIOS, generate
 
 LAYOUTS = {
     "spaces": lambda fields: " ".join(fields) + "\n",

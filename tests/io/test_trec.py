@@ -13,7 +13,7 @@ import gzip
 import pytest
 
 from evaltool import evaluate, read_qrels, read_run
-from tests.helpers import invoke, rows, score, write
+from tests.support.helpers import invoke, rows, score, write
 
 # q1: d1 relevant (1), d2 judged non-relevant (0), d3 relevant (2); q2: d4 relevant.
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\n"

@@ -22,7 +22,7 @@ from evaltool.errors import EvaltoolError, MeasureError
 from evaltool.measures import DEFAULT_SETS, MEASURES, NAMED_MEASURES
 from evaltool.measures.base import Params
 from evaltool.names import resolve
-from tests.helpers import assert_fails, invoke
+from tests.support.helpers import assert_fails, invoke
 
 QRELS = {
     "q1": {"a": 2, "b": 0, "c": 1, "d": 3, "e": -1, "f": 1},

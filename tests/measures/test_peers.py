@@ -20,7 +20,7 @@ import pytest
 
 from evaltool import evaluate, parse_measures
 from evaltool.errors import MeasureError
-from tests.helpers import invoke, require_shared, rows
+from tests.support.helpers import invoke, require_shared, rows
 
 ir_measures = pytest.importorskip("ir_measures")
 

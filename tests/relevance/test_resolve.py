@@ -12,13 +12,12 @@ import math
 import random
 
 import pytest
-from click.testing import CliRunner
 
 from evaltool import evaluate
-from evaltool.cli import main
 from evaltool.errors import EvaltoolError
 from evaltool.relevance.packs import LoCoMoPack, LongMemEvalPack, installed, load_pack
 from evaltool.relevance.token_f1 import token_f1, tokens
+from tests.support.helpers import invoke
 
 
 def jsonl(path, rows) -> str:
@@ -31,12 +30,6 @@ def item(qid, docid, rank, text=None, **extra) -> dict:
     if text is not None:
         row["text"] = text
     return {**row, **extra}
-
-
-def invoke(*args, input=None):
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
-    return result
 
 
 def ok(*args):
@@ -572,7 +565,7 @@ def test_results_can_come_from_stdin(priority_files):
 
 
 def test_the_worked_example_in_data_runs(tmp_path):
-    from tests.helpers import ROOT
+    from tests.support.helpers import ROOT
 
     out = json_out(ROOT / "data/rag/queries.jsonl", ROOT / "data/rag/results.jsonl", "-m", "ndcg_cut.5", "-q")
     relevance = out["meta"]["relevance"]
@@ -584,13 +577,13 @@ def test_the_worked_example_in_data_runs(tmp_path):
 
 
 def test_the_readme_shows_the_worked_examples_real_output():
-    from tests.helpers import ROOT
+    from tests.support.helpers import ROOT
 
     readme = (ROOT / "README.md").read_text()
     command = "$ evaltool data/rag/queries.jsonl data/rag/results.jsonl"
     block = readme[readme.index(command):].split("```")[0].splitlines()
     args = block[0].split()[4:]
-    result = CliRunner().invoke(main, [str(ROOT / "data/rag/queries.jsonl"), str(ROOT / "data/rag/results.jsonl"),
+    result = invoke(*[str(ROOT / "data/rag/queries.jsonl"), str(ROOT / "data/rag/results.jsonl"),
                                        *args])
     assert result.exit_code == 0, result.stderr
     shown = [line for line in block[1:] if line and line != "..."]

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.helpers import assert_fails, invoke
+from tests.support.helpers import assert_fails, invoke
 
 QIDS = ["q&1", "q_2%", "q#3|x", "q,4", 'q"5"', "q\\6", "[q7]", "q$8^{}~"]
 NAMES = ["base & co", "50%_more", "#1|best", "a,b", 'say "hi"', "back\\slash", "[run]", "x$^{}~"]

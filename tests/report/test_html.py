@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from tests.html_pages import Page
-from tests.helpers import assert_fails, invoke
+from tests.support.html_pages import Page
+from tests.support.helpers import assert_fails, invoke
 
 XSS = "<img src=x onerror=alert(1)>"
 QIDS = ["q<1>", "q&2", '"q3"', "q'4", "5"]  # characters HTML treats specially; an id that reads as a number
@@ -156,7 +156,7 @@ def test_without_plotly_html_is_one_message_before_any_work(files, monkeypatch, 
 
 
 def test_history_report_html_is_the_json_report_with_trends(tmp_path):
-    from tests.dashboard_data import XSS, build
+    from tests.support.dashboard_data import XSS, build
 
     db = str(tmp_path / "history.sqlite")
     build(db)

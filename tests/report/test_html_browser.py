@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import browser, console_errors, requested_urls, screenshot, wait_for_charts  # noqa: F401
-from tests.dashboard_data import build
-from tests.helpers import require_shared
-from tests.helpers import invoke
+from tests.support.browser import console_errors, requested_urls, screenshot, wait_for_charts
+from tests.support.dashboard_data import build
+from tests.support.helpers import require_shared
+from tests.support.helpers import invoke
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -37,7 +37,7 @@ def reports(tmp_path_factory):
 
 
 @pytest.mark.parametrize("kind, charts", [("eval", 1), ("compare", 5), ("history", 3)])
-def test_report_file_opens_offline(browser, reports, kind, charts):  # noqa: F811
+def test_report_file_opens_offline(browser, reports, kind, charts):
     requested_urls(browser), console_errors(browser)  # start both logs empty
     url = reports[kind].as_uri()
     browser.get(url)

@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 
 from evaltool.report.table import p_text
-from tests.dashboard_data import dashboard_client, require_dashboard
-from tests.helpers import invoke, write
-from tests.html_pages import Page
+from tests.support.dashboard_data import dashboard_client, require_dashboard
+from tests.support.helpers import invoke, write
+from tests.support.html_pages import Page
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 

@@ -1,6 +1,6 @@
 """The dashboard's JSON API and pages, in-process through Starlette's TestClient (httpx, no network).
 
-Expected values: the seed's comparative table (tests/dashboard_data.py), the history's own
+Expected values: the seed's comparative table (tests/support/dashboard_data.py), the history's own
 functions and ``evaltool history ... -o json`` (the API must return exactly their JSON),
 and scipy's paired t-test for the diff.
 """
@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from tests.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, dashboard_client
-from tests.html_pages import Page
-from tests.helpers import invoke
+from tests.support.dashboard_data import PER_QUERY, SEED, SEED_MEANS, XSS, build, dashboard_client
+from tests.support.html_pages import Page
+from tests.support.helpers import invoke
 
 # Starlette 1.x asks for httpx2 behind its TestClient; httpx (the documented client) works the same here
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")

@@ -7,22 +7,13 @@ import json
 
 import pytest
 
-from tests.browser import browser, console_errors, screenshot, wait_for_charts  # noqa: F401
-from tests.dashboard_data import PER_QUERY, XSS, build
-from tests.server_process import Server
+from tests.support.browser import console_errors, screenshot, wait_for_charts
+from tests.support.dashboard_data import PER_QUERY, XSS
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    db = str(tmp_path_factory.mktemp("browser") / "history.sqlite")
-    ids = build(db)
-    server = Server("--db", db)
-    try:
-        server.wait_ready()
-        server.ids = ids
-        yield server
-    finally:
-        server.kill()
+def served(serve_dashboard):
+    return serve_dashboard()
 
 
 def _css(driver, selector):
@@ -41,7 +32,7 @@ def _open(driver, url, charts=None):
     wait_for_charts(driver, charts)
 
 
-def test_comparative_table_for_a_chosen_date_range(browser, served):  # noqa: F811
+def test_comparative_table_for_a_chosen_date_range(browser, served):
     _open(browser, f"{served.url}/")
     for field, value in (("date_from", "2025-01-01"), ("date_to", "2025-01-31")):
         browser.execute_script("arguments[0].value = arguments[1]", _css(browser, f"input[name={field}]")[0], value)
@@ -59,7 +50,7 @@ def test_comparative_table_for_a_chosen_date_range(browser, served):  # noqa: F8
     assert console_errors(browser) == []
 
 
-def test_trend_chart_has_a_point_per_execution(browser, served):  # noqa: F811
+def test_trend_chart_has_a_point_per_execution(browser, served):
     executions = _api(served, "/api/executions")["executions"]
     _open(browser, f"{served.url}/trends")
     for measure in ("recip_rank", "P_5", "ndcg_cut_10"):
@@ -72,7 +63,7 @@ def test_trend_chart_has_a_point_per_execution(browser, served):  # noqa: F811
     assert console_errors(browser) == []
 
 
-def test_clicking_an_execution_opens_its_per_query_page(browser, served):  # noqa: F811
+def test_clicking_an_execution_opens_its_per_query_page(browser, served):
     _open(browser, f"{served.url}/")
     link = [a for a in _css(browser, "table[data-table=report] td.name a") if a.text == "rm3"][0]
     link.click()
@@ -89,7 +80,7 @@ def test_clicking_an_execution_opens_its_per_query_page(browser, served):  # noq
     assert console_errors(browser) == []
 
 
-def test_a_hostile_run_name_is_text(browser, served):  # noqa: F811
+def test_a_hostile_run_name_is_text(browser, served):
     from selenium.common.exceptions import NoAlertPresentException
 
     _open(browser, f"{served.url}/?date_from=2025-03-01&date_to=2025-03-01")
@@ -106,7 +97,7 @@ def test_a_hostile_run_name_is_text(browser, served):  # noqa: F811
 
 
 @pytest.mark.parametrize("page, charts", [("compare", 4), ("diff", 0), ("suites", 0)])
-def test_other_pages_draw_without_errors(browser, served, page, charts):  # noqa: F811
+def test_other_pages_draw_without_errors(browser, served, page, charts):
     ids = served.ids
     url = {"compare": f"/compare?ids={ids['bm25']},{ids['rm3']},{ids[XSS]}",
            "diff": f"/diff?a={ids['bm25']}&b={ids['rm3']}", "suites": "/suites"}[page]

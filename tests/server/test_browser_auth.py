@@ -11,25 +11,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.browser import browser, console_errors, screenshot, wait_for_charts  # noqa: F401
-from tests.dashboard_data import build, english_only_words
-from tests.server_process import Server
+from tests.support.browser import console_errors, screenshot, wait_for_charts
+from tests.support.dashboard_data import english_only_words
 
 OPERATOR = "s3cret-operator"
 RESULT = {"summary": {"recip_rank": 0.5}, "per_query": {"a": {"recip_rank": 0.5}}}
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    db = str(tmp_path_factory.mktemp("browser-auth") / "history.sqlite")
-    ids = build(db)
-    server = Server("--db", db, "--token", f"ci={OPERATOR}", "--rater-token", "ana=r4ter")
-    try:
-        server.wait_ready()
-        server.ids = ids
-        yield server
-    finally:
-        server.kill()
+def served(serve_dashboard):
+    return serve_dashboard("--token", f"ci={OPERATOR}", "--rater-token", "ana=r4ter")
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +80,7 @@ def _post_from_the_page(driver, csrf: str | None) -> int:
     """, RESULT, csrf)
 
 
-def test_log_in_post_with_csrf_and_log_out(browser, served, attacker):  # noqa: F811
+def test_log_in_post_with_csrf_and_log_out(browser, served, attacker):
     browser.delete_all_cookies()
     browser.get(f"{served.url}/trends")
     assert browser.current_url == f"{served.url}/login?next=%2Ftrends"  # reading needs a token too
@@ -135,7 +126,7 @@ def _page_words(driver) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z]{3,}", text)}
 
 
-def test_spanish_pages_have_no_english_word(browser, served):  # noqa: F811
+def test_spanish_pages_have_no_english_word(browser, served):
     browser.delete_all_cookies()
     browser.get(f"{served.url}/login?lang=es")
     _css(browser, "input[name=token]")[0].send_keys(OPERATOR)

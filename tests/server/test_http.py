@@ -10,9 +10,9 @@ import socket
 
 import pytest
 
-from tests.dashboard_data import build
-from tests.server_process import Server, free_port
-from tests.helpers import invoke
+from tests.support.dashboard_data import build
+from tests.support.server_process import Server, free_port
+from tests.support.helpers import invoke
 
 
 @pytest.fixture(scope="module")

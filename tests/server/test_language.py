@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tests.dashboard_data import XSS, english_only_words
-from tests.helpers import invoke
+from tests.support.dashboard_data import XSS, english_only_words
+from tests.support.helpers import invoke
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -85,7 +85,7 @@ def test_the_language_switch_keeps_the_address(client):
 
 
 def test_spanish_charts_speak_spanish_and_name_no_month(client, history_file):
-    from tests.html_pages import Page
+    from tests.support.html_pages import Page
 
     _, ids = history_file
     trends = Page(client.get("/trends?lang=es").text)

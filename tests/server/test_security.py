@@ -11,7 +11,7 @@ import re
 import pytest
 
 from evaltool.errors import EvaltoolError
-from tests.dashboard_data import build, dashboard_client
+from tests.support.dashboard_data import build, dashboard_client
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -317,7 +317,7 @@ def test_a_body_nested_beyond_the_parser_is_400(db):
 
 
 def test_a_tag_needs_a_key_as_on_the_command_line(db):
-    from tests.helpers import invoke
+    from tests.support.helpers import invoke
 
     with dashboard_client(_app(db, tokens=[f"ci={OPERATOR}"])) as client:
         response = client.post("/api/executions?name=x&tag==v", json=RESULT, headers=_bearer(OPERATOR))
@@ -364,8 +364,8 @@ def test_bodies_over_the_limit_are_413_with_the_headers(db):
 
 
 def test_serve_refuses_bad_token_settings(db, tmp_path):
-    from tests.helpers import invoke
-    from tests.server_process import free_port
+    from tests.support.helpers import invoke
+    from tests.support.server_process import free_port
 
     tokens = tmp_path / "tokens"
     tokens.write_text("operator ci=one\nsuperuser x=two\n")

@@ -6,11 +6,9 @@ import csv
 import shlex
 
 import pytest
-from click.testing import CliRunner
 
-from evaltool.cli import main
 from evaltool.evaluation import evaluate
-from tests.helpers import require_shared, shared_dir
+from tests.support.helpers import invoke, require_shared, shared_dir
 
 # trec_eval's exact value is 0.13575064: it prints 0.1358, the publisher wrote 0.1357
 # (a rounding-boundary case upstream, documented in ../shared/realdata/README.md).
@@ -40,7 +38,7 @@ def test_published_value(row, reading_mode, monkeypatch):
     monkeypatch.chdir(folder)
     args = shlex.split(row["trec_eval_args"])
     command = [*reading_mode, *args, "-q", "-m", _measure_spec(row["measure"]), row["qrels"], row["run"]]
-    result = CliRunner().invoke(main, command, catch_exceptions=False)
+    result = invoke(*command)
     assert result.exit_code == 0, result.output
     printed = {}
     for line in result.stdout.splitlines():

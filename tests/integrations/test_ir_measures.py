@@ -16,7 +16,7 @@ import pytest
 ir_measures = pytest.importorskip("ir_measures")
 
 import evaltool.integrations.ir_measures as integration  # noqa: E402
-from tests.helpers import require_shared  # noqa: E402
+from tests.support.helpers import require_shared  # noqa: E402
 
 M = ir_measures
 BOTH = [

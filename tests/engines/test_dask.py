@@ -11,14 +11,12 @@ import gzip
 import os
 
 import pytest
-from click.testing import CliRunner
 
 distributed = pytest.importorskip("distributed", reason="the Dask engine needs the dask extra: pip install 'evaltool[dask]'")
 
 from evaltool import evaluate  # noqa: E402
-from evaltool.cli import main  # noqa: E402
 from evaltool.errors import EvaltoolError  # noqa: E402
-from tests.helpers import require_shared  # noqa: E402
+from tests.support.helpers import invoke, require_shared  # noqa: E402
 
 # (qrels, run, options): the published pairs of ../shared/realdata with their edge cases
 PAIRS = [
@@ -40,16 +38,12 @@ def realdata():
     return require_shared("realdata")
 
 
-def _invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
 @pytest.mark.parametrize("qrels,run,options", PAIRS, ids=[f"{r}:{' '.join(o)}" for _, r, o in PAIRS])
 @pytest.mark.parametrize("fmt", ["trec", "json"])
 def test_realdata_output_is_byte_identical(realdata, qrels, run, options, fmt):
     paths = [realdata / "qrels" / qrels, realdata / "runs" / run]
-    local = _invoke(*options, "-o", fmt, *paths)
-    dask = _invoke(*options, "-o", fmt, "--engine", "dask", "--partitions", "3", *paths)
+    local = invoke(*options, "-o", fmt, *paths)
+    dask = invoke(*options, "-o", fmt, "--engine", "dask", "--partitions", "3", *paths)
     assert dask.exit_code == local.exit_code, dask.output
     assert dask.stdout == local.stdout
     assert dask.stderr == local.stderr
@@ -130,7 +124,7 @@ def test_a_run_without_results_and_a_missing_file(realdata, tmp_path):
     empty.write_text("# nothing\n\n")
     assert _error(lambda: evaluate(qrels, empty, ["map"], engine="dask")) == _error(
         lambda: evaluate(qrels, empty, ["map"]))
-    result = _invoke("--engine", "dask", qrels, tmp_path / "absent.run")
+    result = invoke("--engine", "dask", qrels, tmp_path / "absent.run")
     assert result.exit_code == 2
     assert "absent.run" in result.stderr and "Traceback" not in result.output
 
@@ -141,7 +135,7 @@ def test_what_the_engine_refuses(realdata):
     assert "reads a run file" in _error(lambda: evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, engine="dask"))
     assert "--stream" in _error(lambda: evaluate(qrels, run, engine="dask", stream=True))
     assert "unknown engine 'spark'" in _error(lambda: evaluate(qrels, run, engine="spark"))
-    result = _invoke("--engine", "dask", "--partitions", "0", qrels, run)
+    result = invoke("--engine", "dask", "--partitions", "0", qrels, run)
     assert result.exit_code == 2 and "--partitions" in result.stderr
 
 
@@ -149,7 +143,7 @@ def test_an_unreachable_scheduler_is_one_message(realdata, monkeypatch):
     import evaltool.engines.dask as engine
 
     monkeypatch.setattr(engine, "CONNECT_TIMEOUT", "2s")
-    result = _invoke("--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", realdata / "qrels" / "qrels.cacm.txt",
+    result = invoke("--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", realdata / "qrels" / "qrels.cacm.txt",
                      realdata / "runs" / "cacm-bm25.txt")
     assert result.exit_code == 2
     assert "cannot reach the Dask scheduler tcp://127.0.0.1:9" in result.stderr
@@ -186,7 +180,7 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(realdata
 
 
 def test_readme_documents_scaling_out():
-    text = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"), encoding="utf-8").read()
     section = text.split("## Scaling out", 1)[1].split("\n## ", 1)[0]
     for option in ("--engine dask", "--scheduler", "--partitions", "LocalCluster"):
         assert option in section, option
@@ -221,8 +215,8 @@ def test_a_click_log_gives_byte_identical_output(tmp_path, monkeypatch, args):
 
     log = _click_log(tmp_path / "clicks.jsonl")
     monkeypatch.setattr(engine, "BLOCK_BYTES", 64_000)  # about ten blocks
-    local = _invoke("clicks", log, *args)
-    dask = _invoke("clicks", log, *args, "--engine", "dask")
+    local = invoke("clicks", log, *args)
+    dask = invoke("clicks", log, *args, "--engine", "dask")
     assert local.exit_code == 0, local.output
     assert dask.exit_code == 0, dask.output
     assert dask.stdout == local.stdout
@@ -236,8 +230,8 @@ def test_a_bad_click_line_is_named_by_its_line_in_the_whole_file(tmp_path, monke
     lines[4999] = '{"query": "q", "results": ["a"], "clicks": "not a list"}'
     log.write_text("\n".join(lines), encoding="utf-8")
     monkeypatch.setattr(engine, "BLOCK_BYTES", 64_000)
-    local = _invoke("clicks", log)
-    dask = _invoke("clicks", log, "--engine", "dask")
+    local = invoke("clicks", log)
+    dask = invoke("clicks", log, "--engine", "dask")
     assert local.exit_code == dask.exit_code == 2
     assert f"{log}:5000" in local.stderr
     assert dask.stderr == local.stderr
@@ -246,8 +240,8 @@ def test_a_bad_click_line_is_named_by_its_line_in_the_whole_file(tmp_path, monke
 def test_what_the_click_engine_refuses(tmp_path):
     events = tmp_path / "events.csv"
     events.write_text("action,query_id,doc_id,position,impression_id\nimpression,q,d,1,i1\n")
-    result = _invoke("clicks", events, "--engine", "dask")
+    result = invoke("clicks", events, "--engine", "dask")
     assert result.exit_code == 2 and "impression objects in JSONL" in result.stderr
     log = _click_log(tmp_path / "clicks.jsonl", impressions=10)
-    result = _invoke("clicks", log, "--engine", "dask", "--judgments", tmp_path / "out.qrels")
+    result = invoke("clicks", log, "--engine", "dask", "--judgments", tmp_path / "out.qrels")
     assert result.exit_code == 2 and "--judgments" in result.stderr and not (tmp_path / "out.qrels").exists()

@@ -1,6 +1,6 @@
 """Byte-for-byte comparison with the real trec_eval 10.0 binary on seeded random collections.
 
-The collections come from the generator of ``test_crosscheck.py`` (ties, graded and
+The collections come from the generator of ``tests/crosscheck/test_crosscheck.py`` (ties, graded and
 negative grades, 1- and 1000-document queries, '#' and UTF-8 in document ids, queries
 only in the qrels or only in the run). The whole output of ``trec_eval`` and of
 ``evaltool`` for the same command line must be identical.
@@ -47,12 +47,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from click.testing import CliRunner
 
 from evaltool import evaluate
-from evaltool.cli import main
 from evaltool.report.trec import format_trec
-from tests.helpers import CASES, generate, write_trec
+from tests.support.helpers import CASES, generate, invoke, write_trec
 
 
 PARAMETERISED = (
@@ -120,7 +118,7 @@ def test_output_identical_to_trec_eval(trec_eval, oracle_root, scenario, seed, o
     assert reference.returncode == 0, f"trec_eval failed: {reference.stderr.decode(errors='replace')}"
     assert reference.stdout, "trec_eval printed nothing"
 
-    result = CliRunner().invoke(main, [*reading_mode, *args, str(qpath), str(rpath)], catch_exceptions=False)
+    result = invoke(*[*reading_mode, *args, str(qpath), str(rpath)])
     assert result.exit_code == 0, result.output
 
     problems = _compare(reference.stdout, result.stdout_bytes)
@@ -129,8 +127,8 @@ def test_output_identical_to_trec_eval(trec_eval, oracle_root, scenario, seed, o
 
 def test_nan_cases_print_like_trec_eval():
     """0/0 cases print glibc's '-nan' (hand check: -J and nothing judged retrieved)."""
-    result = CliRunner().invoke(main, ["-J", "-q", "-m", "iprec_at_recall.0,0.5", "-m", "11pt_avg", "-m", "map",
-                                       *_nan_files()], catch_exceptions=False)
+    result = invoke(*["-J", "-q", "-m", "iprec_at_recall.0,0.5", "-m", "11pt_avg", "-m", "map",
+                                       *_nan_files()])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     # R = 1: level 0 needs lround(0) = 0 relevant documents (0/0 -> nan), level 0.5 needs 1 (-> 0)
@@ -180,7 +178,7 @@ def test_invalid_utf8_ids_order_like_trec_eval(trec_eval, tmp_path, seed):
     args = ["-q", "-m", "all_trec", "-m", "relstring.60", str(tmp_path / "q"), str(tmp_path / "r")]
     reference = subprocess.run([trec_eval, *args], capture_output=True, timeout=120)
     assert reference.returncode == 0, reference.stderr
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     problems = _compare(reference.stdout, result.stdout_bytes)
     assert not problems, "\n".join(problems[:15])

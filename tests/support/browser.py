@@ -2,7 +2,7 @@
 
 Nothing is downloaded: selenium is pointed at ``/usr/bin/chromedriver`` and ``/usr/bin/chromium``
 (Debian's ``chromium-driver`` and ``chromium``; ``.ci/run`` installs them). Without them the
-browser tests skip locally with the reason and fail under CI=true (tests/shared.py).
+browser tests skip locally with the reason and fail under CI=true (tests/support/helpers.py).
 Screenshots go to ``tests/artifacts/`` (git-ignored) for a reviewer to look at.
 """
 
@@ -13,11 +13,9 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
+from tests.support.helpers import missing
 
-from tests.helpers import missing
-
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CANDIDATES = {"chromium": ["/usr/bin/chromium", "/usr/bin/chromium-browser"], "chromedriver": ["/usr/bin/chromedriver"]}
 
 
@@ -28,9 +26,9 @@ def _find(name: str) -> str | None:
     return shutil.which(name)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """A headless Chromium that records console messages and network requests."""
+def headless_chromium():
+    """A headless Chromium that records console messages and network requests (the ``browser``
+    fixture of tests/conftest.py yields it)."""
     chromium, driver_path = _find("chromium"), _find("chromedriver")
     if not chromium or not driver_path:
         missing("the browser tests need Debian's chromium and chromium-driver (apt-get install chromium "

@@ -13,7 +13,7 @@ The cases run in a child process (``--child``) so that a segmentation fault is a
 finding, not the end of the run: the parent restarts the child after the case that
 killed it. Used by ``tests/test_fuzz.py`` (a few hundred cases in CI) and by hand:
 
-    .venv/bin/python -m tests.fuzzing --cases 3000 --seed 1 --findings /tmp/fuzz-findings
+    .venv/bin/python -m tests.support.fuzzing --cases 3000 --seed 1 --findings /tmp/fuzz-findings
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 STDERR_LIMIT = 4096   # bytes of stderr a failing input may produce (one message, a few lines)
 DEEP = 100_000        # nesting depth of the deep-nesting mutation
@@ -633,7 +633,7 @@ def fuzz(cases: int, seed: int = 0, start: int = 0, only_targets=None, findings:
     index, stop = start, start + cases
     try:
         while index < stop:
-            command = [sys.executable, "-m", "tests.fuzzing", "--child", "--seed", str(seed), "--start", str(index),
+            command = [sys.executable, "-m", "tests.support.fuzzing", "--child", "--seed", str(seed), "--start", str(index),
                        "--stop", str(stop), "--work", str(work), "--results", str(results)]
             if only_targets:
                 command += ["--targets", ",".join(only_targets)]

@@ -20,10 +20,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from evaltool import evaluate, read_qrels, read_run
-from evaltool.cli import main
+from tests.support.helpers import invoke
 
 
 QRELS_ROWS = [("q1", "d1", 2), ("q1", "d2", 0), ("q1", "d3", 1), ("q1", "d4", -1),
@@ -205,15 +204,9 @@ def test_missing_query_scores_zero_with_complete(paths):
     assert result.meta["skipped_queries"] == []
 
 
-def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    assert "Traceback" not in result.stderr
-    return result
-
-
 def test_cli_warns_once_about_skipped_queries(paths):
     qrels, run = paths
-    result = cli(qrels, run, "-m", "P.5", "-m", "num_q", "-m", "recip_rank")
+    result = invoke(qrels, run, "-m", "P.5", "-m", "num_q", "-m", "recip_rank")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ("num_q                 \tall\t2\n"
                              "recip_rank            \tall\t0.7500\n"
@@ -224,7 +217,7 @@ def test_cli_warns_once_about_skipped_queries(paths):
 
 
 def test_cli_complete_scores_missing_queries_as_zero(paths):
-    result = cli(*paths, "-c", "-q", "-m", "P.5", "-m", "num_q", "-m", "recip_rank")
+    result = invoke(*paths, "-c", "-q", "-m", "P.5", "-m", "num_q", "-m", "recip_rank")
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     # P_5: 0.4, 0.4, 0 -> 0.2667; recip_rank: 1, 0.5, 0 -> 0.5
@@ -244,7 +237,7 @@ def test_cli_warning_lists_at_most_five_queries(tmp_path):
     qrels.write_text("".join(f"q{i} 0 d 1\n" for i in range(1, 9)))
     run = tmp_path / "r"
     run.write_text("q1 Q0 d 1 1 r\n")
-    result = cli(qrels, run, "-m", "num_q")
+    result = invoke(qrels, run, "-m", "num_q")
     assert result.exit_code == 0
     assert result.stdout == "num_q                 \tall\t1\n"
     assert result.stderr.count("\n") == 1
@@ -258,14 +251,14 @@ def test_cli_warning_lists_at_most_five_queries(tmp_path):
 def test_cli_json_has_the_api_layout(paths, option):
     qrels, run = paths
     args = [qrels, run, *[x for m in MEASURES for x in ("-m", m)], *option]
-    summary_only = cli(*args)
+    summary_only = invoke(*args)
     assert summary_only.exit_code == 0, summary_only.stderr
     parsed = json.loads(summary_only.stdout)  # the skip warning goes to stderr, stdout stays JSON
     assert list(parsed) == ["measures", "summary", "meta"]
     assert parsed == json.loads(evaluate(qrels, run, MEASURES).to_json())
     assert parsed["summary"] == SUMMARY
 
-    with_queries = cli(*args, "-q")
+    with_queries = invoke(*args, "-q")
     assert with_queries.exit_code == 0, with_queries.stderr
     parsed = json.loads(with_queries.stdout)
     assert list(parsed) == ["measures", "summary", "per_query", "meta"]
@@ -279,7 +272,7 @@ def test_cli_json_reports_duplicates_and_options(tmp_path):
     qrels.write_text("q1 0 d1 1\n")
     run = tmp_path / "r"
     run.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d1 2 2.0 r\n")
-    result = cli(qrels, run, "-o", "json", "-m", "num_ret", "--on-duplicate", "max", "-l", "1")
+    result = invoke(qrels, run, "-o", "json", "-m", "num_ret", "--on-duplicate", "max", "-l", "1")
     assert result.exit_code == 0, result.stderr
     meta = json.loads(result.stdout)["meta"]
     assert meta["options"]["on_duplicate"] == "max"
@@ -297,7 +290,7 @@ EVALUATOR_MEASURES = ["map", "ndcg_cut.10", "P.5", "recall.100", "recip_rank", "
 def test_evaluator_scores_run_after_run_like_evaluate(options):
     """Prepared once, several runs: every value equals a fresh evaluate() of the same inputs."""
     from evaltool import Evaluator
-    from tests.helpers import generate
+    from tests.support.helpers import generate
 
     import numpy as np
 
@@ -326,7 +319,7 @@ def test_evaluator_values_are_pytrec_evals():
     """A peer computes the expectation: pytrec_eval on the same dicts (continuous scores, no ties)."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     from evaltool import Evaluator
-    from tests.helpers import generate
+    from tests.support.helpers import generate
 
     qrels, run = generate("graded", 2)
     run = {q: docs for q, docs in run.items() if q in qrels}
@@ -341,7 +334,7 @@ def test_evaluator_values_are_pytrec_evals():
 @pytest.mark.parametrize("scenario", ["ties", "docids", "extremes"])
 def test_dicts_score_as_the_same_files_do(tmp_path, scenario):
     """Ties broken by document id in byte order (non-ASCII, '#', prefixes) whichever way the run comes in."""
-    from tests.helpers import generate, write_trec
+    from tests.support.helpers import generate, write_trec
 
     qrels, run = generate(scenario, 3)
     qpath, rpath = write_trec(tmp_path, qrels, run)

@@ -15,7 +15,7 @@ import pytest
 
 from evaltool.io.topics import read_topics
 from evaltool.results import field_order, field_values, group_queries, label, parse_thresholds
-from tests.helpers import RANKS, assert_fails, invoke, write, write_run
+from tests.support.helpers import RANKS, assert_fails, invoke, write, write_run
 
 TOPICS_TSV = "# topics\nqid\tdifficulty\tcategory\nq1\teasy\tnews\nq2\thard\tnews\nq3\thard\tweb\nq4\teasy\tweb\n"
 TOPICS = {"q1": ("easy", "news"), "q2": ("hard", "news"), "q3": ("hard", "web"), "q4": ("easy", "web")}

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import missing
+from tests.support.helpers import missing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 XSS = "<img src=x onerror=alert(1)>"
 SEED = [("envíos a Quito", 0.833, 0.72, 0.60), ("celulares del mes anterior", 1.000, 0.85, 0.80),
         ("productos electrónicos", 0.250, 0.41, 0.20)]

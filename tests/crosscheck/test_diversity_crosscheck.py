@@ -22,10 +22,9 @@ import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from evaltool import evaluate
-from evaltool.cli import main
+from tests.support.helpers import invoke
 
 pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (the ndeval oracle) is not installed")
 
@@ -239,26 +238,26 @@ def test_cli_error_paths(tmp_path):
     for text, measure, message in cases:
         qrels = tmp_path / "qrels"
         qrels.write_text(text)
-        result = CliRunner().invoke(main, ["-m", measure, str(qrels), str(run)])
+        result = invoke(*["-m", measure, str(qrels), str(run)])
         assert result.exit_code == 2, result.output
         assert result.output == f"evaltool: {tmp_path}/{message}\n"
     qrels.write_text("q 1 a 1\nq 2 a 0\n")
-    plain = CliRunner().invoke(main, ["-m", "P@5", str(qrels), str(run)])
+    plain = invoke(*["-m", "P@5", str(qrels), str(run)])
     assert plain.exit_code == 2
     assert plain.output == (f"evaltool: {qrels}:2: found 'q 2 a 0'; expected each (query, document) pair once; "
                             "query 'q' document 'a' was already given at line 1 (use --on-duplicate first|max to "
                             "accept duplicates; the second fields differ, as in subtopic qrels 'query_id subtopic "
                             "doc_id grade': read those with --qrels-format subtopics)\n")
-    bad = CliRunner().invoke(main, ["-m", "NRBP(alpha=1.5)", str(qrels), str(run)])
+    bad = invoke(*["-m", "NRBP(alpha=1.5)", str(qrels), str(run)])
     assert bad.exit_code == 2
     assert bad.output == "evaltool: measure 'NRBP(alpha=1.5)': alpha of NRBP must be at most 1, not 1.5\n"
     queries = tmp_path / "queries.jsonl"
     queries.write_text('{"qid": "q", "relevant_ids": ["a", "b"]}\n')
-    no_subtopics = CliRunner().invoke(main, ["-m", "StRecall@5", str(queries), str(run)])
+    no_subtopics = invoke(*["-m", "StRecall@5", str(queries), str(run)])
     assert no_subtopics.exit_code == 2
     assert no_subtopics.output == (f"evaltool: {queries}:1: found '{{\"qid\": \"q\", \"relevant_ids\": [\"a\", \"b\"]}}'; "
                                    "expected 4 fields 'query_id subtopic doc_id grade'\n")
-    forced = CliRunner().invoke(main, ["-m", "StRecall@5", "--qrels-format", "jsonl", str(queries), str(run)])
+    forced = invoke(*["-m", "StRecall@5", "--qrels-format", "jsonl", str(queries), str(run)])
     assert forced.exit_code == 2
     assert forced.output.startswith("evaltool: diversity measures and --qrels-format subtopics read judgments per "
                                     f"subtopic: a qrels file 'query_id subtopic doc_id grade' (ndeval's) or a dict "

@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 from evaltool import evaluate
-from tests.helpers import ISSUE_IR_MEASURES
+from tests.support.helpers import ISSUE_IR_MEASURES
 
 
 TOLERANCE = 1e-9

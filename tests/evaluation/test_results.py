@@ -21,7 +21,7 @@ import evaltool
 from evaltool.compare import compare_runs
 from evaltool.errors import EvaltoolError, EvaltoolWarning
 from evaltool.evaluation import evaluate
-from tests.helpers import RANKS, assert_fails, invoke, write, write_run
+from tests.support.helpers import RANKS, assert_fails, invoke, write, write_run
 
 PACKAGE = Path(evaltool.__file__).parent
 QRELS = {f"q{i}": {f"dq{i}": 1} for i in range(1, 5)}

@@ -14,7 +14,7 @@ import pytest
 
 from evaltool import evaluate
 from evaltool.errors import EvaltoolWarning, InputError, QueriesSkippedWarning
-from tests.helpers import ROOT, assert_fails, invoke, require_shared
+from tests.support.helpers import ROOT, assert_fails, invoke, require_shared
 
 
 def test_skipped_queries_warn_in_python():

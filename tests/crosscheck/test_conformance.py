@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from evaltool.cli import main
-from tests.helpers import require_shared
+from tests.support.helpers import invoke, require_shared
 
 MEAS_PARAMS = (
     "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 "
@@ -32,6 +30,6 @@ CASES = [
 def test_trec_eval_golden_output(expected, command, reading_mode, monkeypatch):
     folder = require_shared("conformance", "trec_eval")
     monkeypatch.chdir(folder)
-    result = CliRunner().invoke(main, [*reading_mode, *command.split()], catch_exceptions=False)
+    result = invoke(*[*reading_mode, *command.split()])
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (folder / expected).read_bytes()

@@ -7,7 +7,7 @@
   (``assert_fails``).
 * Seeded random collections for the cross-checks (``generate``, ``write_trec``, ``CASES``).
 * ``evaltool bench``: queries files, reports, and fake search backends (spec
-  ``tests.helpers:NAME``).
+  ``tests.support.helpers:NAME``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import shlex
 import shutil
 import threading
 import time
+import traceback
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,9 @@ from click.testing import CliRunner
 from evaltool import evaluate
 from evaltool.bench import TransientError
 from evaltool.cli import main
+from evaltool.cli.app import Interrupted
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def shared_dir() -> Path | None:
@@ -69,10 +71,21 @@ def missing(reason: str):
 # ---------------------------------------------------------------------------- command line
 
 
-def invoke(*args, input=None):
-    """Run the command line in process as `evaltool ARGS`; a traceback is always a failure."""
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input, prog_name="evaltool")
-    assert "Traceback" not in result.stderr, result.stderr
+INTERRUPTED = (Interrupted, KeyboardInterrupt)  # the console script prints one line for these and exits 130
+
+
+def invoke(*args, input=None, env=None):
+    """Run the command line in process as `evaltool ARGS` (the one way the tests run it).
+
+    A traceback is always a failure, whatever the test expects of the exit code: an exception
+    escaping the command that the console script (:func:`evaltool.cli.app.run`) does not turn
+    into an exit code (the user would see its traceback), or a traceback printed on either stream.
+    """
+    result = CliRunner().invoke(main, [str(a) for a in args], input=input, env=env, prog_name="evaltool")
+    if result.exception is not None and not isinstance(result.exception, (SystemExit, *INTERRUPTED)):
+        raise AssertionError("evaltool " + " ".join(map(str, args)) + " raised:\n"
+                             + "".join(traceback.format_exception(*result.exc_info))) from result.exception
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.output
     return result
 
 

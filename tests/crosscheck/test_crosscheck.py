@@ -1,7 +1,7 @@
 """Per-query cross-check of every measure against pytrec_eval on seeded random collections.
 
 pytrec_eval (pytrec-eval-terrier) embeds trec_eval 9's measure code, so every value it
-reports is an independent expectation. The generator (tests/helpers.py) is shared with
+reports is an independent expectation. The generator (tests/support/helpers.py) is shared with
 ``test_trec_eval_oracle.py`` (which compares against the trec_eval 10 binary).
 
 What the generator stresses, per scenario:
@@ -46,7 +46,7 @@ import pytest
 
 
 from evaltool import evaluate
-from tests.helpers import CASES, generate, write_trec
+from tests.support.helpers import CASES, generate, write_trec
 
 TOLERANCE = 1e-9
 

@@ -1,0 +1,1 @@
+"""Suites whose expected values come from outside evaltool: trec_eval's goldens and binary, peer libraries, published numbers."""

@@ -522,6 +522,69 @@ def inprocess_goals(inprocess):
     return goals
 
 
+RANX_WORKLOAD_QUICK = [2000]
+RANX_WORKLOAD_SIZES = [2000, 100_000]
+RANX_WORKLOAD_ROUTES = ["evaltool dicts", "evaltool pandas", "evaltool polars"]
+RANX_WORKLOAD_LIMIT = 0.5  # evaltool <= 0.5x ranx warm, every input, every measure
+
+
+def ranx_workload_rows(queries, repeat, timeout):
+    """benchmarks/drivers/ranx_workload.py at one size: per-call medians of every route, and the
+    values checked against pytrec_eval's (equal to 1e-12: one sum in another order) before any ratio."""
+    done = subprocess.run([sys.executable, str(HERE / "drivers" / "ranx_workload.py"), str(queries), str(repeat)],
+                          capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        return {"queries": queries, "error": done.stderr.strip()[-600:]}
+    out = json.loads(done.stdout)
+    reference = {r["measure"]: r["value"] for r in out["rows"] if r["route"] == "pytrec_eval"}
+    for r in out["rows"]:
+        r["check"] = "= pytrec_eval" if abs(r["value"] - reference[r["measure"]]) <= 1e-12 else "MISMATCH"
+    return out
+
+
+def ranx_workload_goals(sections):
+    """At the largest size run: each evaltool route against ranx warm, per measure."""
+    goals = []
+    done = [s for s in sections if "rows" in s]
+    section = max(done, key=lambda s: s["queries"]) if done else (sections[-1] if sections else {})
+    rows = {(r["measure"], r["route"]): r for r in section.get("rows", [])}
+    size = f"{section.get('queries', 0):,} x 100"
+    for measure in ("MAP", "MRR", "nDCG"):
+        for route in RANX_WORKLOAD_ROUTES:
+            desc = f"ranx workload {size} {measure}: {route} <= {RANX_WORKLOAD_LIMIT}x ranx warm"
+            g = {"goal": desc, "row": route, "baseline": "ranx", "limit": RANX_WORKLOAD_LIMIT, "ratio": None,
+                 "status": "SKIP", "note": section.get("error", "ranx workload not run")[:200]}
+            row, base = rows.get((measure, route)), rows.get((measure, "ranx"))
+            if row and base:
+                if row["check"] != "= pytrec_eval" or base["check"] != "= pytrec_eval":
+                    g.update(status="FAIL", note=f"values differ: {row['value']!r} ({route}), {base['value']!r} "
+                                                 "(ranx), against pytrec_eval's")
+                else:
+                    g["ratio"] = row["median_s"] / base["median_s"]
+                    g["status"] = "PASS" if g["ratio"] <= RANX_WORKLOAD_LIMIT else "FAIL"
+                    g["note"] = f"{fmt_s(row['median_s'])} vs {fmt_s(base['median_s'])}"
+            goals.append(g)
+    return goals
+
+
+def ranx_workload_table(sections):
+    lines = []
+    for section in sections:
+        if "rows" not in section:
+            lines.append(f"ranx workload, {section['queries']:,} queries: ERROR {section.get('error')}")
+            continue
+        lines.append(f"ranx workload in process, one core ({section['queries']:,} queries x 100, "
+                     f"{section['qrels_rows']:,} judgments; median per call; values against pytrec_eval's):")
+        by = {(r["measure"], r["route"]): r for r in section["rows"]}
+        for (measure, route), r in by.items():
+            base = by.get((measure, "ranx"))
+            ratio = f"{r['median_s'] / base['median_s']:.2f}x ranx" \
+                if base and r["check"] == base["check"] == "= pytrec_eval" else "-"
+            lines.append(f"  {measure:<5} {route:<16} {fmt_s(r['median_s']):>8}  {ratio:>10}  "
+                         f"{r['value']:.6f} {r['check']}")
+    return "\n".join(lines)
+
+
 def startup_table(rows, inprocess):
     lines = ["start-up (whole process, median):"]
     lines += [f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}" + (f"  ERROR: {r['error']}" if r["error"] else "")
@@ -718,6 +781,9 @@ def main(argv=None):
     ap.add_argument("--clicks", nargs="*", metavar="NAME",
                     help=f"click-log data sets ({', '.join(click_logs.ALL_CLICKS)}) for the 'evaltool clicks' rows; "
                          "default clicks-S with --quick, all otherwise; no names: none")
+    ap.add_argument("--ranx-workload", nargs="*", type=int, metavar="QUERIES",
+                    help="sizes (queries x 100) of ranx's workload timed in process (needs ranx and pytrec_eval); "
+                         f"default {RANX_WORKLOAD_QUICK} with --quick, {RANX_WORKLOAD_SIZES} otherwise; no sizes: none")
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 on a value mismatch, a failed run or a FAIL goal")
     args = ap.parse_args(argv)
@@ -802,6 +868,15 @@ def main(argv=None):
         if "DL" in datasets else []
     inprocess = inprocess_rows(datasets["DL"], args.repeat, args.timeout) \
         if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
+    workload_sizes = args.ranx_workload if args.ranx_workload is not None else \
+        (RANX_WORKLOAD_QUICK if args.quick else RANX_WORKLOAD_SIZES)
+    ranx_sections = []
+    if workload_sizes and {"evaltool", "pytrec_eval", "ranx"} <= set(have):
+        for queries in workload_sizes:
+            log(f"\n== ranx workload in process: {queries:,} queries x 100, {max(3, args.repeat)} repetition(s)")
+            ranx_sections.append(ranx_workload_rows(queries, max(3, args.repeat), args.timeout * 4))
+    elif workload_sizes:
+        log("\n== ranx workload skipped: it needs evaltool, pytrec_eval and ranx (pip install -e '.[bench]')")
     for size in [s for s in sizes if s not in QUICK_SIZES]:
         time_data_set(size)
     click_sets = click_logs.ALL_CLICKS if args.clicks is None and not args.quick else \
@@ -809,7 +884,8 @@ def main(argv=None):
     click_results = run_clicks(launcher, click_sets, args, log) if "evaltool" in have else []
     launcher.close()
 
-    goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many)
+    goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many) \
+        + (ranx_workload_goals(ranx_sections) if workload_sizes else [])
 
     log("\n" + table(results))
     log("\n" + startup_table(startup, inprocess))
@@ -820,6 +896,8 @@ def main(argv=None):
             ratio = f"  {r['median_wall_s'] / base:.2f}x trec_eval loop" if base else ""
             log(f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}{ratio}  values: {r.get('check', '-')}"
                 + (f"  ERROR: {r['error']}" if r["error"] else ""))
+    if ranx_sections:
+        log("\n" + ranx_workload_table(ranx_sections))
     if click_results:
         log("\n" + click_table(click_results))
     stages = stage_table(results)
@@ -856,6 +934,7 @@ def main(argv=None):
         "startup": startup,
         "inprocess": inprocess,
         "many_runs": many,
+        "ranx_workload": ranx_sections,
         "clicks": click_results,
     }
     if not args.no_save:

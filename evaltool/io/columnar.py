@@ -280,10 +280,21 @@ class ArrowDocRun(Run):
     def keys_for(self, docids):
         import pyarrow as pa
         compute = kernels()
-        found = compute.call_function("index_in", [pa.array(docids, type=pa.string())],
-                                      compute.SetLookupOptions(self.extra["dictionary"]))
-        return numpy_column(compute.call_function("coalesce", [found, pa.scalar(-1, pa.int32())]),
-                            np.int32).astype(np.int64)
+        dictionary, wanted = self.extra["dictionary"], pa.array(docids, type=pa.string())
+        missing = pa.scalar(-1, pa.int32())
+        if len(dictionary) <= 4 * len(wanted):
+            found = compute.call_function("index_in", [wanted], compute.SetLookupOptions(dictionary))
+            return numpy_column(compute.call_function("coalesce", [found, missing]), np.int32).astype(np.int64)
+        # a run with many more ids than asked for (a qrels' ids): the run's ids are probed against the
+        # distinct ids asked for, a small hash table, rather than hashing every id of the run into one
+        asked = compute.call_function("dictionary_encode", [wanted])
+        found = numpy_column(compute.call_function(
+            "coalesce", [compute.call_function("index_in", [dictionary], compute.SetLookupOptions(asked.dictionary)),
+                         missing]), np.int32)
+        key_of_asked = np.full(len(asked.dictionary), -1, dtype=np.int64)
+        hit = np.flatnonzero(found >= 0)
+        key_of_asked[found[hit]] = hit
+        return key_of_asked[numpy_column(asked.indices, np.int32)]
 
 
 DUPLICATE_SLICE_ROWS = 1 << 16  # rows of whole queries checked at a time for repeated documents

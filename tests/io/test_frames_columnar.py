@@ -194,3 +194,16 @@ def test_duplicate_policies_give_the_row_paths_numbers(policy, expected):
 def test_an_empty_frame_is_refused():
     with pytest.raises(EvaltoolError, match="expected at least one row"):
         frames.run_from_frame(pd.DataFrame({"query_id": [], "doc_id": [], "score": []}))
+
+
+def test_a_run_with_many_more_ids_than_asked_for_finds_them_by_probing_its_own():
+    """``keys_for`` on a run whose ids far outnumber the ids asked for (a qrels' ids) probes the
+    run's ids against the asked ones; repeated and unknown ids are answered as the direct lookup does."""
+    import pyarrow as pa
+
+    ids = [f"d{i}" for i in range(50)]
+    run = columnar.ArrowDocRun(["q"], np.zeros(50, dtype=np.int64), [], np.arange(50), np.zeros(50), None,
+                               extra={"dictionary": pa.array(ids)})
+    asked = ["d7", "nope", "d49", "d7", "d0"]
+    assert run.keys_for(asked).tolist() == [7, -1, 49, 7, 0]
+    assert run.keys_for(asked * 3).tolist() == [7, -1, 49, 7, 0] * 3  # the direct lookup, same answers

@@ -345,12 +345,19 @@ def check_goals(results, have, missing, sizes):
 
 TINY_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
 TINY_RUN = "q1 Q0 d1 1 2.0 tiny\nq1 Q0 d2 2 1.0 tiny\nq2 Q0 d3 1 1.0 tiny\n"
+INPROCESS_DEPTHS = [None, 100]  # DL as it is (43 x 1000), and cut to a reranker's top 100 (43 x 100)
 INPROCESS_GOALS = [
-    # (row, baseline row, max ratio, description)
-    ("evaltool.evaluate", "pytrec_eval build+evaluate", 1.0,
+    # (depth, row, baseline row, max ratio, description)
+    (None, "evaltool.evaluate", "pytrec_eval build+evaluate", 1.0,
      "DL in-process: evaltool.evaluate <= 1.0x pytrec_eval build+evaluate"),
-    ("evaltool Evaluator.evaluate", "pytrec_eval evaluate", 1.0,
-     "DL in-process: Evaluator.evaluate <= 1.0x pytrec_eval evaluate"),
+    (None, "evaltool Evaluator.evaluate", "pytrec_eval evaluate", 0.5,
+     "DL 43x1000 in-process: Evaluator.evaluate <= 0.5x pytrec_eval evaluate"),
+    (None, "evaltool Evaluator.evaluate (DataFrames)", "pytrec_eval evaluate", 0.5,
+     "DL 43x1000 in-process: Evaluator.evaluate, DataFrames <= 0.5x pytrec_eval evaluate"),
+    (100, "evaltool Evaluator.evaluate", "pytrec_eval evaluate", 0.5,
+     "DL 43x100 in-process: Evaluator.evaluate <= 0.5x pytrec_eval evaluate"),
+    (100, "evaltool Evaluator.evaluate (DataFrames)", "pytrec_eval evaluate", 0.5,
+     "DL 43x100 in-process: Evaluator.evaluate, DataFrames <= 0.5x pytrec_eval evaluate"),
 ]
 
 
@@ -493,12 +500,14 @@ def many_runs_goals(rows):
     return goals
 
 
-def inprocess_rows(d, repeat, timeout):
-    """benchmarks/drivers/inprocess.py on a data set: per-call medians of each in-process route."""
+def inprocess_rows(d, repeat, timeout, depth=None):
+    """benchmarks/drivers/inprocess.py on a data set (its run cut to ``depth`` per query): per-call
+    medians of each in-process route."""
     done = subprocess.run([sys.executable, str(HERE / "drivers" / "inprocess.py"), d["qrels"], d["run"],
-                           str(max(10, 5 * repeat))], capture_output=True, text=True, timeout=timeout)
+                           str(max(10, 5 * repeat))] + ([str(depth)] if depth else []),
+                          capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        return {"error": done.stderr.strip()[-600:]}
+        return {"depth": depth, "error": done.stderr.strip()[-600:]}
     out = json.loads(done.stdout)
     reference = out["values"]["pytrec_eval evaluate"]
     # pytrec_eval orders tied scores its own way on dict input: equal at trec_eval's 4 printed decimals
@@ -507,17 +516,22 @@ def inprocess_rows(d, repeat, timeout):
     return out
 
 
-def inprocess_goals(inprocess):
+def inprocess_goals(sections):
     goals = []
-    for row, base, limit, desc in INPROCESS_GOALS:
+    by_depth = {section.get("depth"): section for section in sections or []}
+    for depth, row, base, limit, desc in INPROCESS_GOALS:
         g = {"goal": desc, "row": row, "baseline": base, "limit": limit, "ratio": None, "status": "SKIP", "note": ""}
-        medians = (inprocess or {}).get("median_s")
+        section = by_depth.get(depth) or {}
+        medians = section.get("median_s")
         if medians and row in medians and base in medians:
-            g["ratio"] = medians[row] / medians[base]
-            g["status"] = "PASS" if g["ratio"] <= limit else "FAIL"
-            g["note"] = f"{medians[row] * 1e3:.1f} ms vs {medians[base] * 1e3:.1f} ms"
+            if section["values_check"].get(row) != "= pytrec_eval":
+                g.update(status="FAIL", note="values differ from pytrec_eval's")
+            else:
+                g["ratio"] = medians[row] / medians[base]
+                g["status"] = "PASS" if g["ratio"] <= limit else "FAIL"
+                g["note"] = f"{medians[row] * 1e3:.1f} ms vs {medians[base] * 1e3:.1f} ms"
         else:
-            g["note"] = (inprocess or {}).get("error", "DL not run or pytrec_eval absent")[:200]
+            g["note"] = section.get("error", "DL not run or pytrec_eval absent")[:200]
         goals.append(g)
     return goals
 
@@ -589,16 +603,17 @@ def startup_table(rows, inprocess):
     lines = ["start-up (whole process, median):"]
     lines += [f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}" + (f"  ERROR: {r['error']}" if r["error"] else "")
               for r in rows]
-    if inprocess and "median_s" in inprocess:
-        m = inprocess["median_s"]
-        lines.append(f"in-process on DL ({inprocess['queries']} queries, {inprocess['run_rows']:,} run rows; "
-                     "dicts; median per call):")
+    for section in inprocess or []:
+        if "median_s" not in section:
+            lines.append(f"in-process (depth {section.get('depth') or 'all'}): ERROR {section.get('error')}")
+            continue
+        m = section["median_s"]
+        lines.append(f"in-process on DL ({section['queries']} queries, {section['run_rows']:,} run rows; "
+                     "dicts unless said; median per call):")
         for name, value in m.items():
             base = m["pytrec_eval evaluate"] if "Evaluator" in name else m["pytrec_eval build+evaluate"]
             ratio = "" if name.startswith("pytrec_eval") else f"  {value / base:.2f}x"
-            lines.append(f"  {name:<30} {value * 1e3:7.1f} ms{ratio}  values {inprocess['values_check'][name]}")
-    elif inprocess:
-        lines.append(f"in-process: ERROR {inprocess.get('error')}")
+            lines.append(f"  {name:<42} {value * 1e3:7.1f} ms{ratio}  values {section['values_check'][name]}")
     return "\n".join(lines)
 
 
@@ -866,7 +881,7 @@ def main(argv=None):
     startup = startup_rows(launcher, have, args.cache_dir, args.repeat, args.timeout)
     many = many_runs_rows(launcher, have, datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
         if "DL" in datasets else []
-    inprocess = inprocess_rows(datasets["DL"], args.repeat, args.timeout) \
+    inprocess = [inprocess_rows(datasets["DL"], args.repeat, args.timeout, depth) for depth in INPROCESS_DEPTHS] \
         if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
     workload_sizes = args.ranx_workload if args.ranx_workload is not None else \
         (RANX_WORKLOAD_QUICK if args.quick else RANX_WORKLOAD_SIZES)

@@ -564,6 +564,7 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
 
 
 BLOCK_CELLS = 1 << 22  # (judged document x query position) comparisons made at a time
+COMPARISONS_PER_SORT_STEP = 4  # what one step of sorting the run costs, in comparisons of _count_above
 
 
 def _count_above(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
@@ -573,18 +574,21 @@ def _count_above(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarra
 
     Each pair is compared with every row of its query, a block of pairs at a time as a
     matrix (pairs x the longest of their queries): no sort, and the work is the judged
-    documents times the depth of their queries. None when that is more than a few times the
-    run (a few long queries with many judged documents), where sorting is cheaper.
+    documents times the depth of their queries. None when a sort of the run costs less
+    (many judged documents per query against few queries, as in TREC DL's qrels).
 
-    >>> higher, equal = _count_above(np.array([3.0, 1.0, 2.0, 2.0, 5.0]), np.array([0, 4, 5]), np.array([4, 1]),
-    ...                              np.array([0, 0, 1]), np.array([2.0, 3.0, 5.0]))
+    >>> scores = np.array([3.0, 1.0, 2.0, 2.0, 0.5, 0.4, 0.3, 0.2, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0, -1.0, -2.0])
+    >>> higher, equal = _count_above(scores, np.array([0, 8, 16]), np.array([8, 8]), np.array([0, 1]),
+    ...                              np.array([2.0, 5.0]))
     >>> higher.tolist(), equal.tolist()
-    ([1, 0, 0], [2, 1, 1])
+    ([1, 0], [2, 1])
+    >>> _count_above(scores, np.array([0, 8, 16]), np.array([8, 8]), np.array([0] * 8), np.full(8, 2.0)) is None
+    True
     """
     if len(codes) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     depth = lengths[codes]
-    if int(depth.sum()) > 4 * len(scores) + BLOCK_CELLS:
+    if int(depth.sum()) * COMPARISONS_PER_SORT_STEP > len(scores) * max(len(scores), 2).bit_length():
         return None
     higher = np.empty(len(codes), dtype=np.int64)
     equal = np.empty(len(codes), dtype=np.int64)

@@ -48,12 +48,18 @@ from evaltool.measures.base import Agg, Better
 
 if TYPE_CHECKING:
     from evaltool.evaluation.result import EvalResult
+    from evaltool.multiple import AllPairs
 
 TESTS = {
     "t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
     "randomization": "Fisher's randomization test",
     "bootstrap": "paired bootstrap test",
+}
+# tests of many runs at once (evaltool.multiple): family-wise over the pairs of runs of a measure already
+MANY_TESTS = {
+    "tukey": "randomised Tukey HSD test",
+    "hsd": "Tukey's HSD test (two-way ANOVA residual variance)",
 }
 CORRECTIONS = {
     "holm": "Holm",
@@ -234,6 +240,7 @@ class Comparison:
     thresholds: dict | None = None
     labels: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    pairs: AllPairs | None = None
 
     @property
     def baseline(self) -> str:
@@ -242,7 +249,7 @@ class Comparison:
     @property
     def test_name(self) -> str:
         """The test in words (``paired t-test``)."""
-        return TESTS[self.test]
+        return TESTS.get(self.test) or MANY_TESTS[self.test]
 
     @property
     def correction_name(self) -> str:
@@ -268,6 +275,8 @@ class Comparison:
         if self.thresholds is not None:
             out["labels"] = self.labels
             out["thresholds"] = self.thresholds
+        if self.pairs is not None:
+            out["all_pairs"] = self.pairs.to_dict()
         return out
 
     def to_json(self) -> str:
@@ -316,10 +325,11 @@ class Comparison:
 
 
 def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials: int = 10000, seed: int = 0,
-                level: float = 0.95, better=None) -> Cell:
+                level: float = 0.95, better=None, agg: Agg = Agg.MEAN) -> Cell:
     """``other``'s cell against ``base``: per-query values of the same queries in the same order.
 
-    The means are over all the queries; the test, the interval and the wins, ties and
+    The means are over all the queries (``agg`` :attr:`Agg.MEAN_DEFINED`: over those with a
+    value, as the measure's summary is); the test, the interval and the wins, ties and
     losses are over the pairs where neither value is nan. Fewer than 2 pairs: p is nan.
     A win is a query where ``other`` does better, as the measure's ``better``
     (:class:`~evaltool.measures.base.Better`, default higher) says: lower for FirstRelPos
@@ -336,8 +346,8 @@ def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials:
     better = better or Better.HIGHER
     paired = ~(np.isnan(base) | np.isnan(other))
     d = other[paired] - base[paired]
-    cell = Cell(summarize(Agg.MEAN, other, len(other)))
-    cell.delta = cell.mean - summarize(Agg.MEAN, base, len(base))
+    cell = Cell(summarize(agg, other, len(other)))
+    cell.delta = cell.mean - summarize(agg, base, len(base))
     cell.ties = int(np.count_nonzero(d == 0))
     if better is not Better.NEITHER:
         gains = d if better is Better.HIGHER else -d
@@ -357,11 +367,12 @@ def adjust_cells(family: list[Cell], correction: str) -> None:
 
 
 def _comparable(result) -> tuple[list, list[str]]:
-    """Columns with a per-query value averaged into the summary; the names of the others."""
+    """Columns with a per-query value averaged into the summary (over every query, or over those with a
+    value, as FirstRelPos); the names of the others."""
     keep, ignored = [], []
     for column in result.columns:
         m = column.measure
-        if m.agg is Agg.MEAN and m.per_query and not isinstance(column.values, list):
+        if m.agg in (Agg.MEAN, Agg.MEAN_DEFINED) and m.per_query and not isinstance(column.values, list):
             keep.append(column)
         else:
             ignored.append(column.name)
@@ -392,8 +403,13 @@ def in_order_given(columns: list, measures) -> list:
 
 def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", correction: str = "holm",
                  alpha: float = 0.05, trials: int = 10000, seed: int = 0, group_by=(), topics=None,
-                 thresholds=None, **options) -> Comparison:
+                 thresholds=None, all_pairs: bool = False, **options) -> Comparison:
     """Score every run with the same options and compare each with the first.
+
+    ``all_pairs`` compares every pair of runs instead (:func:`evaltool.multiple.all_pairs`:
+    the two-way ANOVA, effect sizes, margins of error and compact letters come with it);
+    ``test`` may then also be ``tukey`` (randomised Tukey HSD) or ``hsd`` (Tukey's HSD),
+    which compare the baseline with each run on their own as well.
 
     ``qrels`` and each run take whatever :func:`evaltool.evaluate` takes (files,
     a queries file and JSONL results, dicts, DataFrames); ``runs`` is a list or a
@@ -421,8 +437,8 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     runs = list(runs)
     if len(runs) < 2:
         raise InputError(f"compare needs at least 2 runs (a baseline and one to compare), got {len(runs)}")
-    if test not in TESTS:
-        raise EvaltoolError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    if test not in TESTS and test not in MANY_TESTS:
+        raise EvaltoolError(f"unknown test {test!r}; expected one of {', '.join([*TESTS, *MANY_TESTS])}")
     if correction not in CORRECTIONS:
         raise EvaltoolError(f"unknown correction {correction!r}; expected one of {', '.join(CORRECTIONS)}")
     if not 0 < alpha < 1:
@@ -465,6 +481,7 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
 
     measure_names = [c.name for c in columns]
     by_measure = {c.name: c.measure.better for c in columns}
+    aggregate = {c.name: c.measure.agg for c in columns}
     values: dict[str, dict[str, np.ndarray]] = {}
     cells: dict[str, dict[str, Cell]] = {}
     for name, result in zip(names, results):
@@ -472,20 +489,87 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
         index = np.array([position[q] for q in qids])
         by_name = {c.name: c for c in result.columns}
         values[name] = {m: np.asarray(by_name[m].values, dtype=np.float64)[index] for m in measure_names}
-        cells[name] = {m: Cell(summarize(Agg.MEAN, values[name][m], len(qids))) for m in measure_names}
+        cells[name] = {m: Cell(summarize(aggregate[m], values[name][m], len(qids))) for m in measure_names}
 
-    family = []
-    for name in names[1:]:
-        for m in measure_names:
-            cells[name][m] = paired_cell(values[names[0]][m], values[name][m], test, trials=trials, seed=seed,
-                                         level=1 - alpha, better=by_measure[m])
-            family.append(cells[name][m])
-    adjust_cells(family, correction)
+    pairs = None
+    if all_pairs or test in MANY_TESTS:
+        pairs = pairwise(names, measure_names, values, test=test, correction=correction, alpha=alpha,
+                         trials=trials, seed=seed, better=by_measure)
+        correction = pairs.correction
+    if not all_pairs:
+        family = []
+        for name in names[1:]:
+            for m in measure_names:
+                cells[name][m] = paired_cell(values[names[0]][m], values[name][m],
+                                             "t" if test in MANY_TESTS else test, trials=trials, seed=seed,
+                                             level=1 - alpha, better=by_measure[m], agg=aggregate[m])
+                family.append(cells[name][m])
+        if pairs is None:
+            adjust_cells(family, correction)
+        else:  # the pair's Tukey p-value and simultaneous interval
+            for pair in pairs.pairs:
+                if pair.a == names[0]:
+                    cell = cells[pair.b][pair.measure]
+                    cell.p_value, cell.p_adjusted, cell.ci = pair.p_value, pair.p_adjusted, pair.ci
+            pairs = None
 
     cmp = Comparison(names, measure_names, test, correction, alpha, trials, seed, qids, values, cells, results,
                      qrels=results[0].meta["qrels"], complete=bool(options.get("complete")), left_out=left_out,
-                     ignored_measures=ignored)
+                     ignored_measures=ignored, pairs=pairs)
     return finish_comparison(cmp, fields=fields, topics=table, thresholds=in_force, given=given, caught=caught)
+
+
+def pairwise(names: list[str], measures: list[str], values: dict[str, dict[str, np.ndarray]], *, test: str = "t",
+              correction: str = "holm", alpha: float = 0.05, trials: int = 10000, seed: int = 0,
+              better: dict | None = None) -> AllPairs:
+    """Every pair ``(a, b)`` of ``names`` (``a`` before ``b``) on every measure (:mod:`evaltool.multiple`).
+
+    ``values[run][measure]`` are per-query values aligned over the same queries. ``test`` is a
+    paired test of :data:`TESTS` (corrected over all pairs x measures by
+    ``correction``), ``tukey`` (randomised Tukey HSD, family-wise over the pairs of a measure:
+    not corrected further) or ``hsd`` (Tukey's HSD with the ANOVA's residual variance, the same).
+    Topics where some run has no value (nan) are left out of that measure's analysis.
+    """
+    from evaltool.multiple import AllPairs, Pair, compact_letters, effect_sizes, randomised_tukey, tukey_hsd, \
+        two_way_anova
+
+    if test not in TESTS and test not in MANY_TESTS:
+        raise EvaltoolError(f"unknown test {test!r}; expected one of {', '.join([*TESTS, *MANY_TESTS])}")
+    better = better or {}
+    pairs: list[Pair] = []
+    anovas, moes, letters, topics = {}, {}, {}, {}
+    for m in measures:
+        x = np.column_stack([values[name][m] for name in names])
+        x = x[~np.isnan(x).any(axis=1)]
+        topics[m] = len(x)
+        anova = two_way_anova(x)
+        hsd_p, moe = tukey_hsd(x, alpha)
+        anovas[m], moes[m] = anova, moe
+        tukey_p = randomised_tukey(x, trials, seed) if test == "tukey" else hsd_p
+        means = x.mean(axis=0)
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                cell = paired_cell(x[:, i], x[:, j], "t" if test in MANY_TESTS else test, trials=trials,
+                                   seed=seed, level=1 - alpha, better=better.get(m))
+                es, cohen = effect_sizes(x, i, j, anova.residual_variance)
+                p, ci = cell.p_value, cell.ci
+                if test in MANY_TESTS:
+                    delta = float(means[j] - means[i])
+                    p, ci = float(tukey_p[i, j]), (delta - moe, delta + moe)
+                pairs.append(Pair(m, names[i], names[j], float(means[i]), float(means[j]), cell.delta, p, p, ci, es,
+                                  cohen, cell.wins, cell.ties, cell.losses))
+    if test not in MANY_TESTS:
+        for pair, q in zip(pairs, adjust([p.p_value for p in pairs], correction)):
+            pair.p_adjusted = float(q)
+    result = AllPairs(list(names), list(measures), test, "none" if test in MANY_TESTS else correction, alpha,
+                      pairs, anovas, moes, letters, topics)
+    for m in measures:
+        own = [p for p in pairs if p.measure == m]
+        means = {p.a: p.mean_a for p in own} | {p.b: p.mean_b for p in own}
+        letters[m] = compact_letters(names, [means[n] for n in names],
+                                     {frozenset((p.a, p.b)): result.significant(p) for p in own},
+                                     lower_better=better.get(m) is Better.LOWER)
+    return result
 
 
 # ---------------------------------------------------------------- the query set, groups, labels and warnings

@@ -61,10 +61,29 @@ def split_named_run(argument: str) -> tuple[str | None, str]:
     return name, path
 
 
-def named_runs(arguments, run_name_options, expand) -> tuple[list[str], list[str], list[bool]]:
+def expand_run(argument: str) -> list[str]:
+    """One RUN argument as files: a directory stands for its files, a glob pattern (``*?[``) that is
+    not itself a file for the files it matches, both in sorted order; ``-`` is stdin."""
+    if argument != "-" and os.path.isdir(argument):
+        files = sorted(os.path.join(argument, name) for name in os.listdir(argument)
+                       if not name.startswith(".") and os.path.isfile(os.path.join(argument, name)))
+        if not files:
+            raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
+        return files
+    if argument != "-" and not os.path.exists(argument) and any(c in argument for c in "*?["):
+        import glob
+
+        files = sorted(f for f in glob.glob(argument) if os.path.isfile(f))
+        if not files:
+            raise EvaltoolError(f"RUN: no file matches {argument}")
+        return files
+    return [argument]
+
+
+def named_runs(arguments, run_name_options) -> tuple[list[str], list[str], list[bool]]:
     """RUN arguments and ``--run-name`` options as (paths, names, whether each name was chosen by the user).
 
-    ``expand`` turns one plain argument into its files (a folder, a glob). ``NAME=PATH`` names
+    A plain argument stands for its files (:func:`expand_run`: a folder, a glob). ``NAME=PATH`` names
     one file; ``--run-name`` gives one name per run, in order; the other runs take
     :func:`run_names`. A chosen name must be distinct from every other (the same file given
     twice keeps its name twice).
@@ -73,7 +92,7 @@ def named_runs(arguments, run_name_options, expand) -> tuple[list[str], list[str
     for argument in arguments:
         name, path = split_named_run(argument)
         if name is None:
-            files = expand(path)
+            files = expand_run(path)
             paths += files
             chosen += [None] * len(files)
             continue

@@ -1,10 +1,13 @@
 """The package's shape, checked from its sources: no import cycle, short parameter lists on the
-evaluation path."""
+evaluation path, one place that decides what an input is, who may import what; and the test
+tree's own shape."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import re
+from functools import cache
 from pathlib import Path
 
 import evaltool
@@ -19,12 +22,15 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@cache
 def sources() -> dict[str, Path]:
     return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
+@cache
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the evaltool modules it imports, at module level or inside a function.
+    """Module -> the evaltool modules it imports, at module level or inside a function (computed
+    once: read it, never change it).
 
     ``import a.b`` and ``from a.b import c`` are edges to ``a.b``, or to ``a.b.c`` when ``c``
     is itself a module; relative imports are resolved against the importing module's package.
@@ -233,8 +239,9 @@ def test_the_qrels_path_from_the_cli_to_a_kernel_never_returns_to_a_module_it_le
     files, --stream and several runs: no module calls, directly or through others, into a
     module that called it."""
     trec = [str(DATA / "qrels.txt"), str(DATA / "run.txt")]
+    rag = [str(DATA / "rag" / "queries.jsonl"), str(DATA / "rag" / "results.jsonl")]
     for args in (["eval", *trec], ["eval", *trec, "--stream"], ["eval", trec[0], trec[1], trec[1]],
-                 ["eval", str(DATA / "rag" / "queries.jsonl"), str(DATA / "rag" / "results.jsonl"), "-m", "ndcg_cut.5"]):
+                 ["eval", *rag, "-m", "ndcg_cut.5"]):
         chains = _stacks(args)
         assert any(c[-1].startswith("evaltool.measures.") and "evaltool.io.load" not in c for c in chains), args
         assert any("evaltool.io.kinds" in c for c in chains), args
@@ -245,10 +252,7 @@ def test_the_qrels_path_from_the_cli_to_a_kernel_never_returns_to_a_module_it_le
                             "evaltool.evaluation.orchestration"}, args
 
 
-# ---------------------------------------------------------------- the test tree
-
-TESTS = Path(__file__).resolve().parent
-
+# ---------------------------------------------------------------- who may import what
 
 def _imported(path: Path) -> set[str]:
     """The modules a file imports (``from a import b`` counts ``a`` and ``a.b``)."""
@@ -262,12 +266,54 @@ def _imported(path: Path) -> set[str]:
     return found
 
 
+def test_report_imports_no_computing_module():
+    # the words shown to people (evaltool.report.i18n) live in report/ and import only evaltool.errors
+    for path in (PACKAGE / "report").glob("*.py"):
+        outside = [m for m in _imported(path)
+                   if m.startswith("evaltool") and not m.startswith(("evaltool.report", "evaltool.errors"))]
+        assert outside == [], (path.name, outside)
+    i18n_uses = [m for m in _imported(PACKAGE / "report" / "i18n.py") if m.startswith("evaltool")]
+    assert i18n_uses and all(m.startswith("evaltool.errors") for m in i18n_uses), i18n_uses
+
+
+def test_no_module_imports_a_private_name_of_another():
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        private = [f"{node.module}.{alias.name}" for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evaltool")
+                   for alias in node.names if alias.name.startswith("_") and alias.name != "__version__"]
+        # module._name: an evaltool module imported as a name, and a private attribute read from it
+        modules = {alias.asname or alias.name for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evaltool")
+                   for alias in node.names if (PACKAGE / (node.module.replace("evaltool", "", 1).strip(".").replace(".", "/"))
+                                               / f"{alias.name}.py").exists()}
+        private += [f"{node.value.id}.{node.attr}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and node.attr.startswith("_") and not node.attr.startswith("__")]
+        assert private == [], (str(path.relative_to(PACKAGE)), private)
+
+
+def test_only_the_cli_imports_click_or_exits():
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] == "cli":
+            continue
+        text = path.read_text()
+        assert not any(m == "click" or m.startswith("click.") for m in _imported(path)), path
+        assert "sys.exit" not in text, path
+
+
+# ---------------------------------------------------------------- the test tree
+
+TESTS = Path(__file__).resolve().parent
+
+
 def test_no_test_module_imports_another():
     """What tests share lives in tests/support/ (and fixtures in conftest.py files): a test module
     imported by another would run its tests twice and tie two suites together."""
-    tangled = {str(path.relative_to(TESTS)): sorted(m for m in _imported(path)
-                                                    if m.startswith("tests.") and m.rpartition(".")[2].startswith("test_"))
-               for path in TESTS.rglob("*.py")}
+    def test_modules(path: Path) -> list[str]:
+        return sorted(m for m in _imported(path) if m.startswith("tests.") and m.rpartition(".")[2].startswith("test_"))
+
+    tangled = {str(path.relative_to(TESTS)): test_modules(path) for path in TESTS.rglob("*.py")}
     assert {name: modules for name, modules in tangled.items() if modules} == {}
 
 
@@ -284,3 +330,23 @@ def test_the_command_line_is_run_through_one_invoke():
     runners = [str(path.relative_to(TESTS)) for path in TESTS.rglob("*.py")
                if "CliRunner" in path.read_text(encoding="utf-8") and path != Path(__file__).resolve()]
     assert runners == ["support/helpers.py"]
+
+
+# ---------------------------------------------------------------- docstrings
+
+INTERNAL_REFERENCE = re.compile(r"\bseeds? ?0\d\d\b|\bSPEC-\d|\bissues? #?\d+\b|\brule \d+\b|\bcalcular_\w+", re.I)
+
+
+def test_docstrings_explain_rather_than_cite_internal_documents():
+    """A reader of evaltool has neither the specification documents nor the issue tracker: a
+    docstring says what the code does and why (formula, edge case, published reference), not
+    which internal document asked for it."""
+    citing = []
+    for name, path in sources().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node) or ""
+                where = f"{name}.{getattr(node, 'name', '')}"
+                citing += [f"{where}: {m.group(0)}" for m in INTERNAL_REFERENCE.finditer(doc)]
+    assert citing == []
+    assert INTERNAL_REFERENCE.search("as seed 004 asks") and INTERNAL_REFERENCE.search("SPEC-002, rule 13")

@@ -140,3 +140,25 @@ def test_wins_follow_the_measures_direction():
     p1 = cmp.cells["new"]["P_1"]
     assert (p1.wins, p1.ties, p1.losses) == (1, 0, 2)
     assert "num_ret" not in cmp.measures  # a count has no per-query mean to compare
+
+
+def test_a_measure_averaged_over_the_queries_with_a_value_is_compared(tmp_path):
+    """FirstRelPos has no value where nothing relevant was returned; its summary is the mean over the
+    queries with one, and compare shows it (it used to be left out as 'not compared').
+
+    By hand: A finds q1's relevant at 1, q2's at 3, nothing for q3 -> mean (1 + 3) / 2 = 2;
+    B at 2, 1 and 4 -> 7 / 3. Paired on q1, q2: differences +1, -2; lower is better: one win, one loss."""
+    from evaltool.compare import compare_runs
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 r1 1\nq2 0 r2 1\nq3 0 r3 1\n")
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_text("q1 Q0 r1 1 9 a\nq2 Q0 x1 1 9 a\nq2 Q0 x2 2 8 a\nq2 Q0 r2 3 7 a\nq3 Q0 x3 1 9 a\n")
+    b.write_text("q1 Q0 y1 1 9 b\nq1 Q0 r1 2 8 b\nq2 Q0 r2 1 9 b\n"
+                 "q3 Q0 y1 1 9 b\nq3 Q0 y2 2 8 b\nq3 Q0 y3 3 7 b\nq3 Q0 r3 4 6 b\n")
+    cmp = compare_runs(str(qrels), [str(a), str(b)], measures=["FirstRelPos"])
+    assert cmp.measures == ["FirstRelPos"] and cmp.ignored_measures == []
+    base, other = cmp.cells[cmp.names[0]]["FirstRelPos"], cmp.cells[cmp.names[1]]["FirstRelPos"]
+    assert base.mean == 2.0 and other.mean == pytest.approx(7 / 3)
+    assert other.delta == pytest.approx(1 / 3)
+    assert (other.wins, other.ties, other.losses, other.pairs) == (1, 0, 1, 2)

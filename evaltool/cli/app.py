@@ -18,6 +18,10 @@ class Interrupted(Exception):
 COMMANDS = {
     "eval": ("evaltool.cli.eval", "eval_command", "evaluate RUN against QRELS (the default command)"),
     "compare": ("evaltool.cli.compare", "compare_command", "compare runs with paired tests (first run = baseline)"),
+    "fuse": ("evaltool.cli.fuse", "fuse_command", "fuse several runs into one (rrf, combsum, wsum, ...; --optimize)"),
+    "power": ("evaltool.cli.power", "power_command", "topics needed and power of the paired t-test (topic set size)"),
+    "reproduce": ("evaltool.cli.reproduce", "reproduce_command",
+                  "how well reproduced runs reproduce the originals (KTU, RBO, RMSE, ER, DeltaRI)"),
     "check": ("evaltool.cli.check", "check_command", "check a run against reference numbers (exit 1 on drift)"),
     "bench": ("evaltool.cli.bench", "bench_command", "run a queries file against a search backend and score it"),
     "clicks": ("evaltool.cli.clicks", "clicks_command", "click metrics of a click log; click-derived judgments"),

@@ -21,12 +21,17 @@ COMPARE_HELP = """Compare runs on the same queries: the first run is the baselin
   evaltool compare qrels.txt a.txt b.txt --test randomization --trials 100000 -o json
   evaltool compare qrels.txt a.txt b.txt --group-by difficulty --topics topics.tsv --labels
   evaltool compare qrels.txt a.txt b.txt -o html --output compare.html   # with per-query plots
+  evaltool compare qrels.txt a.txt b.txt c.txt d.txt --all-pairs --test tukey -o latex   # a paper table
 
 A row per run, a column per measure (default: {defaults}). For
 every other run and measure: its mean, the difference from the baseline, a paired test
 (--test), the adjusted p-value (--correction, over all runs x measures; * marks
 adjusted p < --alpha), a confidence interval of the difference and the queries won,
-tied and lost. Every run is scored with the same options (-c, -l, -M, -J, ...); the
+tied and lost. With --all-pairs: every pair of runs, its effect sizes (ES_E with the
+residual variance of the two-way ANOVA, and the paired Cohen's d), the ANOVA table, the
+Tukey HSD margin of error and a compact letter display (runs sharing a letter do not
+differ significantly); --test tukey / hsd are family-wise over the pairs of a measure
+(--correction is not applied to them). Every run is scored with the same options (-c, -l, -M, -J, ...); the
 queries compared are those all runs were scored on, which the output states.
 """.format(defaults=described("compare"))
 
@@ -38,8 +43,12 @@ queries compared are those all runs were scored on, which the output states.
               help=f"Measure to compare; repeatable. Default: {described('compare')}.")
 @evaluation_options
 @engine_options
-@click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]), default="t",
-              show_default=True, help="Paired test: t-test, Wilcoxon signed-rank, Fisher randomization, bootstrap.")
+@click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap", "tukey", "hsd"]), default="t",
+              show_default=True, help="Paired test: t-test, Wilcoxon signed-rank, Fisher randomization, bootstrap; "
+                                      "or over all runs at once: randomised Tukey HSD (tukey), Tukey's HSD (hsd).")
+@click.option("--all-pairs", is_flag=True,
+              help="Compare every pair of runs (not only with the first): the two-way ANOVA, effect sizes, "
+                   "margins of error and compact letters come with it.")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",
               show_default=True, help="Multiple-testing correction over all runs x measures (bh: Benjamini-Hochberg).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
@@ -54,7 +63,7 @@ queries compared are those all runs were scored on, which the output states.
 @output_options([*REPORT_FORMATS, "html"], "table")
 @record_options(with_name=False)
 @shows_reading_progress
-def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed, names, group_by, topics,
+def compare_command(qrels, runs, measures, test, all_pairs, correction, alpha, trials, seed, names, group_by, topics,
                     labels, thresholds, relevance, packs, f1_threshold, f1_total, qrels_format, run_format, fmt, output,
                     record, db, note, tags, at, **options):
     from evaltool.compare import compare_runs
@@ -65,7 +74,7 @@ def compare_command(qrels, runs, measures, test, correction, alpha, trials, seed
         check_format(fmt)
         history = recording(record, db, note, tags, at)
         cmp = compare_runs(qrels, list(runs), list(names) or None, list(measures) or None, test=test,
-                           correction=correction, alpha=alpha, trials=trials, seed=seed,
+                           correction=correction, alpha=alpha, trials=trials, seed=seed, all_pairs=all_pairs,
                            **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
                            **grouping_arguments(group_by, topics, labels, thresholds), **options)
         if history is not None:

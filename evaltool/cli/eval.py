@@ -5,7 +5,6 @@ The command is the verb; the library it calls is the package :mod:`evaltool.eval
 
 from __future__ import annotations
 
-import os
 import time
 
 import click
@@ -86,7 +85,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
     from evaltool.run_names import named_runs
 
     try:
-        runs, names, chosen = named_runs(runs, run_names, expand_run)
+        runs, names, chosen = named_runs(runs, run_names)
         if len(runs) > 1:
             _refuse_single_run_options(runs, save_reference, record, record_name, db, note, tags, at)
     except EvaltoolError as exc:
@@ -151,25 +150,6 @@ def _refuse_single_run_options(runs, save_reference, record, record_name, db, no
         raise EvaltoolError(f"{', '.join(given)}: {'this option applies' if len(given) == 1 else 'these options apply'}"
                             " to a single run (--save-reference, and --record with its --name, --db, --note, --tag, "
                             f"--at, take one run); several were given ({len(runs)}: {listed}){hint}")
-
-
-def expand_run(argument: str) -> list[str]:
-    """One RUN argument as files: a directory stands for its files, a glob pattern (``*?[``) that is
-    not itself a file for the files it matches, both in sorted order; ``-`` is stdin."""
-    if argument != "-" and os.path.isdir(argument):
-        files = sorted(os.path.join(argument, name) for name in os.listdir(argument)
-                       if not name.startswith(".") and os.path.isfile(os.path.join(argument, name)))
-        if not files:
-            raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
-        return files
-    if argument != "-" and not os.path.exists(argument) and any(c in argument for c in "*?["):
-        import glob
-
-        files = sorted(f for f in glob.glob(argument) if os.path.isfile(f))
-        if not files:
-            raise EvaltoolError(f"RUN: no file matches {argument}")
-        return files
-    return [argument]
 
 
 def _eval_many(qrels, runs, names, plan, per_query, no_summary, fmt, output) -> None:

@@ -110,8 +110,15 @@ def click_mrr(view: Impressions, cutoff, first_click: str = "log") -> np.ndarray
     """Reciprocal rank of the first click: 1 / rank, 0 when nothing was clicked (MRR from clicks).
 
     The first click is the first in log order (``clicks[0]`` of an impression), or the top-most
-    clicked result with ``first_click='position'``. The mean over impressions is
-    ``calcular_mrr_con_clicks`` exactly, for logs whose clicks hit shown documents.
+    clicked result with ``first_click='position'``. The mean over impressions, with 0 for an
+    impression without a click, is the usual MRR of a click log: a log whose clicks all hit
+    shown documents gives ``mean(1 / (results.index(clicks[0]) + 1))``, 0 where ``clicks`` is empty.
+
+    >>> from evaltool.clicks import evaluate
+    >>> log = [{"query": "a", "results": ["d1", "d2", "d3"], "clicks": ["d2", "d1"]},
+    ...        {"query": "b", "results": ["d4", "d5"], "clicks": []}]
+    >>> evaluate(log, ["click_mrr"]).summary["click_mrr"]
+    0.25
     """
     rank = view.first_rank(first_click)
     rr = np.divide(1.0, rank, out=np.zeros(len(rank)), where=rank > 0)

@@ -243,6 +243,26 @@ def difference_histogram(differences: list, ci, delta, name_a: str, name_b: str,
     }
 
 
+def pair_intervals(pairs: list, measure: str, level: float, simultaneous: bool) -> dict:
+    """Every pair's mean difference b - a with its interval (the Tukey HSD intervals when
+    ``simultaneous``); an interval that misses 0 is a significant difference."""
+    labels = [f"{chart_text(p.b)} − {chart_text(p.a)}" for p in pairs]
+    deltas = [p.delta for p in pairs]
+    return {
+        "data": [{"type": "scatter", "mode": "markers", "x": deltas, "y": labels, "marker": {"color": "#2458a6"},
+                  "error_x": {"type": "data", "symmetric": False, "array": [p.ci[1] - p.delta for p in pairs],
+                              "arrayminus": [p.delta - p.ci[0] for p in pairs]},
+                  "hovertemplate": "%{y}: %{x:.4f}<extra></extra>"}],
+        "layout": {"title": _title(f"{chart_text(measure)}: {level:.0%} "
+                                   + ("simultaneous Tukey HSD intervals" if simultaneous else "intervals")
+                                   + " of the differences"),
+                   "xaxis": _axis("difference"), "yaxis": {"automargin": True, "autorange": "reversed"},
+                   "shapes": [{"type": "line", "xref": "x", "yref": "paper", "x0": 0, "x1": 0, "y0": 0, "y1": 1,
+                               "line": {"color": "#6b7280", "dash": "dot"}}],
+                   "height": 120 + 28 * len(pairs), "showlegend": False},
+    }
+
+
 def trend(points: list[dict], measure: str, lang: str = "en") -> dict:
     """One measure over time: a line per execution name, a point per execution (hover: name,
     date, value, note); each point's customdata starts with its page's path.
@@ -397,6 +417,13 @@ def compare_html(cmp, *, report: Report | None = None) -> str:
             report_tables(report), tag("h2", "Per query"),
             chart(per_query_bars(qids, series, list(cmp.measures), "per-query values by run"), wide=True,
                   name="per-query")]
+    if cmp.pairs is not None:
+        analysis = cmp.pairs
+        for m in cmp.measures:
+            own = [p for p in analysis.pairs if p.measure == m]
+            body += [tag("h2", m), chart(pair_intervals(own, m, 1 - cmp.alpha, analysis.family_wise),
+                                         wide=True, name="intervals")]
+        return document(f"evaltool compare: {', '.join(cmp.names)}", body)
     base = cmp.baseline
     for m in cmp.measures:
         body.append(tag("h2", m))

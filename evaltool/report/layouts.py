@@ -163,6 +163,8 @@ def _ci_text(ci) -> str:
 
 def compare_report(cmp) -> Report:
     """A row per run and a column per measure (and its label); the paired statistics; means per group."""
+    if cmp.pairs is not None:
+        return all_pairs_report(cmp)
     labelled = cmp.thresholds is not None
     main = []
     for name in cmp.names:
@@ -191,10 +193,45 @@ def compare_report(cmp) -> Report:
 
 
 def compare_csv(cmp) -> Report:
-    """One tidy table (:meth:`~evaltool.compare.Comparison.rows`): a row per (group, run, measure)."""
-    rows = cmp.rows()
+    """One tidy table (:meth:`~evaltool.compare.Comparison.rows`): a row per (group, run, measure);
+    with all pairs, a row per (measure, pair) (:meth:`~evaltool.multiple.AllPairs.rows`)."""
+    rows = cmp.rows() if cmp.pairs is None else cmp.pairs.rows()
     header = list(rows[0]) if rows else []
     return Report([Table(header, [list(row.values()) for row in rows])])
+
+
+def all_pairs_report(cmp) -> Report:
+    """Every pair of runs: the means with their letters (the paper table), the pairs, the ANOVA per measure."""
+    analysis = cmp.pairs
+    labelled = cmp.thresholds is not None
+    main = [[name, *[f"{cell_text(cmp.cells[name][m].mean)} {analysis.letters[m][name]}" for m in cmp.measures],
+             *([cmp.labels[name]] if labelled else [])] for name in cmp.names]
+    tables = [Table(["run", *cmp.measures, *(["label"] if labelled else [])], main,
+                    title="means; runs that share a letter do not differ significantly")]
+    rows = [[p.measure, p.a, p.b, f"{p.delta:+.4f}{'*' if analysis.significant(p) else ''}", p_text(p.p_value),
+             p_text(p.p_adjusted), _ci_text(p.ci), p.effect_size, p.cohens_d, p.wins, p.ties, p.losses]
+            for p in analysis.pairs]
+    tables.append(Table(["measure", "a", "b", "delta (b - a)", "p", "p_adjusted", "ci", "ES_E", "cohens_d", "wins",
+                         "ties", "losses"], rows, title="all pairs"))
+    anova = [[m, *row[:4], row[4], p_text(row[5])] for m, a in analysis.anova.items() for row in a.rows()]
+    tables.append(Table(["measure", "source", "SS", "df", "MS", "F", "p"], anova,
+                        title="two-way ANOVA (system x topic)", digits=6))
+    family = analysis.family_wise
+    correction = ("p-values family-wise over the pairs of each measure" if family else
+                  f"correction over {len(analysis.pairs)} comparisons: {cmp.correction_name}")
+    interval = (f"simultaneous {1 - cmp.alpha:.0%} Tukey HSD interval (delta +- MOE)" if family else
+                f"{1 - cmp.alpha:.0%} " + ("t interval" if cmp.test == "t" else "paired bootstrap BCa interval"))
+    seeded = f"; {cmp.trials} trials, seed {cmp.seed}" if cmp.test not in ("t", "hsd") else ""
+    notes = [f"{len(cmp.names)} runs, every pair; {_policy(cmp)}",
+             f"test: {cmp.test_name}{seeded}; {correction}; * adjusted p < {cmp.alpha:g}; ci: {interval}",
+             "ES_E: (mean_b - mean_a) / sqrt(V_E), V_E the residual variance of the two-way ANOVA (Sakai); "
+             "cohens_d: mean / sd of the per-query differences b - a; wins/ties/losses: queries where b does "
+             "better than/as well as/worse than a",
+             "; ".join(f"{m}: {analysis.topics[m]} topics, V_E {cell_text(a.residual_variance, 6)}, "
+                       f"HSD margin of error {cell_text(analysis.moe[m])}" for m, a in analysis.anova.items())]
+    if cmp.ignored_measures:
+        notes.append(f"not compared (no per-query mean): {', '.join(cmp.ignored_measures)}")
+    return Report(tables, notes)
 
 
 # ---------------------------------------------------------------- check
@@ -268,3 +305,84 @@ def clicks_report(result, *, per_query: bool = False) -> Report:
         for qid, values in result.per_query.items():
             rows += [[qid, name, _defined(value), None, None, None, None, None, None] for name, value in values.items()]
     return Report([Table(CLICK_COLUMNS, rows)], clicks_notes(result))
+
+
+# ---------------------------------------------------------------- fuse --optimize
+
+
+def fusion_search_report(search, *, csv: bool = False) -> Report:
+    """The settings tried with their mean, the folds' choices, and the chosen setting in the notes.
+
+    CSV holds the one table of settings (a row per weight vector or parameter value)."""
+    grid = Table(["setting", search.measure, "chosen"], [list(row.values()) for row in search.rows()],
+                 title=f"{search.method}: mean {search.measure} of each setting over {len(search.qids)} queries")
+    if csv:
+        return Report([grid])
+    folds = Table(["fold", "queries", "chosen on the other folds", f"held-out {search.measure}"],
+                  [[i + 1, search.fold_of.count(i), search.setting_text(search.fold_choice[i]), search.fold_score[i]]
+                   for i in range(search.folds)], title=f"{search.folds}-fold cross-validation")
+    searched = search.parameter or "weights (>= 0, summing to 1)"
+    notes = [f"chosen: {search.chosen_text()}; mean {search.measure} {cell_text(search.score)} on all "
+             f"{len(search.qids)} queries; cross-validated {cell_text(search.cv_score)} ({search.folds} folds: each "
+             "query scored with the setting best on the other folds)",
+             f"searched: {searched} of {search.method} (norm {search.norm}) over {len(search.candidates)} settings; "
+             f"runs: {', '.join(search.names)}"]
+    return Report([grid, folds] if search.folds > 1 else [grid], notes)
+
+
+
+# ---------------------------------------------------------------- power
+
+
+def power_report(analysis, *, csv: bool = False) -> Report:
+    """The design table (a row per measure; CSV: per measure and minimum difference) and each pair's power."""
+    if csv:
+        rows = analysis.rows()
+        return Report([Table(list(rows[0]) if rows else [], [list(r.values()) for r in rows])])
+    deltas = analysis.min_deltas
+    design = Table(["measure", "topics", "V_E", "sd of differences", "detectable difference",
+                    *[f"topics for {d:g}" for d in deltas]],
+                   [[m.measure, m.topics, m.residual_variance, m.sd, m.detectable, *[m.needed[d] for d in deltas]]
+                    for m in analysis.measures], title="topic set size design (paired t-test)")
+    pairs = Table(["measure", "a", "b", "delta (b - a)", "sd", "power"],
+                  [[p.measure, p.a, p.b, p.delta, p.sd, p.power] for p in analysis.pairs],
+                  title="achieved power of each comparison")
+    notes = [f"alpha {analysis.alpha:g} (two-sided), power 1 - beta = {1 - analysis.beta:g}; runs: "
+             f"{', '.join(analysis.names)}",
+             "V_E: residual variance of the two-way ANOVA (system x topic); sd of differences: sqrt(2 V_E) (Sakai's "
+             "estimate for a future pair of runs); detectable difference: the smallest true difference the present "
+             "topics detect with that power; power: noncentral t with the pair's observed mean and sd of differences"]
+    return Report([design, pairs], notes)
+
+
+# ---------------------------------------------------------------- reproduce
+
+
+def reproduce_report(result, *, per_topic: bool = False, csv: bool = False) -> Report:
+    """The rankings' agreement per pair, the scores' per (pair, measure), the effects per advanced pair."""
+    if csv:
+        rows = result.rows()
+        return Report([Table(list(rows[0]) if rows else [], [list(r.values()) for r in rows])])
+    tables = [Table(["original", "reproduced", "KTU", "RBO"],
+                    [[p.original, p.reproduced, p.ktu_mean, p.rbo_mean] for p in result.pairs],
+                    title=f"rankings (mean over the topics; top {result.depth}, RBO p {result.p:g})")]
+    tables.append(Table(["original", "reproduced", "measure", "original mean", "reproduced mean", "RMSE", "p"],
+                        [[p.original, p.reproduced, m, p.mean_original[m], p.mean_reproduced[m], p.rmse[m],
+                          p_text(p.p_value[m])] for p in result.pairs for m in result.measures],
+                        title="per-topic scores"))
+    if result.effects:
+        tables.append(Table(["baseline", "advanced", "measure", "ER", "DeltaRI"],
+                            [[e.baseline, e.advanced, m, e.effect_ratio[m], e.delta_ri[m]]
+                             for e in result.effects for m in result.measures],
+                            title="effects (advanced against baseline)"))
+    if per_topic:
+        tables.append(Table(["original", "reproduced", "topic", "KTU", "RBO"],
+                            [[p.original, p.reproduced, q, p.ktu[q], p.rbo[q]] for p in result.pairs for q in p.ktu],
+                            title="rankings per topic"))
+    notes = [f"{result.queries} queries scored by every run; KTU: Kendall's tau union; RBO: rank-biased overlap "
+             "(truncated, normalised); RMSE: root mean square of the per-topic differences; p: paired t-test, original "
+             "against reproduced",
+             "ER: mean improvement of the reproduced advanced run over the reproduced baseline divided by the "
+             "original's (1: fully reproduced); DeltaRI: relative improvement of the originals minus that of the "
+             "reproductions (0: reproduced)"]
+    return Report(tables, notes)

@@ -9,7 +9,6 @@ q1..q4 -> recip_rank 1, 0.5, 0.25, 1 (mean 0.6875), P_5 0.2 everywhere; run B ra
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import warnings
@@ -225,53 +224,6 @@ def test_compare_says_each_run_warning_once(files):
 
 
 # ---------------------------------------------------------------- the layering rules
-
-
-def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text())
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-    return found
-
-
-def test_report_imports_no_computing_module():
-    # the words shown to people (evaltool.report.i18n) live in report/ and import only evaltool.errors
-    for path in (PACKAGE / "report").glob("*.py"):
-        outside = [m for m in _imports(path)
-                   if m.startswith("evaltool") and not m.startswith(("evaltool.report", "evaltool.errors"))]
-        assert outside == [], (path.name, outside)
-    i18n_uses = [m for m in _imports(PACKAGE / "report" / "i18n.py") if m.startswith("evaltool")]
-    assert i18n_uses and all(m.startswith("evaltool.errors") for m in i18n_uses), i18n_uses
-
-
-def test_no_module_imports_a_private_name_of_another():
-    for path in PACKAGE.rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        private = [f"{node.module}.{alias.name}" for node in ast.walk(tree)
-                   if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evaltool")
-                   for alias in node.names if alias.name.startswith("_") and alias.name != "__version__"]
-        # module._name: an evaltool module imported as a name, and a private attribute read from it
-        modules = {alias.asname or alias.name for node in ast.walk(tree)
-                   if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evaltool")
-                   for alias in node.names if (PACKAGE / (node.module.replace("evaltool", "", 1).strip(".").replace(".", "/"))
-                                               / f"{alias.name}.py").exists()}
-        private += [f"{node.value.id}.{node.attr}" for node in ast.walk(tree)
-                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and node.value.id in modules and node.attr.startswith("_") and not node.attr.startswith("__")]
-        assert private == [], (str(path.relative_to(PACKAGE)), private)
-
-
-def test_only_the_cli_imports_click_or_exits():
-    for path in PACKAGE.rglob("*.py"):
-        if path.relative_to(PACKAGE).parts[0] == "cli":
-            continue
-        text = path.read_text()
-        assert not any(m == "click" or m.startswith("click.") for m in _imports(path)), path
-        assert "sys.exit" not in text, path
 
 
 def test_thresholds_argument_is_checked():

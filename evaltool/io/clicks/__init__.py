@@ -4,7 +4,8 @@ Two layouts are read, impression objects (:mod:`~evaltool.io.clicks.objects`) an
 (:mod:`~evaltool.io.clicks.events`, as CSV, JSONL or Parquet); the content (and, for Parquet,
 the file name) decides which (:func:`evaltool.io.kinds.click_layout`):
 
-* **Impression objects** (seed 004's ``calcular_mrr_con_clicks`` input): a JSON array, or JSONL
+* **Impression objects**, what a search application logs per result page (the Spanish keys
+  ``consulta`` and ``resultados`` are read as ``query`` and ``results``): a JSON array, or JSONL
   with one object per line. Each object is one impression — a result list shown for a query:
   ``consulta`` or ``query`` (the query text), optional ``query_id`` / ``qid`` (otherwise the
   text is the query's id), ``resultados`` or ``results`` (the document ids in the order shown,

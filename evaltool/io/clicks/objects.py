@@ -17,7 +17,7 @@ from evaltool.io.clicks.values import QUERY_ID_KEYS, QUERY_KEYS, RESULT_KEYS, id
 
 
 class ObjectReader:
-    """Seed-style impression objects, one at a time, into the builder (buffered in arrays)."""
+    """Impression objects (a result page shown and its clicks), one at a time, into the builder (buffered in arrays)."""
 
     def __init__(self, builder: Builder) -> None:
         self.b = builder

@@ -453,21 +453,75 @@ def _rank_by_passes(run: Run, rows: np.ndarray) -> np.ndarray:
     return higher
 
 
+def _rank_grouped(run: Run, rows: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """Ranks of ``rows`` in a run whose queries are contiguous but not in score order (a
+    DataFrame's rows, say), by counting the scores of each row's query (:func:`_count_above`)
+    and comparing ids inside the groups of equal scores; None when the queries are not
+    contiguous (``starts``: where the query code changes), or when sorting costs less."""
+    codes, scores = run.qid_codes, run.scores
+    if len(distinct(codes[starts])) != len(starts):
+        return None
+    segment_of_code = np.zeros(len(run.qid_vocab), dtype=np.int64)
+    segment_of_code[codes[starts]] = np.arange(len(starts))
+    bounds = np.append(starts, len(codes))
+    segment = segment_of_code[codes[rows]]
+    counted = _count_above(scores, bounds, np.diff(bounds), segment, scores[rows])
+    if counted is None:
+        return None
+    higher, equal = counted
+    tied = np.flatnonzero(equal > 1)
+    if len(tied):
+        pair, member = _tied_members(scores, bounds, np.diff(bounds), segment[tied], scores[rows[tied]])
+        owner = tied[pair]
+        keep = member != rows[owner]
+        owner, member = owner[keep], member[keep]
+        mine, theirs = id_order(run, rows[owner], member)
+        np.add.at(higher, owner[theirs > mine], 1)
+    return higher
+
+
+def _tied_members(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
+                  values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(pair, row) for every row of query ``codes[pair]`` (rows grouped by query) whose score
+    is ``values[pair]``, a block of pairs at a time as :func:`_count_above` compares them.
+
+    >>> _tied_members(np.array([2.0, 1.0, 2.0, 7.0]), np.array([0, 3, 4]), np.array([3, 1]), np.array([0, 1]),
+    ...               np.array([2.0, 7.0]))
+    (array([0, 0, 1]), array([0, 2, 3]))
+    """
+    pairs, rows = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    depth = lengths[codes]
+    step = max(BLOCK_CELLS // max(int(depth.max(initial=1)), 1), 1)
+    for first in range(0, len(codes), step):
+        pick = np.arange(first, min(first + step, len(codes)))
+        positions = np.arange(int(depth[pick].max()))
+        at = np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)
+        which, where = np.nonzero((scores[at] == values[pick][:, None]) & (positions < depth[pick][:, None]))
+        pairs.append(pick[which])
+        rows.append(at[which, where])
+    return np.concatenate(pairs), np.concatenate(rows)
+
+
 def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
     """0-based rank of each of ``rows`` within its query, by trec_eval's rule.
 
     Only the requested rows are ranked. A run already grouped by query with scores
     non-increasing (how systems write them) needs no sort: a row's rank is its position
     in its query, corrected inside its group of equal scores by comparing document ids.
-    In any other file, queries with few judged rows are ranked by a few vectorised
-    passes (no sort); queries with many are sorted by (query, score).
+    A run grouped by query in another order (a DataFrame's) counts each row's query's
+    scores above it when that costs less than a sort. In any other run, queries with few
+    judged rows are ranked by a few vectorised passes (no sort); queries with many are
+    sorted by (query, score).
     """
     codes, scores = run.qid_codes, run.scores
     if len(rows) == 0:
         return np.zeros(0, dtype=np.int64)
-    in_order, _ = _in_query_order(codes, scores)
+    in_order, starts = _in_query_order(codes, scores)
     if in_order:
         return _rank_in_sequence(run, codes, scores, rows, None)
+    counted = _rank_grouped(run, rows, starts)
+    if counted is not None:
+        return counted
     per_query = np.bincount(codes[rows], minlength=len(run.qid_vocab))
     heavy = per_query > PASSES
     out = np.empty(len(rows), dtype=np.int64)

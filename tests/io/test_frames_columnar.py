@@ -226,3 +226,17 @@ def test_a_big_text_id_run_file_is_scored_without_importing_pandas(tmp_path):
             "print(r.summary['recip_rank'], 'pandas' in sys.modules, 'pyarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["0.25", "False", "True"]  # the columnar reader ran (pyarrow), pandas never came
+
+
+@pytest.mark.parametrize("count", [True, False])
+def test_frames_grouped_by_query_in_no_score_order(count, monkeypatch):
+    """Rows of each query together, scores in no order (a DataFrame built query by query):
+    ranked by counting each query's scores (``count``, whatever it costs) or by the other
+    paths, with ties broken by id as the dicts break them."""
+    from evaltool import ranking
+
+    qrels_rows, run_rows = _data(seed=5, queries=20, depth=40)
+    run_rows = sorted(run_rows, key=lambda row: row[0])  # stable: each query's rows keep their shuffled order
+    monkeypatch.setattr(ranking, "COMPARISONS_PER_SORT_STEP", 0 if count else 10 ** 9)
+    expected = evaluate(*_dicts(qrels_rows, run_rows), MEASURES, per_query=True)
+    assert evaluate(*_frames(qrels_rows, run_rows), MEASURES, per_query=True).per_query == expected.per_query

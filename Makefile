@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test venv test-deps bench-deps bench bench-quick clean
+.PHONY: demo test venv test-deps bench-deps bench bench-quick clean docs docs-serve docs-reference dist docs-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -12,8 +12,28 @@ $(BIN)/python:
 venv: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 
+# the docs extra too: the test suite builds the site strictly and the wheel (tests/test_docs_site.py)
 test-deps: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+
+docs-deps: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+
+# the documentation site into site/ (git-ignored); strict: a broken link or reference fails the build
+docs: docs-deps
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: docs-deps
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# rewrite the generated reference pages (measures, command line, HTTP API) from the code
+docs-reference: docs-deps
+	$(BIN)/python tools/docs_reference.py
+
+# the sdist and the wheel into dist/
+dist: docs-deps
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist
 
 # each demo line prints the command it runs (the same text: one argument list for both)
 demo_run = echo "== evaltool $(1)" && $(BIN)/evaltool $(1)
@@ -44,4 +64,4 @@ bench-quick: bench-deps
 	$(BIN)/python benchmarks/run.py --quick --results-dir benchmarks/cache/quick
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache

@@ -28,6 +28,11 @@ COMMANDS = {
     "measures": ("evaltool.cli.measures", "measures_command", "list measures, or document one"),
     "history": ("evaltool.cli.history", "history_group", "the evaluation history: list, report, diff, check, export"),
     "suite": ("evaltool.cli.suite", "suite_group", "controlled tests: add, list, enable, disable, run (recorded)"),
+    "pool": ("evaltool.cli.judgments", "pool_command", "what to judge: Depth@k or RRF pools of runs and executions"),
+    "judgments": ("evaltool.cli.judgments", "judgments_group",
+                  "judgment sets: import, export (qrels), agreement of raters, list"),
+    "feedback": ("evaltool.cli.judgments", "feedback_command",
+                 "explicit feedback: users' ratings as judgments, their agreement, nDCG from them"),
     "serve": ("evaltool.cli.serve", "serve_command", "serve the evaluation history as a dashboard and a JSON API"),
 }
 

@@ -297,3 +297,30 @@ def upgrade_command(db):
         warn(f"{shown}: already at schema version {now}; nothing to do")
     else:
         warn(f"{shown}: upgraded from schema version {found} to {now}")
+
+
+@history_group.command("rescore")
+@click.argument("execution_id", type=int, metavar="ID")
+@click.option("--judgments", "set_name", required=True, metavar="SET", help="The judgment set to score it under.")
+@click.option("--consensus", default="majority", show_default=True, metavar="majority|median|ADJUDICATOR",
+              help="One grade per pair from several raters (see 'evaltool judgments export -h').")
+@click.option("--rater", default=None, metavar="NAME", help="One rater's grades instead of a consensus.")
+@click.option("--version", "version", type=click.IntRange(min=0), default=None, help="A past version of the set.")
+@db_option
+def rescore_command(execution_id, set_name, consensus, rater, version, db):
+    """Score a stored execution's result lists (a bench or suite run) again under a judgment set,
+    without running the search: a new execution with the same name, measures and options, tagged
+    rescored_from=ID and judgments=SET@VERSION. Prints its id.
+
+    \b
+      evaltool history rescore 12 --judgments helpdesk-ratings
+      evaltool history diff 12 $(evaltool history rescore 12 --judgments helpdesk-ratings)
+    """
+    from evaltool.cli.common import write
+    from evaltool.judgments.rescoring import rescore
+
+    try:
+        made = rescore(db, execution_id, set_name, consensus=consensus, rater=rater, version=version)
+    except EvaltoolError as exc:
+        fail(exc)
+    write(f"{made}\n")

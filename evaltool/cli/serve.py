@@ -75,8 +75,11 @@ the next start and resumes from its checkpoint (in --jobs-dir).
 @click.option("--jobs-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Folder of the runs' checkpoints and reports (default: evaltool-jobs beside a SQLite history, "
                    "else in the current folder).")
+@click.option("--corpus", type=click.Path(dir_okay=False), default=None, metavar="JSONL",
+              help='The documents raters read on the judging pages: one {"id", "title", "text"} per line '
+                   "(default: the title and snippet the search returned).")
 def serve_command(db, host, port, tokens, raters, tokens_file, public_read, hosts, backends, backends_file, slots,
-                  jobs_dir):
+                  jobs_dir, corpus):
     from evaltool.history import open_history
     from evaltool.server import create_app, run
     from evaltool.server.auth import Access
@@ -88,6 +91,11 @@ def serve_command(db, host, port, tokens, raters, tokens_file, public_read, host
     try:
         access = Access.from_specs(tokens, raters, tokens_file, public_read)
         declared = parse_backends(backends, backends_file)
+        texts = None
+        if corpus:
+            from evaltool.judgments.corpus import read_corpus
+
+            texts = read_corpus(corpus)
         if public_read and not access.writable:
             raise EvaltoolError("--public-read: without a token reading is public already; give --token too")
         history = open_history(db, create=access.writable)  # a server that records may start a new history
@@ -97,7 +105,8 @@ def serve_command(db, host, port, tokens, raters, tokens_file, public_read, host
                                       "evaltool-jobs")
     try:
         worker = JobWorker(history, declared, os.path.abspath(folder), slots)
-        app = create_app(history, access=access, hosts=_served_names(host, hosts), backends=declared, worker=worker)
+        app = create_app(history, access=access, hosts=_served_names(host, hosts), backends=declared, worker=worker,
+                         corpus=texts)
         listening = run.bind(host, port)
     except EvaltoolError as exc:
         history.close()

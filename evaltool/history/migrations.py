@@ -14,8 +14,10 @@ import sqlalchemy as sa
 
 from evaltool.errors import EvaltoolError
 from evaltool.history import schema
-from evaltool.history.schema import (add_column, audit, executions, jobs, query_outcomes, rebuild_sqlite_table,
-                                     returned, schema_table, suite_queries, suite_versions, suites)
+from evaltool.history.schema import (add_column, audit, executions, jobs, judging_tasks, judgment_set_versions,
+                                     judgment_sets, judgments, query_outcomes, rebuild_sqlite_table, returned,
+                                     schema_table, suite_queries, suite_versions, suites, task_documents,
+                                     task_queries)
 from evaltool.history.suite_content import write_version, parse_queries_file
 
 
@@ -98,5 +100,12 @@ def import_version_2_suite(conn, row: dict) -> None:
                      .values(suite_version=1))
 
 
+def _judgments(conn) -> None:
+    """Version 5 -> 6: the judgment sets, their judgments and the judging tasks (new tables, all empty)."""
+    for table in (judgment_sets, judgment_set_versions, judgments, judging_tasks, task_queries, task_documents):
+        table.create(conn)
+
+
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _ids_never_reused_and_a_change_counter, 4: _suites_in_the_history}
+MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _ids_never_reused_and_a_change_counter, 4: _suites_in_the_history,
+              5: _judgments}

@@ -23,6 +23,10 @@ Version 5: a suite's queries and ground truth live in the history, versioned (``
 returned per query (``query_outcomes``, ``returned``); the server's queue of suite runs (``jobs``).
 The upgrade reads each suite's queries file in; a file that cannot be read leaves the suite empty
 with the reason in ``suites.problem`` and the path in ``suites.source``.
+Version 6: judgments made by people (:mod:`evaltool.judgments`): named, versioned judgment sets with a
+declared scale (``judgment_sets``, ``judgment_set_versions``), each rater's grade of a (query, document)
+pair with the versions it held in (``judgments``), and the judging tasks that say what to judge
+(``judging_tasks``, ``task_queries``, ``task_documents``).
 
 Dates are ISO-8601 text in UTC (``2025-01-28T09:30:00Z``, one fixed width), so they
 sort and compare as text on every backend.
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-CURRENT_VERSION = 5
+CURRENT_VERSION = 6
 
 metadata = sa.MetaData()
 
@@ -183,6 +187,73 @@ audit = sa.Table(
     sa.Column("detail", sa.Text),  # JSON object: what was asked (short), or NULL
     sa.Index("audit_subject", "subject_kind", "subject", "id"),
     sqlite_autoincrement=True,
+)
+
+judgment_sets = sa.Table(
+    "judgment_sets", metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("scale", sa.Text, nullable=False),  # JSON: {"kind": binary | graded | labels, "labels": {label: grade}}
+    sa.Column("version", sa.Integer, nullable=False),  # the current version: each change makes one
+    sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("author", sa.Text),
+    sa.Column("description", sa.Text),
+)
+
+judgment_set_versions = sa.Table(
+    "judgment_set_versions", metadata,
+    sa.Column("set_name", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("author", sa.Text),  # the rater or token that made the change
+    sa.Column("change", sa.Text, nullable=False),  # JSON {"what": ..., ...}: what changed, one line
+)
+
+judgments = sa.Table(
+    "judgments", metadata,
+    sa.Column("set_name", sa.Text, primary_key=True),
+    sa.Column("query_id", sa.Text, primary_key=True),
+    sa.Column("doc_id", sa.Text, primary_key=True),
+    sa.Column("rater", sa.Text, primary_key=True),
+    sa.Column("since", sa.Integer, primary_key=True),  # the set version this grade was given in
+    sa.Column("until", sa.Integer),  # the version that replaced it (the same rater's new grade); NULL: current
+    sa.Column("grade", sa.Integer, nullable=False),
+    sa.Column("label", sa.Text),  # the label chosen, on a scale of declared labels
+    sa.Column("at", sa.String(20), nullable=False),
+    sa.Column("note", sa.Text),
+    sa.Index("judgments_current", "set_name", "until", "query_id", "doc_id"),
+)
+
+judging_tasks = sa.Table(
+    "judging_tasks", metadata,
+    # AUTOINCREMENT: a task's number is never given to another, even after the newest is deleted
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("set_name", sa.Text, nullable=False),  # where its judgments go
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(20), nullable=False),
+    sa.Column("author", sa.Text),
+    sa.Column("ratings_wanted", sa.Integer, nullable=False),  # raters per pair before it counts as done
+    sa.Column("source", sa.Text, nullable=False),  # JSON: how the pool was made (method, runs, execution)
+    sqlite_autoincrement=True,
+)
+
+task_queries = sa.Table(
+    "task_queries", metadata,
+    sa.Column("task_id", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text),
+    sa.Column("description", sa.Text),
+    sa.Column("narrative", sa.Text),
+)
+
+task_documents = sa.Table(
+    "task_documents", metadata,
+    sa.Column("task_id", sa.Integer, primary_key=True),
+    sa.Column("query_id", sa.Text, primary_key=True),
+    sa.Column("doc_id", sa.Text, primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),  # the order shown, within its query
+    sa.Column("title", sa.Text),  # what the backend returned, when the pool came from an execution
+    sa.Column("snippet", sa.Text),
 )
 
 TABLES = tuple(metadata.tables)

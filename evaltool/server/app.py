@@ -140,6 +140,7 @@ class Settings:
     hosts: frozenset = frozenset()  # host names served besides IP addresses and localhost
     backends: dict = field(default_factory=dict)  # name -> evaltool.server.backends.DeclaredBackend
     worker: object = None  # the evaltool.server.worker.JobWorker that runs queued suites (None: no runs)
+    corpus: dict = field(default_factory=dict)  # document id -> (title, text) shown to raters (serve --corpus)
 
 
 def _key(view, page: bool, args: dict) -> tuple:
@@ -488,7 +489,7 @@ class SecurityHeaders:
 
 def create_app(history, *, access: auth.Access | None = None, token: str | None = None, public_read: bool = False,
                hosts=(), max_body: int = MAX_BODY, cache_size: int = CACHE_SIZE, backends: dict | None = None,
-               worker=None) -> Starlette:
+               worker=None, corpus: dict | None = None) -> Starlette:
     """The dashboard over an open history (:func:`evaltool.history.open_history`).
 
     ``access``: the tokens and whether reading is public (:class:`evaltool.server.auth.Access`);
@@ -496,9 +497,10 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
     ``hosts``: host names served besides IP addresses and ``localhost`` (the name users type,
     behind a proxy or on a network). ``cache_size`` answers are kept (:class:`ResponseCache`; 0: none).
     ``backends``: the search systems the operator declared (:func:`evaltool.server.backends.parse_backends`),
-    the only ones suites may run here; ``worker``: the started :class:`~evaltool.server.worker.JobWorker`.
+    the only ones suites may run here; ``worker``: the started :class:`~evaltool.server.worker.JobWorker`;
+    ``corpus``: document id -> (title, text), the texts raters read (:func:`evaltool.judgments.corpus.read_corpus`).
     """
-    from evaltool.server import workbench
+    from evaltool.server import judging, workbench
     from starlette.middleware import Middleware
 
     if access is None:
@@ -509,6 +511,7 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
         if view.page:
             routes.append(Route(view.page, _endpoint(view, page=True), methods=["GET"]))
     routes += workbench.routes()
+    routes += judging.routes()
     routes += [Route("/api/executions", _record, methods=["POST"]),
                Route("/api/openapi.json", _openapi, methods=["GET"]),
                Route("/report.csv", _report_csv, methods=["GET"]),
@@ -519,5 +522,5 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
                     exception_handlers={EvaltoolError: _evaltool_error, HTTPException: _http_error})
     names = frozenset(h.strip().lower().rstrip(".") for h in hosts if h and h.strip())
     app.state.settings = Settings(history, access, max_body, ResponseCache(cache_size) if cache_size else None, names,
-                                  dict(backends or {}), worker)
+                                  dict(backends or {}), worker, dict(corpus or {}))
     return app

@@ -29,7 +29,7 @@ from evaltool.server.links import execution_link, link
 from evaltool.server.views import query_string
 
 NAVIGATION = (("report", "/", "nav.report"), ("executions", "/trends", "nav.trends"),
-              ("suites", "/suites", "nav.suites"))
+              ("suites", "/suites", "nav.suites"), ("judging", "/judging", "nav.judging"))
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ def trends_page(data: dict, args: dict, view) -> Markup:
     ])
 
 
-def execution_page(data: dict, args: dict, view) -> Markup:
+def execution_page(data: dict, args: dict, view, frame: Frame | None = None) -> Markup:
     """One execution: what it is, its summary, every query's value (sortable) and a bar chart of them."""
     lang = args["lang"]
     per_query = data.get("per_query") or {}
@@ -255,8 +255,12 @@ def execution_page(data: dict, args: dict, view) -> Markup:
                  chart(per_query_bars(qids, series, shown, lang=lang), wide=True, name="per-query"),
                  table([t("column.query", lang), *shown], [[q, *[per_query[q].get(m) for m in shown]] for q in qids],
                        sortable=True, name="per-query")]
+    from evaltool.server.judging_pages import unjudged_form
     from evaltool.server.workbench_pages import results_section
 
+    form = unjudged_form(data, frame) if frame is not None else None
+    if form is not None:
+        body.append(form)
     body.append(results_section(data, lang))
     body.append(_json_link(view, args, query_string(args)))
     return join(body)
@@ -390,6 +394,7 @@ def login_page(frame: Frame, nonce: str, next_path: str, message: str | None = N
 
 PAGES = {"report": report_page, "executions": trends_page, "execution": execution_page, "diff": diff_page,
          "compare": side_by_side_page, "suites": suites_page}
+FRAMED = {"execution"}  # pages drawn with the request's frame (a form of theirs posts)
 TITLES = {"report": "nav.report", "executions": "nav.trends", "execution": "execution.page", "diff": "diff.title",
           "compare": "compare.title", "suites": "suites.title"}
 
@@ -398,4 +403,6 @@ def render(view, data: dict, args: dict, frame: Frame | None = None) -> str:
     """The whole HTML page of ``view`` for its ``data``, in the frame of the request (:class:`Frame`)."""
     frame = frame or Frame(lang=args.get("lang", "en"))
     current = view.name if view.name in {name for name, _, _ in NAVIGATION} else ""
-    return page(frame, t(TITLES[view.name], args.get("lang", "en")), PAGES[view.name](data, args, view), current)
+    framed = {"frame": frame} if view.name in FRAMED else {}  # pages with forms need the session's CSRF token
+    return page(frame, t(TITLES[view.name], args.get("lang", "en")), PAGES[view.name](data, args, view, **framed),
+                current)

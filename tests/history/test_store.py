@@ -26,6 +26,13 @@ from evaltool.history import (
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+def sqlite_layout(path) -> list[tuple[str, str]]:
+    """Every table and index of a SQLite file as (name, its DDL with whitespace made single spaces)."""
+    with sqlite3.connect(path) as conn:
+        return sorted((name, " ".join(sql.split())) for name, sql in
+                      conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+
+
 def test_a_new_history_has_the_current_schema(db):
     record({"summary": {"map": 0.5}}, db=db, name="x")
     with open_history(db) as history, history.reading() as conn:
@@ -201,13 +208,8 @@ def test_a_migrated_history_has_the_schema_of_a_fresh_one(tmp_path):
     upgrade(str(old))
     record({"summary": {"map": 0.5}}, db=str(new), name="x")
 
-    def layout(path):
-        with sqlite3.connect(path) as conn:
-            return sorted((name, " ".join(sql.split())) for name, sql in
-                          conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
-
-    assert layout(old) == layout(new)
-    assert "audit" in dict(layout(new))
+    assert sqlite_layout(old) == sqlite_layout(new)
+    assert "audit" in dict(sqlite_layout(new))
 
 
 def test_a_newer_schema_is_refused(db):
@@ -294,3 +296,26 @@ def test_upgrade_gives_old_short_dates_their_four_digits(tmp_path):
     upgrade(str(db))
     assert [(e.id, e.recorded_at) for e in list_executions(str(db))] == [
         (3, "0999-06-01T00:00:00Z"), (1, "2025-01-28T09:00:00Z"), (2, "2025-02-01T09:00:00Z")]
+
+
+def test_a_version_5_history_gains_the_judgment_tables_and_keeps_what_it_held(tmp_path):
+    """history-v5.sqlite (see fixtures/README.md): a suite and an execution with its stored result lists;
+    the upgrade to version 6 adds the judgment tables, empty, and leaves the rest as it was."""
+    from evaltool.history import get_execution, get_suite
+
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    shutil.copy(FIXTURES / "history-v5.sqlite", old)
+    with pytest.raises(HistoryError, match="schema version 5"):
+        list_executions(str(old))
+    assert upgrade(str(old)) == (5, schema.CURRENT_VERSION)
+    record({"summary": {"map": 0.5}}, db=str(new), name="x")
+
+    assert sqlite_layout(old) == sqlite_layout(new)
+    with sqlite3.connect(old) as conn:
+        for table in ("judgment_sets", "judgment_set_versions", "judgments", "judging_tasks", "task_queries",
+                      "task_documents"):
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
+    execution = get_execution(str(old), 1, results=True)
+    assert (execution.name, execution.kind, len(execution.results)) == ("helpdesk", "suite", 16)
+    assert sum(len(r["documents"]) for r in execution.results) == 63
+    assert len(get_suite(str(old), "helpdesk").queries) == 16

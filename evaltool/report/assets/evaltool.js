@@ -126,11 +126,89 @@
     });
   }
 
+  // a rater's page of a judging task: a key per grade saves the current document's grade at once
+  // (the JSON address in data-judging, with the session's CSRF token) and moves on; j / k or the
+  // arrows move, s skips; once the page's documents are all graded, the next query with some left
+  function judging(list) {
+    var texts = JSON.parse(list.getAttribute("data-texts"));
+    var status = document.querySelector(".judging-status");
+    var docs = Array.prototype.slice.call(list.querySelectorAll("article.doc"));
+    var current = docs.findIndex(function (d) { return d.classList.contains("current"); });
+    function focus(index) {
+      if (index < 0 || index >= docs.length) { return; }
+      docs.forEach(function (d) { d.classList.remove("current"); });
+      current = index;
+      docs[index].classList.add("current");
+      docs[index].focus({preventScroll: true});
+      docs[index].scrollIntoView({block: "nearest"});
+    }
+    function onward() {
+      for (var i = current + 1; i < docs.length; i++) {
+        if (docs[i].getAttribute("data-grade") === "") { focus(i); return; }
+      }
+      var left = docs.findIndex(function (d) { return d.getAttribute("data-grade") === ""; });
+      if (left >= 0) { focus(left); return; }
+      var next = list.getAttribute("data-next");
+      if (next) { window.location.assign(next); } else { status.textContent = texts.all_done; }
+    }
+    function grade(button) {
+      var doc = docs[current];
+      var form = button.form;
+      var body = new URLSearchParams();
+      ["query_id", "doc_id"].forEach(function (name) { body.append(name, form.elements[name].value); });
+      body.append("grade", button.value);
+      return fetch(list.getAttribute("data-judging"), {
+        method: "POST", credentials: "same-origin", body: body,
+        headers: {"X-CSRF-Token": list.getAttribute("data-csrf"), "Accept": "application/json",
+                  "Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"}
+      }).then(function (answer) {
+        return answer.json().then(function (result) { return {ok: answer.ok, result: result}; });
+      }).then(function (saved) {
+        if (!saved.ok) { status.textContent = texts.saved_error.replace("{error}", saved.result.error); return; }
+        doc.setAttribute("data-grade", String(saved.result.grade));
+        doc.querySelector(".mine").textContent = texts.your_grade.replace("{label}", texts.labels[saved.result.grade]);
+        form.querySelectorAll("button").forEach(function (b) {
+          b.setAttribute("aria-pressed", b === button ? "true" : "false");
+        });
+        document.querySelector(".mine-count").textContent = String(saved.result.mine);
+        status.textContent = "";
+        onward();
+      }).catch(function (failure) { status.textContent = texts.saved_error.replace("{error}", String(failure)); });
+    }
+    list.addEventListener("submit", function (event) {
+      // a click on a grade button: the same as its key, without leaving the page
+      event.preventDefault();
+      var button = event.submitter;
+      var index = docs.indexOf(button.closest("article.doc"));
+      if (index >= 0) { focus(index); grade(button); }
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.ctrlKey || event.metaKey || event.altKey || current < 0) { return; }
+      if (/^(input|textarea|select)$/i.test(event.target.tagName)) { return; }
+      var key = event.key;
+      var button = docs[current].querySelector("button[data-key='" + key + "']");
+      if (button) { event.preventDefault(); grade(button); } else if (key === "j" || key === "ArrowDown") {
+        event.preventDefault(); focus(Math.min(current + 1, docs.length - 1));
+      } else if (key === "k" || key === "ArrowUp") {
+        event.preventDefault(); focus(Math.max(current - 1, 0));
+      } else if (key === "s") {
+        event.preventDefault();
+        if (current + 1 < docs.length) { focus(current + 1); } else if (list.getAttribute("data-next")) {
+          window.location.assign(list.getAttribute("data-next"));
+        }
+      }
+    });
+    if (current < 0 && docs.length) { current = 0; }
+    if (docs.length) { focus(current); }
+    if (!docs.some(function (d) { return d.getAttribute("data-grade") === ""; })) { status.textContent = texts.all_done; }
+  }
+
   function start() {
     document.querySelectorAll("[data-figure]").forEach(draw);
     document.querySelectorAll("table.sortable").forEach(sortable);
     document.querySelectorAll("[data-poll]").forEach(poll);
     document.querySelectorAll("form[data-upload]").forEach(upload);
+    document.querySelectorAll("[data-judging]").forEach(judging);
   }
 
   if (document.readyState === "loading") {

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test venv test-deps bench-deps bench bench-quick clean docs docs-serve docs-reference dist docs-deps
+.PHONY: demo test venv test-deps bench bench-quick clean docs docs-serve docs-reference dist docs-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,15 +52,12 @@ demo: venv
 test: test-deps
 	@oracle=$$(.ci/trec-eval-oracle) && PATH="$${oracle:+$$oracle:}$$PATH" $(BIN)/python -m pytest -rs
 
-bench-deps: test-deps
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-
-bench: bench-deps
+bench: test-deps
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/dashboard.py
 
 # a quick look, not a result to keep: written under benchmarks/cache/, which git ignores
-bench-quick: bench-deps
+bench-quick: test-deps
 	$(BIN)/python benchmarks/run.py --quick --results-dir benchmarks/cache/quick
 
 clean:

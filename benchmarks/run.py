@@ -914,7 +914,7 @@ def main(argv=None):
             log(f"\n== ranx workload in process: {queries:,} queries x 100, {max(3, args.repeat)} repetition(s)")
             ranx_sections.append(ranx_workload_rows(queries, max(3, args.repeat), args.timeout * 4))
     elif workload_sizes:
-        log("\n== ranx workload skipped: it needs evaltool, pytrec_eval and ranx (pip install -e '.[bench]')")
+        log("\n== ranx workload skipped: it needs evaltool, pytrec_eval and ranx (pip install -e '.[test]')")
     fusion = fusion_rows(datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
         if "DL" in datasets and "evaltool" in have and "ranx" in have else None
     for size in [s for s in sizes if s not in QUICK_SIZES]:

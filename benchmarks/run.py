@@ -507,6 +507,29 @@ def inprocess_rows(d, repeat, timeout):
     return out
 
 
+def fusion_rows(d, cache_dir, repeat, timeout):
+    """benchmarks/drivers/fusion.py on the 30 runs of the many-runs section: evaltool.fuse and
+    ranx.fuse (RRF), in one process, warm, runs built beforehand."""
+    runs = many_runs_files(d, cache_dir)
+    done = subprocess.run([sys.executable, str(HERE / "drivers" / "fusion.py"), "rrf", str(max(3, repeat)), *runs],
+                          capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip()[-600:]}
+    return json.loads(done.stdout)
+
+
+def fusion_goals(fusion):
+    g = {"goal": "DL x30 fusion (RRF) in-process: evaltool.fuse <= 1.0x ranx.fuse (warm)", "row": "evaltool.fuse",
+         "baseline": "ranx.fuse", "limit": 1.0, "ratio": None, "status": "SKIP", "note": "not run"}
+    medians = (fusion or {}).get("median_s")
+    if medians:
+        a, b = medians["evaltool.fuse"], medians["ranx.fuse"]
+        g.update(ratio=a / b, status="PASS" if a <= b else "FAIL", note=f"{a:.3f}s vs {b:.3f}s")
+    elif fusion:
+        g["note"] = fusion.get("error", "")[:200]
+    return [g]
+
+
 def inprocess_goals(inprocess):
     goals = []
     for row, base, limit, desc in INPROCESS_GOALS:
@@ -802,6 +825,8 @@ def main(argv=None):
         if "DL" in datasets else []
     inprocess = inprocess_rows(datasets["DL"], args.repeat, args.timeout) \
         if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
+    fusion = fusion_rows(datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
+        if "DL" in datasets and "evaltool" in have and "ranx" in have else None
     for size in [s for s in sizes if s not in QUICK_SIZES]:
         time_data_set(size)
     click_sets = click_logs.ALL_CLICKS if args.clicks is None and not args.quick else \
@@ -809,7 +834,8 @@ def main(argv=None):
     click_results = run_clicks(launcher, click_sets, args, log) if "evaltool" in have else []
     launcher.close()
 
-    goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many)
+    goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many) + \
+        fusion_goals(fusion)
 
     log("\n" + table(results))
     log("\n" + startup_table(startup, inprocess))
@@ -820,6 +846,10 @@ def main(argv=None):
             ratio = f"  {r['median_wall_s'] / base:.2f}x trec_eval loop" if base else ""
             log(f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}{ratio}  values: {r.get('check', '-')}"
                 + (f"  ERROR: {r['error']}" if r["error"] else ""))
+    if fusion and "median_s" in fusion:
+        log("fusion of the 30 runs, RRF (in-process, warm, median): "
+            + ", ".join(f"{name} {fmt_s(t)}" for name, t in fusion["median_s"].items())
+            + f"; largest fused-score difference {fusion['max_difference']:.2g} (tie order of the input runs)")
     if click_results:
         log("\n" + click_table(click_results))
     stages = stage_table(results)
@@ -856,6 +886,7 @@ def main(argv=None):
         "startup": startup,
         "inprocess": inprocess,
         "many_runs": many,
+        "fusion": fusion,
         "clicks": click_results,
     }
     if not args.no_save:

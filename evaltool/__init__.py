@@ -25,6 +25,8 @@ _EXPORTS = {
     "fuse": "evaltool.fusion",
     "optimize_fusion": "evaltool.fusion",
     "FusedRun": "evaltool.fusion",
+    "power_analysis": "evaltool.power",
+    "reproduce": "evaltool.reproduce",
     "EvaltoolError": "evaltool.errors",
     "EvaltoolWarning": "evaltool.errors",
     "InputError": "evaltool.errors",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evaltool.cli.common import REPORT_FORMATS, emit, evaluation_options, fail, output_options
+from evaltool.cli.common import REPORT_FORMATS, check_format, emit, evaluation_options, fail, output_options
 from evaltool.errors import EvaltoolError
 from evaltool.fusion import METHODS, NORMS
 
@@ -55,7 +55,7 @@ the run fused with the best setting. -c, -l, -M, -J say how --optimize scores (a
               help="Cross-validation folds of the queries for --optimize (1: none).")
 @click.option("--step", type=float, default=0.1, show_default=True, help="Weight grid step for --optimize.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds' shuffle.")
-@output_options(REPORT_FORMATS, "table")
+@output_options([*REPORT_FORMATS, "html"], "table")
 def fuse_command(runs, method, norm, weights, k, phi, gamma, sigma, depth, tag, names, measure, qrels, folds, step,
                  seed, fmt, output, **options):
     from evaltool.fusion import fuse, optimize_fusion
@@ -72,6 +72,7 @@ def fuse_command(runs, method, norm, weights, k, phi, gamma, sigma, depth, tag, 
             raise EvaltoolError("--optimize needs --qrels QRELS, the judgments to score the fused runs with")
         if output is None:
             raise EvaltoolError("--optimize prints the search; give --output FILE for the fused run")
+        check_format(fmt)
         if weights is not None or any(v is not None for v in (k, phi, gamma, sigma)):
             raise EvaltoolError("--optimize searches the weights or the parameter; leave --weights, -k, --phi, "
                                 "--gamma and --sigma out")
@@ -90,6 +91,11 @@ def search_text(search, fmt: str) -> str:
         from evaltool.report.json import dump_json
 
         return dump_json(search.to_dict())
+    if fmt == "html":
+        from evaltool.report.html import fusion_search_html
+        from evaltool.report.layouts import fusion_search_report
+
+        return fusion_search_html(search, fusion_search_report(search))
     from evaltool.report.layouts import fusion_search_report
     from evaltool.report.table import render
 

@@ -263,6 +263,33 @@ def pair_intervals(pairs: list, measure: str, level: float, simultaneous: bool) 
     }
 
 
+def search_chart(labels: list[str], scores: list[float], chosen: int, measure: str, title: str) -> dict:
+    """The mean of every setting a search tried (a weight vector, a parameter value), the chosen one marked."""
+    return {
+        "data": [{"type": "scatter", "mode": "lines+markers", "x": list(range(len(labels))), "y": scores,
+                  "text": [chart_text(label) for label in labels], "marker": {"color": "#2458a6"},
+                  "hovertemplate": "%{text}<br>" + chart_text(measure) + " %{y:.4f}<extra></extra>"},
+                 {"type": "scatter", "mode": "markers", "x": [chosen], "y": [scores[chosen]],
+                  "text": [chart_text(labels[chosen])], "marker": {"color": "#c2410c", "size": 12},
+                  "hovertemplate": "chosen: %{text}<br>%{y:.4f}<extra></extra>"}],
+        "layout": {"title": _title(title), "showlegend": False,
+                   "xaxis": {"tickvals": list(range(len(labels))), "ticktext": [chart_text(x) for x in labels],
+                             "tickangle": -45, "automargin": True} if len(labels) <= 40 else _axis("setting"),
+                   "yaxis": _axis(measure)},
+    }
+
+
+def fusion_search_html(search, report: Report) -> str:
+    """``evaltool fuse --optimize ... -o html``: the search's tables and every setting's mean."""
+    labels = [row["setting"] for row in search.rows()]
+    body = [_title_header(f"evaltool fuse: {search.method}", f"{len(search.names)} runs · {len(search.qids)} "
+                          f"queries · {search.folds} folds"),
+            chart(search_chart(labels, list(search.scores), search.candidates.index(search.chosen), search.measure,
+                               f"mean {search.measure} of each setting"), wide=True, name="search"),
+            report_tables(report)]
+    return document(f"evaltool fuse: {search.method}", body)
+
+
 def trend(points: list[dict], measure: str, lang: str = "en") -> dict:
     """One measure over time: a line per execution name, a point per execution (hover: name,
     date, value, note); each point's customdata starts with its page's path.
@@ -412,8 +439,9 @@ def compare_html(cmp, *, report: Report | None = None) -> str:
     report = report or compare_report(cmp)
     qids = list(cmp.qids)
     series = {name: {m: [float(v) for v in cmp.values[name][m]] for m in cmp.measures} for name in cmp.names}
+    compared = "every pair" if cmp.pairs is not None else f"baseline {cmp.baseline}"
     body = [_title_header(f"evaltool compare: {', '.join(cmp.names)}",
-                          f"qrels {cmp.qrels} · baseline {cmp.baseline} · {len(qids)} queries"),
+                          f"qrels {cmp.qrels} · {compared} · {len(qids)} queries"),
             report_tables(report), tag("h2", "Per query"),
             chart(per_query_bars(qids, series, list(cmp.measures), "per-query values by run"), wide=True,
                   name="per-query")]

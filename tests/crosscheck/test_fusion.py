@@ -174,3 +174,13 @@ def test_a_bad_run_line_is_named(tmp_path):
 def test_one_run_is_not_a_fusion(tmp_path):
     a = write(tmp_path / "a.txt", "q1 Q0 d1 1 2.0 A\n")
     assert_fails(invoke("fuse", a), "fusion needs at least 2 runs, got 1")
+
+
+def test_the_search_as_an_html_page_charts_every_setting(tmp_path, paths):
+    pytest.importorskip("plotly")
+    qrels = str(require_shared("realdata", "qrels", "qrels.dl19-passage.txt"))
+    result = invoke("fuse", paths[0], paths[3], "--method", "rbc", "--optimize", "ndcg_cut.10", "--qrels", qrels,
+                    "--output", tmp_path / "best.run", "-o", "html")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("<!DOCTYPE html>") and "mean ndcg_cut_10 of each setting" in result.stdout
+    assert "phi=0.5" in result.stdout and (tmp_path / "best.run").stat().st_size > 0

@@ -358,3 +358,28 @@ def feedback_command(log, set_name, mapping_text, run, depth, consensus, db, fmt
     from evaltool.report.table import render
 
     emit(render(feedback_table(report), fmt), output)
+
+
+@judgments_group.command("apply")
+@click.argument("name")
+@click.option("--suite", "suite_name", required=True, metavar="SUITE", help="The suite whose ground truth it becomes.")
+@click.option("--consensus", default="majority", show_default=True, metavar="majority|median|ADJUDICATOR",
+              help="One grade per pair from several raters (see 'evaltool judgments export -h').")
+@click.option("--rater", default=None, metavar="NAME", help="One rater's grades instead of a consensus.")
+@click.option("--version", "version", type=click.IntRange(min=0), default=None, help="A past version of the set.")
+@db_option
+def apply_command(name, suite_name, consensus, rater, version, db):
+    """Make a judgment set the ground truth of a suite: each of the suite's queries the set judges gets
+    the set's grades; the others keep theirs. A new version of the suite (when anything changed), which
+    its next runs are scored against.
+
+    \b
+      evaltool judgments apply helpdesk-ratings --suite helpdesk --consensus median
+    """
+    from evaltool.judgments.rescoring import apply_to_suite
+
+    try:
+        suite = apply_to_suite(db, name, suite_name, consensus=consensus, rater=rater, version=version)
+    except EvaltoolError as exc:
+        fail(exc)
+    warn(f"suite {suite.name}: version {suite.version}, its ground truth from judgment set {name}")

@@ -49,20 +49,23 @@ def test_the_wheel_carries_the_package_data_and_the_metadata(dist):
         entry_points = z.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     # the dashboard's and the HTML report's assets, the interface's translations
     for path in ("evaltool/report/assets/evaltool.js", "evaltool/report/assets/evaltool.css",
-                 "evaltool/report/i18n.py", "evaltool/server/app.py", "evaltool/__main__.py"):
+                 "evaltool/report/i18n.py", "evaltool/server/app.py", "evaltool/__main__.py", "evaltool/py.typed",
+                 "evaltool/bench/data/bench_corpus.jsonl"):
         assert path in names, path
     assert not any(n.startswith(("tests/", "docs/", "tools/")) for n in names)
     assert "evaltool = evaltool.__main__:main" in entry_points
     for requirement in ("click", "numpy", "pyarrow", "scipy", "sqlalchemy"):
         assert f"Requires-Dist: {requirement}" in metadata, requirement
     assert "Provides-Extra: dashboard" in metadata and "Provides-Extra: postgres" in metadata
+    assert "License-Expression: MIT" in metadata and "Classifier: Typing :: Typed" in metadata
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
 def test_the_sdist_has_what_the_wheel_is_built_from(dist):
     sdist = _one(dist, "evaltool-*.tar.gz")
     with tarfile.open(sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
-    assert {"pyproject.toml", "README.md", "evaltool/report/assets/evaltool.js"} <= names
+    assert {"pyproject.toml", "README.md", "LICENSE", "evaltool/report/assets/evaltool.js"} <= names
 
 
 def test_the_wheel_installed_in_a_fresh_venv_evaluates(dist, tmp_path):
@@ -104,6 +107,14 @@ def test_the_wheel_installed_in_a_fresh_venv_evaluates(dist, tmp_path):
 
     expected = evaluate(read_qrels(ROOT / "data" / "qrels.txt"), read_run(ROOT / "data" / "run.txt"), ["map"])
     assert json.loads(console.stdout)["summary"]["map"] == expected.summary["map"]
+
+    # the bundled example backend, its corpus read from the installed package
+    (work / "queries.json").write_text((ROOT / "data" / "bench_queries.json").read_text())
+    bench = subprocess.run([str(script), "bench", "queries.json", "--backend", "evaltool.bench.examples:bm25_search",
+                            "--out", "results"], cwd=work, capture_output=True, text=True, env=clean)
+    assert bench.returncode == 0, bench.stdout[-2000:] + bench.stderr[-2000:]
+    assert "Every expected id is in the corpus (35 ids)" in bench.stdout
+    assert list((work / "results").glob("baseline_*.json"))
 
     version = subprocess.run([str(script), "--version"], cwd=work, capture_output=True, text=True, env=clean)
     assert version.returncode == 0 and "0." in version.stdout

@@ -19,7 +19,7 @@ Stages, one module each:
 * :mod:`~evaltool.bench.scoring`: qrels and run dicts → ``evaluate()`` → the report's numbers.
 * :mod:`~evaltool.bench.session`: one run start to finish (:func:`run_benchmark`); writes the files.
 * :mod:`~evaltool.bench.console`: progress line, per-query blocks, the final summary.
-* :mod:`~evaltool.bench.examples`: a small BM25 over ``data/bench_corpus.jsonl``.
+* :mod:`~evaltool.bench.examples`: a small BM25 over a corpus shipped with the package.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""An example backend: BM25 over the small help-centre corpus in ``data/bench_corpus.jsonl``.
+"""An example backend: BM25 over the small help-centre corpus shipped with the package.
 
 ``evaltool bench data/bench_queries.json --backend evaltool.bench.examples:bm25_search``
-runs out of the box. The corpus (35 short articles on cooking, gardening, cycling and
-home networks, written for this project) is read from ``EVALTOOL_BENCH_CORPUS`` if set,
-else from ``data/`` of the source tree. It is an example of the backend contract, not a
-search engine: lower-cased word tokens, a few stop words, a plural ``s`` stripped.
+runs out of the box, from a clone or an installed wheel. The corpus (35 short articles
+on cooking, gardening, cycling and home networks, written for this project) is read from
+``EVALTOOL_BENCH_CORPUS`` if set, else from ``data/bench_corpus.jsonl`` beside this module
+(package data). It is an example of the backend contract, not a search engine:
+lower-cased word tokens, a few stop words, a plural ``s`` stripped.
 
 BM25 (Robertson & Zaragoza 2009, Lucene's idf) with Anserini's defaults k1 = 0.9, b = 0.4:
 
@@ -45,7 +46,7 @@ STOP_WORDS = frozenset(
 
 def corpus_path() -> Path:
     return Path(os.environ.get("EVALTOOL_BENCH_CORPUS")
-                or Path(__file__).resolve().parents[2] / "data" / "bench_corpus.jsonl")
+                or Path(__file__).resolve().parent / "data" / "bench_corpus.jsonl")
 
 
 def tokens(text: str) -> list[str]:

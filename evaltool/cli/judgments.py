@@ -442,3 +442,28 @@ def _systems(db, more, executions: bool) -> dict:
     except ValueError:
         raise EvaltoolError(f"--executions: expected execution ids (numbers), found {' '.join(more)[:200]}") from None
     return {f"{e.name} #{e.id}": stored_run(e) for e in get_executions(db, ids, results=True)}
+
+
+@judgments_group.command("apply")
+@click.argument("name")
+@click.option("--suite", "suite_name", required=True, metavar="SUITE", help="The suite whose ground truth it becomes.")
+@click.option("--consensus", default="majority", show_default=True, metavar="majority|median|ADJUDICATOR",
+              help="One grade per pair from several raters (see 'evaltool judgments export -h').")
+@click.option("--rater", default=None, metavar="NAME", help="One rater's grades instead of a consensus.")
+@click.option("--version", "version", type=click.IntRange(min=0), default=None, help="A past version of the set.")
+@db_option
+def apply_command(name, suite_name, consensus, rater, version, db):
+    """Make a judgment set the ground truth of a suite: each of the suite's queries the set judges gets
+    the set's grades; the others keep theirs. A new version of the suite (when anything changed), which
+    its next runs are scored against.
+
+    \b
+      evaltool judgments apply helpdesk-ratings --suite helpdesk --consensus median
+    """
+    from evaltool.judgments.rescoring import apply_to_suite
+
+    try:
+        suite = apply_to_suite(db, name, suite_name, consensus=consensus, rater=rater, version=version)
+    except EvaltoolError as exc:
+        fail(exc)
+    warn(f"suite {suite.name}: version {suite.version}, its ground truth from judgment set {name}")

@@ -314,6 +314,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "change.edited": {"en": "query {query} edited", "es": "consulta {query} editada"},
     "change.removed": {"en": "query {query} removed", "es": "consulta {query} quitada"},
     "change.replaced": {"en": "queries replaced", "es": "consultas reemplazadas"},
+    "change.judgments": {"en": "ground truth from judgment set {set} (version {version})",
+                         "es": "verdad de referencia del conjunto de juicios {set} (versión {version})"},
     "action.create": {"en": "created", "es": "creó"},
     "action.edit": {"en": "edited", "es": "editó"},
     "action.upload": {"en": "uploaded", "es": "subió"},

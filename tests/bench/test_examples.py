@@ -1,4 +1,4 @@
-"""The example backend (BM25 over data/bench_corpus.jsonl) runs out of the box, as the
+"""The example backend (BM25 over evaltool/bench/data/bench_corpus.jsonl) runs out of the box, as the
 README shows, and the README's bench section documents every option."""
 
 from __future__ import annotations

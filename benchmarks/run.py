@@ -345,12 +345,19 @@ def check_goals(results, have, missing, sizes):
 
 TINY_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
 TINY_RUN = "q1 Q0 d1 1 2.0 tiny\nq1 Q0 d2 2 1.0 tiny\nq2 Q0 d3 1 1.0 tiny\n"
+INPROCESS_DEPTHS = [None, 100]  # DL as it is (43 x 1000), and cut to a reranker's top 100 (43 x 100)
 INPROCESS_GOALS = [
-    # (row, baseline row, max ratio, description)
-    ("evaltool.evaluate", "pytrec_eval build+evaluate", 1.0,
+    # (depth, row, baseline row, max ratio, description)
+    (None, "evaltool.evaluate", "pytrec_eval build+evaluate", 1.0,
      "DL in-process: evaltool.evaluate <= 1.0x pytrec_eval build+evaluate"),
-    ("evaltool Evaluator.evaluate", "pytrec_eval evaluate", 1.0,
-     "DL in-process: Evaluator.evaluate <= 1.0x pytrec_eval evaluate"),
+    (None, "evaltool Evaluator.evaluate", "pytrec_eval evaluate", 0.5,
+     "DL 43x1000 in-process: Evaluator.evaluate <= 0.5x pytrec_eval evaluate"),
+    (None, "evaltool Evaluator.evaluate (DataFrames)", "pytrec_eval evaluate", 0.5,
+     "DL 43x1000 in-process: Evaluator.evaluate, DataFrames <= 0.5x pytrec_eval evaluate"),
+    (100, "evaltool Evaluator.evaluate", "pytrec_eval evaluate", 0.5,
+     "DL 43x100 in-process: Evaluator.evaluate <= 0.5x pytrec_eval evaluate"),
+    (100, "evaltool Evaluator.evaluate (DataFrames)", "pytrec_eval evaluate", 0.5,
+     "DL 43x100 in-process: Evaluator.evaluate, DataFrames <= 0.5x pytrec_eval evaluate"),
 ]
 
 
@@ -493,12 +500,14 @@ def many_runs_goals(rows):
     return goals
 
 
-def inprocess_rows(d, repeat, timeout):
-    """benchmarks/drivers/inprocess.py on a data set: per-call medians of each in-process route."""
+def inprocess_rows(d, repeat, timeout, depth=None):
+    """benchmarks/drivers/inprocess.py on a data set (its run cut to ``depth`` per query): per-call
+    medians of each in-process route."""
     done = subprocess.run([sys.executable, str(HERE / "drivers" / "inprocess.py"), d["qrels"], d["run"],
-                           str(max(10, 5 * repeat))], capture_output=True, text=True, timeout=timeout)
+                           str(max(10, 5 * repeat))] + ([str(depth)] if depth else []),
+                          capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        return {"error": done.stderr.strip()[-600:]}
+        return {"depth": depth, "error": done.stderr.strip()[-600:]}
     out = json.loads(done.stdout)
     reference = out["values"]["pytrec_eval evaluate"]
     # pytrec_eval orders tied scores its own way on dict input: equal at trec_eval's 4 printed decimals
@@ -530,35 +539,104 @@ def fusion_goals(fusion):
     return [g]
 
 
-def inprocess_goals(inprocess):
+def inprocess_goals(sections):
     goals = []
-    for row, base, limit, desc in INPROCESS_GOALS:
+    by_depth = {section.get("depth"): section for section in sections or []}
+    for depth, row, base, limit, desc in INPROCESS_GOALS:
         g = {"goal": desc, "row": row, "baseline": base, "limit": limit, "ratio": None, "status": "SKIP", "note": ""}
-        medians = (inprocess or {}).get("median_s")
+        section = by_depth.get(depth) or {}
+        medians = section.get("median_s")
         if medians and row in medians and base in medians:
-            g["ratio"] = medians[row] / medians[base]
-            g["status"] = "PASS" if g["ratio"] <= limit else "FAIL"
-            g["note"] = f"{medians[row] * 1e3:.1f} ms vs {medians[base] * 1e3:.1f} ms"
+            if section["values_check"].get(row) != "= pytrec_eval":
+                g.update(status="FAIL", note="values differ from pytrec_eval's")
+            else:
+                g["ratio"] = medians[row] / medians[base]
+                g["status"] = "PASS" if g["ratio"] <= limit else "FAIL"
+                g["note"] = f"{medians[row] * 1e3:.1f} ms vs {medians[base] * 1e3:.1f} ms"
         else:
-            g["note"] = (inprocess or {}).get("error", "DL not run or pytrec_eval absent")[:200]
+            g["note"] = section.get("error", "DL not run or pytrec_eval absent")[:200]
         goals.append(g)
     return goals
+
+
+RANX_WORKLOAD_QUICK = [2000]
+RANX_WORKLOAD_SIZES = [2000, 100_000]
+RANX_WORKLOAD_ROUTES = ["evaltool dicts", "evaltool pandas", "evaltool polars"]
+RANX_WORKLOAD_LIMIT = 0.5  # evaltool <= 0.5x ranx warm, every input, every measure
+
+
+def ranx_workload_rows(queries, repeat, timeout):
+    """benchmarks/drivers/ranx_workload.py at one size: per-call medians of every route, and the
+    values checked against pytrec_eval's (equal to 1e-12: one sum in another order) before any ratio."""
+    done = subprocess.run([sys.executable, str(HERE / "drivers" / "ranx_workload.py"), str(queries), str(repeat)],
+                          capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        return {"queries": queries, "error": done.stderr.strip()[-600:]}
+    out = json.loads(done.stdout)
+    reference = {r["measure"]: r["value"] for r in out["rows"] if r["route"] == "pytrec_eval"}
+    for r in out["rows"]:
+        r["check"] = "= pytrec_eval" if abs(r["value"] - reference[r["measure"]]) <= 1e-12 else "MISMATCH"
+    return out
+
+
+def ranx_workload_goals(sections):
+    """At the largest size run: each evaltool route against ranx warm, per measure."""
+    goals = []
+    done = [s for s in sections if "rows" in s]
+    section = max(done, key=lambda s: s["queries"]) if done else (sections[-1] if sections else {})
+    rows = {(r["measure"], r["route"]): r for r in section.get("rows", [])}
+    size = f"{section.get('queries', 0):,} x 100"
+    for measure in ("MAP", "MRR", "nDCG"):
+        for route in RANX_WORKLOAD_ROUTES:
+            desc = f"ranx workload {size} {measure}: {route} <= {RANX_WORKLOAD_LIMIT}x ranx warm"
+            g = {"goal": desc, "row": route, "baseline": "ranx", "limit": RANX_WORKLOAD_LIMIT, "ratio": None,
+                 "status": "SKIP", "note": section.get("error", "ranx workload not run")[:200]}
+            row, base = rows.get((measure, route)), rows.get((measure, "ranx"))
+            if row and base:
+                if row["check"] != "= pytrec_eval" or base["check"] != "= pytrec_eval":
+                    g.update(status="FAIL", note=f"values differ: {row['value']!r} ({route}), {base['value']!r} "
+                                                 "(ranx), against pytrec_eval's")
+                else:
+                    g["ratio"] = row["median_s"] / base["median_s"]
+                    g["status"] = "PASS" if g["ratio"] <= RANX_WORKLOAD_LIMIT else "FAIL"
+                    g["note"] = f"{fmt_s(row['median_s'])} vs {fmt_s(base['median_s'])}"
+            goals.append(g)
+    return goals
+
+
+def ranx_workload_table(sections):
+    lines = []
+    for section in sections:
+        if "rows" not in section:
+            lines.append(f"ranx workload, {section['queries']:,} queries: ERROR {section.get('error')}")
+            continue
+        lines.append(f"ranx workload in process, one core ({section['queries']:,} queries x 100, "
+                     f"{section['qrels_rows']:,} judgments; median per call; values against pytrec_eval's):")
+        by = {(r["measure"], r["route"]): r for r in section["rows"]}
+        for (measure, route), r in by.items():
+            base = by.get((measure, "ranx"))
+            ratio = f"{r['median_s'] / base['median_s']:.2f}x ranx" \
+                if base and r["check"] == base["check"] == "= pytrec_eval" else "-"
+            lines.append(f"  {measure:<5} {route:<16} {fmt_s(r['median_s']):>8}  {ratio:>10}  "
+                         f"{r['value']:.6f} {r['check']}")
+    return "\n".join(lines)
 
 
 def startup_table(rows, inprocess):
     lines = ["start-up (whole process, median):"]
     lines += [f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}" + (f"  ERROR: {r['error']}" if r["error"] else "")
               for r in rows]
-    if inprocess and "median_s" in inprocess:
-        m = inprocess["median_s"]
-        lines.append(f"in-process on DL ({inprocess['queries']} queries, {inprocess['run_rows']:,} run rows; "
-                     "dicts; median per call):")
+    for section in inprocess or []:
+        if "median_s" not in section:
+            lines.append(f"in-process (depth {section.get('depth') or 'all'}): ERROR {section.get('error')}")
+            continue
+        m = section["median_s"]
+        lines.append(f"in-process on DL ({section['queries']} queries, {section['run_rows']:,} run rows; "
+                     "dicts unless said; median per call):")
         for name, value in m.items():
             base = m["pytrec_eval evaluate"] if "Evaluator" in name else m["pytrec_eval build+evaluate"]
             ratio = "" if name.startswith("pytrec_eval") else f"  {value / base:.2f}x"
-            lines.append(f"  {name:<30} {value * 1e3:7.1f} ms{ratio}  values {inprocess['values_check'][name]}")
-    elif inprocess:
-        lines.append(f"in-process: ERROR {inprocess.get('error')}")
+            lines.append(f"  {name:<42} {value * 1e3:7.1f} ms{ratio}  values {section['values_check'][name]}")
     return "\n".join(lines)
 
 
@@ -741,6 +819,9 @@ def main(argv=None):
     ap.add_argument("--clicks", nargs="*", metavar="NAME",
                     help=f"click-log data sets ({', '.join(click_logs.ALL_CLICKS)}) for the 'evaltool clicks' rows; "
                          "default clicks-S with --quick, all otherwise; no names: none")
+    ap.add_argument("--ranx-workload", nargs="*", type=int, metavar="QUERIES",
+                    help="sizes (queries x 100) of ranx's workload timed in process (needs ranx and pytrec_eval); "
+                         f"default {RANX_WORKLOAD_QUICK} with --quick, {RANX_WORKLOAD_SIZES} otherwise; no sizes: none")
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 on a value mismatch, a failed run or a FAIL goal")
     args = ap.parse_args(argv)
@@ -823,8 +904,17 @@ def main(argv=None):
     startup = startup_rows(launcher, have, args.cache_dir, args.repeat, args.timeout)
     many = many_runs_rows(launcher, have, datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
         if "DL" in datasets else []
-    inprocess = inprocess_rows(datasets["DL"], args.repeat, args.timeout) \
+    inprocess = [inprocess_rows(datasets["DL"], args.repeat, args.timeout, depth) for depth in INPROCESS_DEPTHS] \
         if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
+    workload_sizes = args.ranx_workload if args.ranx_workload is not None else \
+        (RANX_WORKLOAD_QUICK if args.quick else RANX_WORKLOAD_SIZES)
+    ranx_sections = []
+    if workload_sizes and {"evaltool", "pytrec_eval", "ranx"} <= set(have):
+        for queries in workload_sizes:
+            log(f"\n== ranx workload in process: {queries:,} queries x 100, {max(3, args.repeat)} repetition(s)")
+            ranx_sections.append(ranx_workload_rows(queries, max(3, args.repeat), args.timeout * 4))
+    elif workload_sizes:
+        log("\n== ranx workload skipped: it needs evaltool, pytrec_eval and ranx (pip install -e '.[test]')")
     fusion = fusion_rows(datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
         if "DL" in datasets and "evaltool" in have and "ranx" in have else None
     for size in [s for s in sizes if s not in QUICK_SIZES]:
@@ -835,7 +925,7 @@ def main(argv=None):
     launcher.close()
 
     goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many) + \
-        fusion_goals(fusion)
+        fusion_goals(fusion) + (ranx_workload_goals(ranx_sections) if workload_sizes else [])
 
     log("\n" + table(results))
     log("\n" + startup_table(startup, inprocess))
@@ -850,6 +940,8 @@ def main(argv=None):
         log("fusion of the 30 runs, RRF (in-process, warm, median): "
             + ", ".join(f"{name} {fmt_s(t)}" for name, t in fusion["median_s"].items())
             + f"; largest fused-score difference {fusion['max_difference']:.2g} (tie order of the input runs)")
+    if ranx_sections:
+        log("\n" + ranx_workload_table(ranx_sections))
     if click_results:
         log("\n" + click_table(click_results))
     stages = stage_table(results)
@@ -886,6 +978,7 @@ def main(argv=None):
         "startup": startup,
         "inprocess": inprocess,
         "many_runs": many,
+        "ranx_workload": ranx_sections,
         "fusion": fusion,
         "clicks": click_results,
     }

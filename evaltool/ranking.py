@@ -453,21 +453,75 @@ def _rank_by_passes(run: Run, rows: np.ndarray) -> np.ndarray:
     return higher
 
 
+def _rank_grouped(run: Run, rows: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """Ranks of ``rows`` in a run whose queries are contiguous but not in score order (a
+    DataFrame's rows, say), by counting the scores of each row's query (:func:`_count_above`)
+    and comparing ids inside the groups of equal scores; None when the queries are not
+    contiguous (``starts``: where the query code changes), or when sorting costs less."""
+    codes, scores = run.qid_codes, run.scores
+    if len(distinct(codes[starts])) != len(starts):
+        return None
+    segment_of_code = np.zeros(len(run.qid_vocab), dtype=np.int64)
+    segment_of_code[codes[starts]] = np.arange(len(starts))
+    bounds = np.append(starts, len(codes))
+    segment = segment_of_code[codes[rows]]
+    counted = _count_above(scores, bounds, np.diff(bounds), segment, scores[rows])
+    if counted is None:
+        return None
+    higher, equal = counted
+    tied = np.flatnonzero(equal > 1)
+    if len(tied):
+        pair, member = _tied_members(scores, bounds, np.diff(bounds), segment[tied], scores[rows[tied]])
+        owner = tied[pair]
+        keep = member != rows[owner]
+        owner, member = owner[keep], member[keep]
+        mine, theirs = id_order(run, rows[owner], member)
+        np.add.at(higher, owner[theirs > mine], 1)
+    return higher
+
+
+def _tied_members(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
+                  values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(pair, row) for every row of query ``codes[pair]`` (rows grouped by query) whose score
+    is ``values[pair]``, a block of pairs at a time as :func:`_count_above` compares them.
+
+    >>> _tied_members(np.array([2.0, 1.0, 2.0, 7.0]), np.array([0, 3, 4]), np.array([3, 1]), np.array([0, 1]),
+    ...               np.array([2.0, 7.0]))
+    (array([0, 0, 1]), array([0, 2, 3]))
+    """
+    pairs, rows = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    depth = lengths[codes]
+    step = max(BLOCK_CELLS // max(int(depth.max(initial=1)), 1), 1)
+    for first in range(0, len(codes), step):
+        pick = np.arange(first, min(first + step, len(codes)))
+        positions = np.arange(int(depth[pick].max()))
+        at = np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)
+        which, where = np.nonzero((scores[at] == values[pick][:, None]) & (positions < depth[pick][:, None]))
+        pairs.append(pick[which])
+        rows.append(at[which, where])
+    return np.concatenate(pairs), np.concatenate(rows)
+
+
 def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
     """0-based rank of each of ``rows`` within its query, by trec_eval's rule.
 
     Only the requested rows are ranked. A run already grouped by query with scores
     non-increasing (how systems write them) needs no sort: a row's rank is its position
     in its query, corrected inside its group of equal scores by comparing document ids.
-    In any other file, queries with few judged rows are ranked by a few vectorised
-    passes (no sort); queries with many are sorted by (query, score).
+    A run grouped by query in another order (a DataFrame's) counts each row's query's
+    scores above it when that costs less than a sort. In any other run, queries with few
+    judged rows are ranked by a few vectorised passes (no sort); queries with many are
+    sorted by (query, score).
     """
     codes, scores = run.qid_codes, run.scores
     if len(rows) == 0:
         return np.zeros(0, dtype=np.int64)
-    in_order, _ = _in_query_order(codes, scores)
+    in_order, starts = _in_query_order(codes, scores)
     if in_order:
         return _rank_in_sequence(run, codes, scores, rows, None)
+    counted = _rank_grouped(run, rows, starts)
+    if counted is not None:
+        return counted
     per_query = np.bincount(codes[rows], minlength=len(run.qid_vocab))
     heavy = per_query > PASSES
     out = np.empty(len(rows), dtype=np.int64)
@@ -535,9 +589,8 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     Each judged document is looked up by id in its query's dict, which gives its score; its
     rank is the number of scores of its query above it, plus, inside its group of equal
     scores, the number of larger ids (the tie rule). No other document id is read unless it
-    ties with a judged one. The run's (query, -score) pairs are sorted as complex numbers,
-    which numpy orders by real part, then imaginary part: one ``searchsorted`` finds where
-    every judged document's group of equal scores starts.
+    ties with a judged one, and the run is not sorted: each judged score is compared with its
+    query's scores (:func:`_count_above`).
     """
     judged = qrels.by_query
     codes = np.flatnonzero(code_q >= 0)
@@ -550,6 +603,83 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     score = found[hit]
     grade = np.concatenate([grades for _, grades in lists])[hit] if lists else np.zeros(0, dtype=np.int64)
 
+    query_start = np.concatenate(([0], np.cumsum(rows_per_code)))
+    counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
+    if counted is None:
+        return _rank_by_sort(run, lists, hit, judged_code, score, grade, code_q, rows_per_code)
+    higher, equal = counted
+    ranks, group_start, group_end = higher.copy(), higher, higher + equal
+    tied = np.flatnonzero(equal > 1)
+    if len(tied):
+        judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
+        tied_ids = [judged_ids[i] for i in np.flatnonzero(hit)[tied].tolist()]
+        ranks[tied] += _larger_in_groups(run, judged_code[tied], score[tied], tied_ids)
+    return code_q[judged_code], ranks, grade, group_start, group_end
+
+
+BLOCK_CELLS = 1 << 22  # (judged document x query position) comparisons made at a time
+COMPARISONS_PER_SORT_STEP = 4  # what one step of sorting the run costs, in comparisons of _count_above
+
+
+def _count_above(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
+                 values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each (query code, score) pair: how many rows of that query score higher, and how
+    many score the same (itself included), for rows grouped by query (``query_start``).
+
+    Each pair is compared with every row of its query, a block of pairs at a time as a
+    matrix (pairs x the longest of their queries): no sort, and the work is the judged
+    documents times the depth of their queries. None when a sort of the run costs less
+    (many judged documents per query against few queries, as in TREC DL's qrels).
+
+    >>> scores = np.array([3.0, 1.0, 2.0, 2.0, 0.5, 0.4, 0.3, 0.2, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0, -1.0, -2.0])
+    >>> higher, equal = _count_above(scores, np.array([0, 8, 16]), np.array([8, 8]), np.array([0, 1]),
+    ...                              np.array([2.0, 5.0]))
+    >>> higher.tolist(), equal.tolist()
+    ([1, 0], [2, 1])
+    >>> _count_above(scores, np.array([0, 8, 16]), np.array([8, 8]), np.array([0] * 8), np.full(8, 2.0)) is None
+    True
+    """
+    if len(codes) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    depth = lengths[codes]
+    if int(depth.sum()) * COMPARISONS_PER_SORT_STEP > len(scores) * max(len(scores), 2).bit_length():
+        return None
+    higher = np.empty(len(codes), dtype=np.int64)
+    equal = np.empty(len(codes), dtype=np.int64)
+    order = np.argsort(depth, kind="stable")  # blocks of similar depths: little padding
+    step = max(BLOCK_CELLS // max(int(depth.max()), 1), 1)
+    for first in range(0, len(order), step):
+        pick = order[first:first + step]
+        positions = np.arange(int(depth[pick[-1]]))
+        inside = positions < depth[pick][:, None]
+        cells = scores[np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)]
+        value = values[pick][:, None]
+        higher[pick] = np.count_nonzero((cells > value) & inside, axis=1)
+        equal[pick] = np.count_nonzero((cells == value) & inside, axis=1)
+    return higher, equal
+
+
+def _larger_in_groups(run: Run, codes: np.ndarray, scores: np.ndarray, docs: list[str]) -> np.ndarray:
+    """For each judged document ``docs[i]`` of query code ``codes[i]`` (a dict run) with score
+    ``scores[i]``, how many documents of its query have the same score and a larger id (byte order)."""
+    counts = np.zeros(len(docs), dtype=np.int64)
+    groups: dict[tuple[int, float], list[str]] = {}
+    for i, (code, value, doc) in enumerate(zip(codes.tolist(), scores.tolist(), docs)):
+        group = groups.get((code, value))
+        if group is None:
+            group = [d for d, s in run.rankings[code].items() if s == value]
+            groups[code, value] = group
+        if not str_order_is_byte_order([*group, doc]):
+            key = byte_key(doc)
+            counts[i] = sum(byte_key(d) > key for d in group)
+        else:
+            counts[i] = sum(d > doc for d in group)
+    return counts
+
+
+def _rank_by_sort(run: Run, lists, hit, judged_code, score, grade, code_q, rows_per_code):
+    """:func:`_judge_rankings`' ranks by sorting the run's (query, -score) pairs, for runs where
+    :func:`_count_above` would compare too much."""
     key = run.qid_codes + 1j * -run.scores
     order = None if _in_query_order(run.qid_codes, run.scores)[0] else np.argsort(key, kind="stable")
     if order is not None:

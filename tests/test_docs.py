@@ -85,3 +85,15 @@ def test_the_layout_page_names_every_module_of_the_package():
             continue
         name = path.name if path.suffix == ".py" else f"{path.name}/"
         assert name in page, name
+
+
+def test_the_model_judging_commands_are_documented_with_every_option():
+    from evaltool.cli import main
+
+    page = _prose()
+    commands = [main.get_command(None, "judge"), main.get_command(None, "judgments").commands["calibrate"]]
+    for command in commands:
+        for param in command.params:
+            if param.param_type_name == "option" and not param.hidden:
+                assert any(opt in page for opt in param.opts), (command.name, param.opts)
+    assert "--llm NAME=URL,MODEL[,KEY_VARIABLE]" in _page("guides/engineer/llm-judgments.md")  # serve's models

@@ -223,3 +223,38 @@ def test_score_groups_of_positions_against_a_scan(levels):
         while hi < len(key) and key[hi] == key[p]:
             hi += 1
         assert (low[p], high[p], first[p]) == (lo, hi, codes.tolist().index(codes[p])), p
+
+
+def _tied_dicts(seed: int):
+    """Queries of mixed depths, scores on a coarse grid (many ties), ids of mixed lengths and
+    one that is not UTF-8 on disk (a surrogate escape, compared by its bytes)."""
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(15):
+        depth = int(rng.integers(1, 40))
+        docs = [f"d{int(rng.integers(0, 10 ** int(rng.integers(1, 4))))}_{i}" for i in range(depth)]
+        if q == 3:
+            docs[0] = "d\udcff"
+        run[f"q{q}"] = {d: float(rng.integers(0, 4)) for d in docs}
+        qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in rng.choice(docs, size=min(depth, 6), replace=False)}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, monkeypatch):
+    """A dict run's judged documents are ranked by counting the scores of their query (no sort);
+    with the comparison budget at nothing, by sorting: both as the same run read from a file."""
+    from evaltool import ranking
+
+    qrels, run = _tied_dicts(seed)
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
+                                    encoding="utf-8", errors="surrogateescape")
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),
+                                  encoding="utf-8", errors="surrogateescape")
+    measures = ["map", "recip_rank", "ndcg", "P.5", "relstring"]
+    expected = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), measures, per_query=True).per_query
+    assert evaluate(qrels, run, measures, per_query=True).per_query == expected
+    monkeypatch.setattr(ranking, "COMPARISONS_PER_SORT_STEP", 0)  # counting, whatever it costs
+    assert evaluate(qrels, run, measures, per_query=True).per_query == expected
+    monkeypatch.setattr(ranking, "_count_above", lambda *args: None)  # sorting
+    assert evaluate(qrels, run, measures, per_query=True).per_query == expected

@@ -528,8 +528,15 @@ class HttpBackend(Backend):
 
     async def search(self, query: BenchQuery, limit: int, timeout: float, watch: Stopwatch):
         """The answer to ``query``, redirects followed as :func:`redirect_step` allows."""
-        httpx = _httpx()
         method, url, body = self.request(query, limit)
+        return read_answer(await self.exchange(method, url, body, watch), self.response_path)
+
+    async def exchange(self, method: str, url: str, body: bytes | None, watch: Stopwatch) -> list[str]:
+        """Send one request and read its answer's text (in pieces, as decoded): redirects followed as :func:`redirect_step`
+        allows (the ``--header`` headers only to the first URL's origin), an error status raised as
+        :class:`HttpStatusError` (with its Retry-After), a body past ``max_response_bytes`` refused.
+        Other clients of an HTTP service (the model judging documents) send through it too."""
+        httpx = _httpx()
         client = self._client_for_this_run()
         home = origin(httpx.URL(url))
 
@@ -555,10 +562,9 @@ class HttpBackend(Backend):
                     continue
                 if response.status_code >= 400:
                     raise await self._status_error(response)
-                text = await self._text(response)
+                return await self._text(response)
             finally:
                 await response.aclose()
-            return read_answer(text, self.response_path)
         raise RedirectRefused(f"more than {MAX_REDIRECTS} redirects in a row")
 
     @staticmethod

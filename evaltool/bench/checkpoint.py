@@ -38,6 +38,10 @@ class Outcome:
     redirects: list[dict] | None = None  # HTTP redirects met, followed or refused (see backends.redirect_step)
     texts: list[dict] | None = None  # per id {"title", "snippet"} when the backend returned text
 
+    @property
+    def key(self) -> str:
+        return self.qid
+
     @classmethod
     def from_record(cls, record: dict) -> Outcome:
         """An outcome from its checkpoint line (a field added since the line was written takes its default)."""
@@ -69,9 +73,23 @@ def checkpoint_path(out_dir: str, queries_path: str, name: str | None = None) ->
 
 
 class Checkpoint:
-    """An open checkpoint file, appended to one finished query at a time."""
+    """An open checkpoint file, appended to one finished query at a time.
 
-    def __init__(self, path: str, header: dict, done: dict[str, Outcome]):
+    Another kind of run keeps its own items in one by naming, in a subclass, the class of
+    its lines (``outcome_type``: ``from_record(dict)``, a ``key``, a dataclass), the header
+    keys that must match on ``--resume`` (``matched``), what an item is called (``unit``)
+    and its header's marker (``marker``) and its ``kind``.
+    """
+
+    kind = "bench"
+    outcome_type: type = Outcome
+    matched: tuple[str, ...] = MATCHED
+    unit = "query"
+    units = "queries"
+    marker = "evaltool_checkpoint"
+    resume_hint = "was the run started with the same queries file and --out?"
+
+    def __init__(self, path: str, header: dict, done: dict):
         self.path = path
         self.header = header
         self.done = done
@@ -93,11 +111,11 @@ class Checkpoint:
             if previous is not None and previous.done:
                 if not discard:
                     raise EvaltoolError(
-                        f"{path} holds an unfinished run ({len(previous.done)} queries done, started "
+                        f"{path} holds an unfinished run ({len(previous.done)} {cls.units} done, started "
                         f"{previous.header.get('started', '?')}): add --resume to finish it, or --restart to "
                         "discard it and start over")
                 discarded = len(previous.done)
-        checkpoint = cls(path, {"evaltool_checkpoint": FORMAT, **header}, {})
+        checkpoint = cls(path, {cls.marker: FORMAT, **header}, {})
         checkpoint.discarded = discarded
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -112,10 +130,9 @@ class Checkpoint:
         """The checkpoint of the same run, opened for appending; refuses one of another run."""
         previous = cls.read(path)
         if previous is None:
-            raise EvaltoolError(f"--resume: no checkpoint to resume at {path} (was the run started with the "
-                                "same queries file and --out?)")
+            raise EvaltoolError(f"--resume: no checkpoint to resume at {path} ({cls.resume_hint})")
         differ = [f"{key}: {previous.header.get(key)!r} then, {header[key]!r} now"
-                  for key in MATCHED if previous.header.get(key) != header[key]]
+                  for key in cls.matched if previous.header.get(key) != header[key]]
         if differ:
             raise EvaltoolError(f"--resume: {path} is a run with other settings ({'; '.join(differ)}); "
                                 "use the same ones, or --restart to discard it and start over")
@@ -148,17 +165,18 @@ class Checkpoint:
                 raise EvaltoolError(f"{path}:{number}: not a checkpoint line (corrupt JSON); "
                                     "delete the file to start over") from None
         header = records[0]
-        if not isinstance(header, dict) or header.get("evaltool_checkpoint") != FORMAT:
-            raise EvaltoolError(f"{path}:1: not an evaltool bench checkpoint header")
-        done: dict[str, Outcome] = {}
+        if not isinstance(header, dict) or header.get(cls.marker) != FORMAT:
+            raise EvaltoolError(f"{path}:1: not an evaltool {cls.kind} checkpoint header")
+        done: dict = {}
         for number, record in enumerate(records[1:], 2):
             try:
-                outcome = Outcome.from_record(record)
-            except (KeyError, TypeError):
-                raise EvaltoolError(f"{path}:{number}: not a query outcome; delete the file to start over") from None
-            if outcome.qid in done:
-                raise EvaltoolError(f"{path}:{number}: query {outcome.qid} is recorded twice")
-            done[outcome.qid] = outcome
+                outcome = cls.outcome_type.from_record(record)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise EvaltoolError(f"{path}:{number}: not a {cls.unit} outcome; delete the file to start over") \
+                    from None
+            if outcome.key in done:
+                raise EvaltoolError(f"{path}:{number}: {cls.unit} {outcome.key} is recorded twice")
+            done[outcome.key] = outcome
         return cls(path, header, done)
 
     def _write(self, record: dict) -> None:
@@ -169,9 +187,9 @@ class Checkpoint:
         except OSError as exc:
             raise EvaltoolError(f"cannot write the checkpoint {self.path}: {exc.strerror or exc}") from None
 
-    def append(self, outcome: Outcome) -> None:
+    def append(self, outcome) -> None:
         self._write(asdict(outcome))
-        self.done[outcome.qid] = outcome
+        self.done[outcome.key] = outcome
 
     def close(self) -> None:
         if self._handle is not None:

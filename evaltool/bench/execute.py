@@ -27,8 +27,9 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
 
 from evaltool.bench.backends import Backend, Stopwatch, normalize
 from evaltool.bench.checkpoint import Outcome
@@ -37,6 +38,7 @@ from evaltool.bench.queries import BenchQuery
 BACKOFF_SECONDS = 0.1
 BACKOFF_MAX_SECONDS = 5.0
 TIMEOUT = "timeout"
+T = TypeVar("T")
 
 
 class Interrupted(Exception):
@@ -74,6 +76,61 @@ def backoff(attempt: int) -> float:
     return random.uniform(ceiling / 2, ceiling)
 
 
+class Tries:
+    """How many attempts a call made, and the HTTP status of its last failed answer (if any)."""
+
+    def __init__(self):
+        self.attempts = 0
+        self.status: int | None = None
+
+
+async def call_with_retries(attempt: Callable[[float], Awaitable[T]], *, is_transient: Callable[[BaseException], bool],
+                            timeout: float, retries: int, tries: Tries | None = None) -> T:
+    """``await attempt(seconds_left)`` until it returns, retrying what ``is_transient`` calls transient.
+
+    The rules of the module docstring: ``timeout`` seconds for everything, retries after
+    the answer's ``Retry-After`` or a jittered backoff, a pause that would outlast the time
+    left not taken (:class:`GaveUp`). Raises the last failure, ``TimeoutError`` when the
+    time is up; ``tries`` (if given) counts the attempts as they are made.
+
+    >>> calls = []
+    >>> async def flaky(left):
+    ...     calls.append(left)
+    ...     if len(calls) < 2:
+    ...         raise ConnectionError("reset")
+    ...     return "answer"
+    >>> asyncio.run(call_with_retries(flaky, is_transient=lambda e: True, timeout=5, retries=2)), len(calls)
+    ('answer', 2)
+    """
+    start = time.perf_counter()
+    tries = tries if tries is not None else Tries()
+
+    def left() -> float:
+        return timeout - (time.perf_counter() - start)
+
+    async def attempt_until_done():
+        while True:
+            tries.attempts += 1
+            try:
+                value = await attempt(max(left(), 0.001))
+            except Exception as exc:
+                tries.status = getattr(exc, "status", tries.status)
+                if tries.attempts > retries or not is_transient(exc):
+                    raise
+                asked = getattr(exc, "retry_after", None)
+                pause = backoff(tries.attempts) if asked is None else asked
+                if pause >= left():
+                    why = f"Retry-After {asked:g} s" if asked is not None else f"a retry in {pause:.2f} s"
+                    raise GaveUp(exc, f"gave up: {why} would end after the --timeout") from None
+                await asyncio.sleep(pause)
+                continue
+            if left() < 0:  # the answer came, but reading it used up the time
+                raise TimeoutError
+            return value
+
+    return await asyncio.wait_for(attempt_until_done(), timeout)
+
+
 async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: float, retries: int) -> Outcome:
     """One query, start to finish: its ranking, or the error that ended it.
 
@@ -83,36 +140,15 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
     """
     start = time.perf_counter()
     watch = Stopwatch()
-    attempts = 0
-    status = None  # HTTP status of the last answer that failed with one
+    tries = Tries()
 
-    def left() -> float:
-        return timeout - (time.perf_counter() - start)
-
-    async def attempt_until_done():
-        nonlocal attempts, status
-        while True:
-            attempts += 1
-            try:
-                retrieved = normalize(await backend.search(query, limit, max(left(), 0.001), watch), limit)
-            except Exception as exc:
-                status = getattr(exc, "status", status)
-                if attempts > retries or not backend.is_transient(exc):
-                    raise
-                asked = getattr(exc, "retry_after", None)
-                pause = backoff(attempts) if asked is None else asked
-                if pause >= left():
-                    why = f"Retry-After {asked:g} s" if asked is not None else f"a retry in {pause:.2f} s"
-                    raise GaveUp(exc, f"gave up: {why} would end after the --timeout") from None
-                await asyncio.sleep(pause)
-                continue
-            if left() < 0:  # the answer came, but parsing or cleaning it used up the time
-                raise TimeoutError
-            return retrieved
+    async def attempt(left: float):
+        return normalize(await backend.search(query, limit, left, watch), limit)
 
     error = None
     try:
-        retrieved = await asyncio.wait_for(attempt_until_done(), timeout)
+        retrieved = await call_with_retries(attempt, is_transient=backend.is_transient, timeout=timeout,
+                                            retries=retries, tries=tries)
     except Exception as exc:
         retrieved = None
         timed_out = isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or backend.is_timeout(exc)
@@ -120,8 +156,9 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
     redirects = watch.redirects or None
     if retrieved is None:  # how long the query had before it gave up, on the --timeout's clock
         elapsed = round((time.perf_counter() - start) * 1000, 3)
-        return Outcome(query.qid, [], None, error, elapsed, attempts, http_status=status, redirects=redirects)
-    return Outcome(query.qid, retrieved.ids, retrieved.scores, None, watch.elapsed_ms(since=start), attempts,
+        return Outcome(query.qid, [], None, error, elapsed, tries.attempts, http_status=tries.status,
+                       redirects=redirects)
+    return Outcome(query.qid, retrieved.ids, retrieved.scores, None, watch.elapsed_ms(since=start), tries.attempts,
                    retrieved.duplicates, redirects=redirects, texts=retrieved.texts)
 
 
@@ -177,7 +214,7 @@ def _restore_signals(loop, previous: dict) -> None:
         signal.signal(number, before if before is not None else signal.SIG_DFL)
 
 
-async def _run_all(backend, queries, limit, timeout, retries, concurrency, on_outcome) -> None:
+async def _run_all(items, work, concurrency, on_done, backend) -> None:
     gate = asyncio.Semaphore(concurrency)
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
@@ -188,16 +225,16 @@ async def _run_all(backend, queries, limit, timeout, retries, concurrency, on_ou
         stopped_by.append(number)
         main.cancel()
 
-    async def one(query: BenchQuery) -> None:
+    async def one(item) -> None:
         async with gate:
-            outcome = await run_one(backend, query, limit, timeout, retries)
-        on_outcome(query, outcome)
+            outcome = await work(item)
+        on_done(item, outcome)
 
     previous = _on_stop_signals(loop, stop)
     tasks = []
     try:
         await backend.open()  # before any query's clock starts
-        tasks = [asyncio.create_task(one(query)) for query in queries]
+        tasks = [asyncio.create_task(one(item)) for item in items]
         await asyncio.gather(*tasks)
     except asyncio.CancelledError:
         for task in tasks:
@@ -212,18 +249,36 @@ async def _run_all(backend, queries, limit, timeout, retries, concurrency, on_ou
 def run_queries(backend: Backend, queries: list[BenchQuery], *, limit: int, timeout: float, retries: int,
                 concurrency: int, on_outcome: Callable[[BenchQuery, Outcome], None]) -> None:
     """Run ``queries``; ``on_outcome(query, outcome)`` is called as each one finishes, in the caller's thread."""
-    work = None
+    run_bounded(queries, lambda query: run_one(backend, query, limit, timeout, retries), concurrency=concurrency,
+                on_done=on_outcome, backend=backend)
+
+
+class Opened(Protocol):
+    """What a run opens before its first item and closes after its last (a backend, an endpoint)."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def run_bounded(items: list, work: Callable[[Any], Awaitable[Any]], *, concurrency: int,
+                on_done: Callable[[Any, Any], None], backend: Opened) -> None:
+    """``await work(item)`` for every item, at most ``concurrency`` at once, on an event loop of its own;
+    ``on_done(item, outcome)`` as each one finishes, in the caller's thread. ``backend`` is opened before
+    the first item and closed after the last. Ctrl-C or SIGTERM cancels what is in flight and raises
+    :class:`Interrupted` (see the module docstring)."""
+    work_all = None
     try:
         loop = _new_loop()
         try:
             asyncio.set_event_loop(loop)
-            work = _run_all(backend, queries, limit, timeout, retries, concurrency, on_outcome)
-            loop.run_until_complete(work)
+            work_all = _run_all(items, work, concurrency, on_done, backend)
+            loop.run_until_complete(work_all)
         finally:
             _close(loop)
     except KeyboardInterrupt:
-        if work is not None:
-            work.close()  # a Ctrl-C before the loop started it: no "never awaited" warning at exit
+        if work_all is not None:
+            work_all.close()  # a Ctrl-C before the loop started it: no "never awaited" warning at exit
         raise Interrupted(signal.SIGINT) from None
 
 

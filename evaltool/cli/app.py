@@ -33,6 +33,8 @@ COMMANDS = {
                   "judgment sets: import, export (qrels), agreement of raters, list"),
     "feedback": ("evaltool.cli.judgments", "feedback_command",
                  "explicit feedback: users' ratings as judgments, their agreement, nDCG from them"),
+    "judge": ("evaltool.cli.judge", "judge_command",
+              "a language model grades pool pairs through an OpenAI-compatible endpoint"),
     "serve": ("evaltool.cli.serve", "serve_command", "serve the evaluation history as a dashboard and a JSON API"),
 }
 

@@ -78,8 +78,12 @@ the next start and resumes from its checkpoint (in --jobs-dir).
 @click.option("--corpus", type=click.Path(dir_okay=False), default=None, metavar="JSONL",
               help='The documents raters read on the judging pages: one {"id", "title", "text"} per line '
                    "(default: the title and snippet the search returned).")
+@click.option("--llm", "models", multiple=True, metavar="NAME=URL,MODEL[,KEY_VARIABLE]",
+              help="A language model an operator may let judge a task, under NAME: an OpenAI-compatible endpoint, "
+                   "the model's name there, and the environment variable holding its key (read now); "
+                   "repeatable. Nothing a request names is reached.")
 def serve_command(db, host, port, tokens, raters, tokens_file, public_read, hosts, backends, backends_file, slots,
-                  jobs_dir, corpus):
+                  jobs_dir, corpus, models):
     from evaltool.history import open_history
     from evaltool.server import create_app, run
     from evaltool.server.auth import Access
@@ -91,6 +95,9 @@ def serve_command(db, host, port, tokens, raters, tokens_file, public_read, host
     try:
         access = Access.from_specs(tokens, raters, tokens_file, public_read)
         declared = parse_backends(backends, backends_file)
+        from evaltool.server.model_runs import parse_models
+
+        llms = parse_models(models)
         texts = None
         if corpus:
             from evaltool.judgments.corpus import read_corpus
@@ -106,7 +113,7 @@ def serve_command(db, host, port, tokens, raters, tokens_file, public_read, host
     try:
         worker = JobWorker(history, declared, os.path.abspath(folder), slots)
         app = create_app(history, access=access, hosts=_served_names(host, hosts), backends=declared, worker=worker,
-                         corpus=texts)
+                         corpus=texts, models=llms, models_dir=os.path.abspath(folder))
         listening = run.bind(host, port)
     except EvaltoolError as exc:
         history.close()

@@ -144,7 +144,9 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     if not all(per_query):  # an empty ranking: the row-by-row path decides what it means
         return None
     n = sum(map(len, per_query))
-    if not n or not set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= (
+    if not n:
+        return None
+    if not set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= (
             _GRADE_TYPES if cls is Qrels else _SCORE_TYPES):
         return None
     try:
@@ -153,11 +155,11 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     except OverflowError:
         return None
     if cls is Run:
-        docids = list(chain.from_iterable(per_query))
-        if not np.isfinite(vals).all() or not _all_str(docids):
+        # str ids only (a set of their types: a third of the time of listing and joining them)
+        if not np.isfinite(vals).all() or set(map(type, chain.from_iterable(per_query))) != {str}:
             return None
         # a dict holds each (query, document) once: nothing to resolve
-        return DictRun(list(data), per_query, vals, docids, runid=runid or "", path=source)
+        return DictRun(list(data), per_query, vals, runid=runid or "", path=source)
     index: dict = {}
     # a document's code is the row where it first appears (``setdefault`` with a row counter)
     doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64,
@@ -168,33 +170,39 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     qid_codes = np.repeat(np.arange(len(per_query), dtype=np.int64), counts)
     lines = np.arange(1, len(vals) + 1, dtype=np.int64)
     qrels = Qrels(list(data), qid_codes, list(index), _dense(doc_codes), vals, lines, path=source)
-    qrels.by_query = dict(zip(data, zip(map(list, per_query), np.split(vals, np.cumsum(counts)[:-1]))))
+    ends = np.cumsum(counts).tolist()
+    # slices of one array (np.split costs ~5 us a piece: a tenth of a second at 20,000 queries)
+    grades = [vals[start:end] for start, end in zip([0, *ends[:-1]], ends)]
+    qrels.by_query = dict(zip(data, zip(map(list, per_query), grades)))
     return qrels
 
 
 class DictRun(Run):
     """A run converted from a dict of non-empty rankings ``{qid: {docid: score}}``.
 
-    Query codes, scores and every row's document id are columns at once; ``rankings`` keeps
-    the dicts (read, not copied), so ranking looks the judged documents up by id and never
-    encodes the others. The document codes are built on first use only: a document's code
-    is the row where it first appears.
+    Query codes and scores are columns at once; ``rankings`` keeps the dicts (read, not
+    copied), so ranking looks the judged documents up by id and never encodes the others.
+    Every row's document id (``doc_vocab``) and the document codes are built on first use
+    only: a document's code is the row where it first appears.
 
-    >>> run = DictRun(["q1", "q2"], [{"a": 2.0, "b": 1.0}, {"b": 3.0}], np.array([2.0, 1.0, 3.0]), ["a", "b", "b"])
-    >>> run.qid_codes.tolist(), run.doc_codes.tolist(), run.keys_for(["b", "z"]).tolist()
-    ([0, 0, 1], [0, 1, 1], [1, -1])
+    >>> run = DictRun(["q1", "q2"], [{"a": 2.0, "b": 1.0}, {"b": 3.0}], np.array([2.0, 1.0, 3.0]))
+    >>> run.qid_codes.tolist(), run.doc_vocab, run.doc_codes.tolist(), run.keys_for(["b", "z"]).tolist()
+    ([0, 0, 1], ['a', 'b', 'b'], [0, 1, 1], [1, -1])
     """
 
-    def __init__(self, qids: list[str], rankings: list[dict], scores: np.ndarray, docids: list[str],
-                 runid: str = "", path: str = "<run dict>"):
+    def __init__(self, qids: list[str], rankings: list[dict], scores: np.ndarray, runid: str = "",
+                 path: str = "<run dict>"):
         self.qid_vocab = qids
         self.rankings = rankings
         self.qid_codes = np.repeat(np.arange(len(rankings), dtype=np.int64), [len(d) for d in rankings])
         self.scores = scores
-        self.doc_vocab = docids
         self.runid, self.path = runid, path
         self.duplicates_resolved = 0
         self.extra = {}
+
+    @cached_property
+    def doc_vocab(self) -> list[str]:  # type: ignore[override]
+        return list(chain.from_iterable(self.rankings))
 
     @cached_property
     def _index(self) -> tuple[dict, np.ndarray]:

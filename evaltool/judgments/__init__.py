@@ -22,7 +22,9 @@ The API (``db`` as :mod:`evaltool.history` takes it: a path, a URL, an open Hist
   alpha (ordinal), the disagreements, per query.
 * ``depth_pool(lists, depth, *, judged)``, ``rrf_pool(lists, size, *, judged) -> Pool``;
   ``run_lists(run)``, ``execution_lists(execution)`` give the lists.
-* ``rescore(db, execution_id, set_name, *, consensus, rater, version) -> int``.
+* ``rescore(db, execution_id, set_name, *, consensus, rater, version) -> int``;
+  ``apply_to_suite(db, set_name, suite_name, *, consensus, rater, version) -> Suite`` (the set becomes
+  the suite's ground truth, a new suite version).
 * Tasks (what a team judges in the dashboard): see :mod:`~evaltool.judgments.tasks`.
 
 >>> import os, tempfile
@@ -46,7 +48,7 @@ _EXPORTS = {
     "agreement": "reliability", "set_agreement": "reliability", "cohen_kappa": "reliability",
     "fleiss_kappa": "reliability", "krippendorff_alpha": "reliability",
     "Pool": "pool", "depth_pool": "pool", "rrf_pool": "pool", "run_lists": "pool", "execution_lists": "pool",
-    "rescore": "rescoring",
+    "rescore": "rescoring", "apply_to_suite": "rescoring",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -72,3 +72,30 @@ def rescore(db, execution_id, set_name: str, *, consensus: str = "majority", rat
                       tags={**execution.tags, "rescored_from": str(execution.id), "judgments": marked},
                       options=options, sources={**execution.sources, "judgments": marked},
                       fingerprints={}, commit=None, results=results, suite_version=execution.suite_version)
+
+
+def apply_to_suite(db, set_name: str, suite_name: str, *, consensus: str = "majority", rater: str | None = None,
+                   version: int | None = None, author: str | None = None):
+    """Make judgment set ``set_name`` (its consensus, or one ``rater``'s grades, as of ``version``) the ground
+    truth of suite ``suite_name``: each suite query the set judges gets the set's grades (as ``qrels``,
+    grade 0 kept as judged not relevant); the others keep theirs. A new version of the suite when anything
+    changed; returns the suite."""
+    from dataclasses import replace
+
+    from evaltool.history.queries import opened
+    from evaltool.history.suites import get_suite, save_queries
+    from evaltool.judgments.adjudication import consensus as agree
+    from evaltool.judgments.sets import judgments_of, read_set
+
+    with opened(db) as history:
+        with history.reading() as conn:
+            shown = read_set(conn, set_name).version if version is None else int(version)
+            qrels = agree(judgments_of(conn, set_name, shown), consensus, rater=rater).qrels
+        suite = get_suite(history, suite_name)
+        queries = [replace(q, expected_field="qrels", judgments=dict(qrels[q.query_id])) if q.query_id in qrels else q
+                   for q in suite.queries or ()]
+        if not any(q.query_id in qrels for q in suite.queries or ()):
+            raise EvaltoolError(f"judgment set {set_name!r} (version {shown}) judges none of suite {suite_name}'s "
+                                "queries")
+        return save_queries(history, suite_name, queries, author=author,
+                            change={"what": "judgments", "set": set_name, "version": shown})

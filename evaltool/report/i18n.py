@@ -314,6 +314,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "change.edited": {"en": "query {query} edited", "es": "consulta {query} editada"},
     "change.removed": {"en": "query {query} removed", "es": "consulta {query} quitada"},
     "change.replaced": {"en": "queries replaced", "es": "consultas reemplazadas"},
+    "change.judgments": {"en": "ground truth from judgment set {set} (version {version})",
+                         "es": "verdad de referencia del conjunto de juicios {set} (versión {version})"},
     "action.create": {"en": "created", "es": "creó"},
     "action.edit": {"en": "edited", "es": "editó"},
     "action.upload": {"en": "uploaded", "es": "subió"},
@@ -393,6 +395,65 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "grade.2": {"en": "highly relevant", "es": "muy relevante"},
     "grade.3": {"en": "perfectly relevant", "es": "perfectamente relevante"},
     "action.judge": {"en": "judged", "es": "juzgó"},
+    # the calibration of a model's judgments (evaltool.server.calibration)
+    "cal.title": {"en": "Calibration of a model's judgments", "es": "Calibración de los juicios de un modelo"},
+    "cal.about": {"en": "How far the grades of a language model (raters llm:...) agree with people's on the pairs "
+                        "both judged, and whether stored executions come in the same order under both. Read it before "
+                        "trusting the model's judgments.",
+                  "es": "Cuánto coinciden los juicios de un modelo de lenguaje (evaluadores llm:...) con los de las "
+                        "personas en los pares que ambos juzgaron, y si las ejecuciones guardadas se ordenan igual "
+                        "con unos y otros. Léala antes de confiar en los juicios del modelo."},
+    "cal.model_set": {"en": "model's set", "es": "conjunto del modelo"},
+    "cal.human_set": {"en": "people's set", "es": "conjunto de las personas"},
+    "cal.executions": {"en": "executions", "es": "ejecuciones"},
+    "cal.show": {"en": "Calibrate", "es": "Calibrar"},
+    "cal.heading": {"en": "{model} against {human}", "es": "{model} frente a {human}"},
+    "cal.pairs": {"en": "pairs judged by both", "es": "pares juzgados por ambos"},
+    "cal.human_only": {"en": "judged by people only", "es": "juzgados solo por personas"},
+    "cal.model_only": {"en": "judged by the model only", "es": "juzgados solo por el modelo"},
+    "cal.exact": {"en": "exact agreement", "es": "acuerdo exacto"},
+    "cal.difference": {"en": "mean grade difference (model - people)",
+                       "es": "diferencia media de grado (modelo - personas)"},
+    "cal.measure": {"en": "measure ranking the systems", "es": "medida que ordena los sistemas"},
+    "cal.ranked_on": {"en": "judgments the systems are scored with", "es": "juicios con que se puntúan los sistemas"},
+    "cal.on_both": {"en": "the pairs both judged", "es": "los pares que ambos juzgaron"},
+    "cal.on_all": {"en": "each set whole", "es": "cada conjunto entero"},
+    "cal.confusion": {"en": "Confusion matrix", "es": "Matriz de confusión"},
+    "cal.corner": {"en": "people \\ model", "es": "personas \\ modelo"},
+    "cal.confusion_note": {"en": "Rows: the people's grade; columns: the model's. Counts above the diagonal: the "
+                                 "model is more lenient; below it: stricter.",
+                           "es": "Filas: el grado de las personas; columnas: el del modelo. Lo que queda sobre la "
+                                 "diagonal: el modelo es más indulgente; bajo ella: más estricto."},
+    "cal.rankings": {"en": "The systems ranked by {measure}", "es": "Los sistemas ordenados por {measure}"},
+    "cal.rank": {"en": "position", "es": "puesto"},
+    "cal.by_people": {"en": "with people's judgments", "es": "con los juicios de las personas"},
+    "cal.by_model": {"en": "with the model's judgments", "es": "con los juicios del modelo"},
+    "cal.swaps": {"en": "The systems that moved most", "es": "Mayores cambios de puesto"},
+    "cal.system": {"en": "system", "es": "sistema"},
+    "cal.rank_people": {"en": "position (people)", "es": "puesto (personas)"},
+    "cal.rank_model": {"en": "position (model)", "es": "puesto (modelo)"},
+    "cal.shift": {"en": "shift", "es": "cambio"},
+    "cal.link": {"en": "Calibrate a model's judgments", "es": "Calibrar los juicios de un modelo"},
+    "llm.title": {"en": "A language model's judgments", "es": "Juicios de un modelo de lenguaje"},
+    "llm.about": {"en": "The model grades every pair of the task (also those people graded: the calibration compares "
+                        "them); its grades go to the task's set under the rater llm:MODEL. Read the calibration "
+                        "before trusting them. Only the models declared with 'evaltool serve --llm' are offered.",
+                  "es": "El modelo juzga cada par de la tarea (también los que juzgaron personas: la calibración los "
+                        "compara); sus juicios van al conjunto de la tarea con el evaluador llm:MODELO. Lea la "
+                        "calibración antes de confiar en ellos. Solo se ofrecen los modelos declarados con "
+                        "'evaltool serve --llm'."},
+    "llm.none_declared": {"en": "No language model is declared on this server (evaltool serve --llm NAME=URL,MODEL).",
+                          "es": "Este servidor no declara ningún modelo de lenguaje (evaltool serve --llm "
+                                "NOMBRE=URL,MODELO)."},
+    "llm.model": {"en": "model", "es": "modelo"},
+    "llm.start": {"en": "Let the model judge the task", "es": "Que el modelo juzgue la tarea"},
+    "llm.counts": {"en": "{settled}/{pairs} pairs: {judged} judged, {unparsed} unparsed, {failed} failed",
+                   "es": "{settled}/{pairs} pares: {judged} juzgados, {unparsed} sin interpretar, {failed} fallidos"},
+    "llm.running": {"en": "running", "es": "en curso"},
+    "llm.done": {"en": "done", "es": "terminado"},
+    "llm.failed": {"en": "failed", "es": "falló"},
+    "llm.calibration": {"en": "calibration", "es": "calibración"},
+    "action.llm_judge": {"en": "let a model judge", "es": "hizo juzgar a un modelo"},
 }
 
 

@@ -489,7 +489,8 @@ class SecurityHeaders:
 
 def create_app(history, *, access: auth.Access | None = None, token: str | None = None, public_read: bool = False,
                hosts=(), max_body: int = MAX_BODY, cache_size: int = CACHE_SIZE, backends: dict | None = None,
-               worker=None, corpus: dict | None = None) -> Starlette:
+               worker=None, corpus: dict | None = None, models: dict | None = None,
+               models_dir: str | None = None) -> Starlette:
     """The dashboard over an open history (:func:`evaltool.history.open_history`).
 
     ``access``: the tokens and whether reading is public (:class:`evaltool.server.auth.Access`);
@@ -499,8 +500,10 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
     ``backends``: the search systems the operator declared (:func:`evaltool.server.backends.parse_backends`),
     the only ones suites may run here; ``worker``: the started :class:`~evaltool.server.worker.JobWorker`;
     ``corpus``: document id -> (title, text), the texts raters read (:func:`evaltool.judgments.corpus.read_corpus`).
+    ``models``: the language models the operator declared (:func:`evaltool.server.model_runs.parse_models`), the
+    only ones a task may be judged by here; their checkpoints and cache go to ``models_dir``.
     """
-    from evaltool.server import judging, workbench
+    from evaltool.server import calibration, judging, model_runs, workbench
     from starlette.middleware import Middleware
 
     if access is None:
@@ -511,6 +514,7 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
         if view.page:
             routes.append(Route(view.page, _endpoint(view, page=True), methods=["GET"]))
     routes += workbench.routes()
+    routes += calibration.routes() + model_runs.routes()  # before /judging/{id}
     routes += judging.routes()
     routes += [Route("/api/executions", _record, methods=["POST"]),
                Route("/api/openapi.json", _openapi, methods=["GET"]),
@@ -523,4 +527,6 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
     names = frozenset(h.strip().lower().rstrip(".") for h in hosts if h and h.strip())
     app.state.settings = Settings(history, access, max_body, ResponseCache(cache_size) if cache_size else None, names,
                                   dict(backends or {}), worker, dict(corpus or {}))
+    app.state.model_runs = model_runs.ModelRuns(history, dict(models or {}),
+                                                models_dir or os.path.abspath("evaltool-jobs"), corpus)
     return app

@@ -102,7 +102,12 @@ def overview(request: Request) -> dict:
         done = progress(history, task.id)
         tasks.append({**task.to_dict(), "pairs": done["pairs"], "done": done["done"], "ratings": done["ratings"],
                       "raters": done["raters"]})
-    return {"tasks": tasks, "sets": [s.to_dict() for s in list_sets(history)]}
+    runs = request.app.state.model_runs
+    for entry in tasks:
+        run = runs.state(entry["id"])
+        entry["model_run"] = run.to_dict() if run is not None else None
+    return {"tasks": tasks, "sets": [s.to_dict() for s in list_sets(history)],
+            "models": [m.public() for m in runs.models.values()]}
 
 
 def rater_page_data(request: Request, who) -> dict:

@@ -56,6 +56,10 @@ def overview_page(data: dict, frame) -> Markup:
                                                               for i, task in enumerate(data["tasks"])}))
     else:
         body.append(tag("p", t("judge.no_tasks", lang), class_="note"))
+    if data["tasks"]:
+        from evaltool.server.model_runs import model_form
+
+        body.append(model_form(data, frame))
     body.append(tag("h2", t("judge.sets", lang)))
     if data["sets"]:
         rows = [[s["name"], t_or("scale", s["scale"], lang), s["version"], s["created_at"]] for s in data["sets"]]

@@ -22,3 +22,8 @@ def link(path: str, lang: str, **params) -> str:
 def execution_link(execution_id, lang: str = "en") -> str:
     """The page of one execution."""
     return link(f"/executions/{int(execution_id)}", lang)
+
+
+def calibration_link(model: str, human: str, lang: str = "en") -> str:
+    """The calibration page of a model's set against people's (:mod:`evaltool.server.calibration`)."""
+    return link("/judging/calibration", lang, model=model, human=human)

@@ -194,3 +194,49 @@ def test_duplicate_policies_give_the_row_paths_numbers(policy, expected):
 def test_an_empty_frame_is_refused():
     with pytest.raises(EvaltoolError, match="expected at least one row"):
         frames.run_from_frame(pd.DataFrame({"query_id": [], "doc_id": [], "score": []}))
+
+
+def test_a_run_with_many_more_ids_than_asked_for_finds_them_by_probing_its_own():
+    """``keys_for`` on a run whose ids far outnumber the ids asked for (a qrels' ids) probes the
+    run's ids against the asked ones; repeated and unknown ids are answered as the direct lookup does."""
+    import pyarrow as pa
+
+    ids = [f"d{i}" for i in range(50)]
+    run = columnar.ArrowDocRun(["q"], np.zeros(50, dtype=np.int64), [], np.arange(50), np.zeros(50), None,
+                               extra={"dictionary": pa.array(ids)})
+    asked = ["d7", "nope", "d49", "d7", "d0"]
+    assert run.keys_for(asked).tolist() == [7, -1, 49, 7, 0]
+    assert run.keys_for(asked * 3).tolist() == [7, -1, 49, 7, 0] * 3  # the direct lookup, same answers
+
+
+def test_a_big_text_id_run_file_is_scored_without_importing_pandas(tmp_path):
+    """pyarrow's pa.array and pa.scalar import pandas to check their argument; the columnar
+    file reader and its id lookups build Arrow arrays from buffers instead."""
+    import subprocess
+    import sys
+
+    lines = [f"q{q} Q0 FBIS3-{q * 7919 + i} {i + 1} {100 - i / 1000:.4f} robust\n" for q in range(60) for i in range(1000)]
+    (tmp_path / "run").write_text("".join(lines))
+    from evaltool.io.kinds import COLUMNAR_MIN_BYTES
+
+    assert (tmp_path / "run").stat().st_size >= COLUMNAR_MIN_BYTES
+    (tmp_path / "qrels").write_text("".join(f"q{q} 0 FBIS3-{q * 7919 + 3} 1\nq{q} 0 LA-{q} 1\n" for q in range(60)))
+    code = ("import sys; from evaltool import evaluate; "
+            f"r = evaluate({str(tmp_path / 'qrels')!r}, {str(tmp_path / 'run')!r}, ['recip_rank']); "
+            "print(r.summary['recip_rank'], 'pandas' in sys.modules, 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0.25", "False", "True"]  # the columnar reader ran (pyarrow), pandas never came
+
+
+@pytest.mark.parametrize("count", [True, False])
+def test_frames_grouped_by_query_in_no_score_order(count, monkeypatch):
+    """Rows of each query together, scores in no order (a DataFrame built query by query):
+    ranked by counting each query's scores (``count``, whatever it costs) or by the other
+    paths, with ties broken by id as the dicts break them."""
+    from evaltool import ranking
+
+    qrels_rows, run_rows = _data(seed=5, queries=20, depth=40)
+    run_rows = sorted(run_rows, key=lambda row: row[0])  # stable: each query's rows keep their shuffled order
+    monkeypatch.setattr(ranking, "COMPARISONS_PER_SORT_STEP", 0 if count else 10 ** 9)
+    expected = evaluate(*_dicts(qrels_rows, run_rows), MEASURES, per_query=True)
+    assert evaluate(*_frames(qrels_rows, run_rows), MEASURES, per_query=True).per_query == expected.per_query

@@ -64,3 +64,25 @@ def test_rescore_refuses_what_it_cannot_do(tmp_path):
     _suite_execution(tmp_path, db)
     assert_fails(invoke("history", "rescore", "2", "--judgments", "nope", "--db", db), "no judgment set named 'nope'")
     assert_fails(invoke("history", "rescore", "2", "--judgments", "s", "--db", db), "judges none of the queries")
+
+
+def test_a_judgment_set_becomes_a_suites_ground_truth(tmp_path):
+    from evaltool.history import get_suite, suite_versions
+
+    db = str(tmp_path / "h.sqlite")
+    invoke("suite", "add", "helpdesk", ROOT / "data" / "bench_queries.json", "--backend",
+           "evaltool.bench.examples:bm25_search", "--db", db)
+    before = {q.query_id: q.judgments for q in get_suite(db, "helpdesk").queries}
+    invoke("judgments", "import", write(tmp_path / "a", "1 0 cook-rice 2\n1 0 cook-sourdough-starter 0\n9 0 x 3\n"),
+           "--set", "s", "--rater", "ana", "--db", db)
+    done = invoke("judgments", "apply", "s", "--suite", "helpdesk", "--db", db)
+    assert done.exit_code == 0, done.stderr
+    after = get_suite(db, "helpdesk")
+    assert after.version == 2
+    changed = {q.query_id: (q.expected_field, q.judgments) for q in after.queries if q.judgments != before[q.query_id]}
+    assert changed == {"1": ("qrels", {"cook-rice": 2, "cook-sourdough-starter": 0}), "9": ("qrels", {"x": 3})}
+    assert suite_versions(db, "helpdesk")[-1]["change"] == "ground truth from judgment set s (version 1)"
+    again = invoke("judgments", "apply", "s", "--suite", "helpdesk", "--db", db)
+    assert "version 2" in again.stderr  # nothing changed, no new version
+    invoke("judgments", "import", write(tmp_path / "b", "zz 0 x 1\n"), "--set", "other", "--rater", "ana", "--db", db)
+    assert_fails(invoke("judgments", "apply", "other", "--suite", "helpdesk", "--db", db), "judges none of suite")

@@ -54,6 +54,17 @@ def big_body(n: int) -> bytes:
     return _BIG[n]
 
 
+def client_gone(connection, wait: float) -> bool:
+    """Has the client closed ``connection`` (checked for at most ``wait`` seconds)?"""
+    readable, _, _ = select.select([connection], [], [], wait)
+    if not readable:
+        return False
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
 class FaultHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = HOLD_SECONDS  # an idle keep-alive connection is closed after this
@@ -75,13 +86,7 @@ class FaultHandler(BaseHTTPRequestHandler):
         pass
 
     def _client_gone(self, wait: float) -> bool:
-        readable, _, _ = select.select([self.connection], [], [], wait)
-        if not readable:
-            return False
-        try:
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
-        except OSError:
-            return True
+        return client_gone(self.connection, wait)
 
     def _send(self, status: int, body: bytes, content_type="application/json", headers=()) -> None:
         self.send_response(status)
@@ -184,17 +189,15 @@ class FaultHandler(BaseHTTPRequestHandler):
         return self._send(200, json.dumps({"hits": HITS}).encode())
 
 
-class FaultServer(ThreadingHTTPServer):
+class LocalServer(ThreadingHTTPServer):
+    """A test server on 127.0.0.1 (a free port) serving from a thread of its own while the ``with``
+    block lasts, and stopping by itself after ``lifetime`` seconds whatever happens."""
+
     daemon_threads = True
 
-    def __init__(self, lifetime: float = 60.0, max_requests: int = 500):
-        super().__init__(("127.0.0.1", 0), FaultHandler)
+    def __init__(self, handler, lifetime: float):
+        super().__init__(("127.0.0.1", 0), handler)
         self.lock = threading.Lock()
-        self.connections = self.peak = self.requests = 0
-        self.counts: Counter = Counter()
-        self.times: dict[str, list[float]] = defaultdict(list)
-        self.max_requests = max_requests
-        self.url = f"http://127.0.0.1:{self.server_address[1]}/search"
         self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._stopper = threading.Timer(lifetime, self.shutdown)
         self._stopper.daemon = True
@@ -212,6 +215,16 @@ class FaultServer(ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
         self._thread.join(5)
+
+
+class FaultServer(LocalServer):
+    def __init__(self, lifetime: float = 60.0, max_requests: int = 500):
+        super().__init__(FaultHandler, lifetime)
+        self.connections = self.peak = self.requests = 0
+        self.counts: Counter = Counter()
+        self.times: dict[str, list[float]] = defaultdict(list)
+        self.max_requests = max_requests
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/search"
 
     def settled_connections(self, wait: float = 2.0) -> int:
         """The connections still open once the handlers have noticed closed clients (at most ``wait`` s)."""

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test venv test-deps bench bench-quick clean docs docs-serve docs-reference dist docs-deps
+.PHONY: demo test venv test-deps bench bench-quick clean docs docs-serve docs-reference dist docs-deps format
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ demo: venv
 # or why its tests skip); -rs: every skip's reason in one summary line per reason
 test: test-deps
 	@oracle=$$(.ci/trec-eval-oracle) && PATH="$${oracle:+$$oracle:}$$PATH" $(BIN)/python -m pytest -rs
+
+# the package laid out as ruff lays it out (tests/test_tooling.py checks it), then its lint fixes
+format: test-deps
+	$(BIN)/ruff format evaltool
+	$(BIN)/ruff check --fix evaltool
 
 bench: test-deps
 	$(BIN)/python benchmarks/run.py

@@ -37,7 +37,7 @@ def counts(values: np.ndarray, length: int) -> np.ndarray:
     """
     total = np.zeros(max(length, int(values.max(initial=-1)) + 1), dtype=np.int64)
     for start in range(0, len(values), COUNT_SLICE):
-        total += np.bincount(values[start:start + COUNT_SLICE], minlength=len(total))
+        total += np.bincount(values[start : start + COUNT_SLICE], minlength=len(total))
     return total
 
 
@@ -73,10 +73,10 @@ class Membership:
         out = np.empty(len(values), dtype=bool)
         non_negative = values.min() >= 0
         for start in range(0, len(values), self.SLICE):  # no temporary as long as values
-            part = values[start:start + self.SLICE]
+            part = values[start : start + self.SLICE]
             if non_negative:  # a larger value is clipped to the last entry
-                np.take(table, part, mode="clip", out=out[start:start + len(part)])
+                np.take(table, part, mode="clip", out=out[start : start + len(part)])
             else:
                 inside = (part >= 0) & (part < len(table))
-                np.logical_and(table[np.where(inside, part, 0)], inside, out=out[start:start + len(part)])
+                np.logical_and(table[np.where(inside, part, 0)], inside, out=out[start : start + len(part)])
         return out

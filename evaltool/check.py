@@ -26,10 +26,15 @@ SUMMARY = "all"
 # evaluate() keywords a JSON reference's meta.options may carry
 OPTION_KEYS = ("relevance_level", "complete", "max_ret", "judged_only", "num_docs_in_coll", "zscores", "on_duplicate")
 # what each of them must be, as -o json writes it
-OPTION_TYPES = {"relevance_level": (int, "a whole number"), "complete": (bool, "true or false"),
-                "max_ret": (int, "a whole number or null"), "judged_only": (bool, "true or false"),
-                "num_docs_in_coll": (int, "a whole number"), "zscores": (str, "a file name or null"),
-                "on_duplicate": (str, "error, first or max")}
+OPTION_TYPES = {
+    "relevance_level": (int, "a whole number"),
+    "complete": (bool, "true or false"),
+    "max_ret": (int, "a whole number or null"),
+    "judged_only": (bool, "true or false"),
+    "num_docs_in_coll": (int, "a whole number"),
+    "zscores": (str, "a file name or null"),
+    "on_duplicate": (str, "error, first or max"),
+}
 NULLABLE_OPTIONS = ("max_ret", "zscores")
 TEXT_MEASURES = {name for name, m in MEASURES.items() if m.agg in (Agg.RUNID, Agg.NONE)}
 
@@ -87,8 +92,17 @@ class CheckResult:
             "checked": self.checked,
             "held": self.checked - len(self.drifts),
             "ok": self.ok,
-            "drifts": [{"measure": d.measure, "query": d.query, "reference": d.reference, "current": d.current,
-                        "difference": d.difference, "status": d.status} for d in self.drifts],
+            "drifts": [
+                {
+                    "measure": d.measure,
+                    "query": d.query,
+                    "reference": d.reference,
+                    "current": d.current,
+                    "difference": d.difference,
+                    "status": d.status,
+                }
+                for d in self.drifts
+            ],
         }
 
 
@@ -126,7 +140,8 @@ def _from_json(path: str, data) -> Reference:
     for key, value in options.items():
         kinds, expected = OPTION_TYPES[key]
         if not (value is None and key in NULLABLE_OPTIONS) and (
-                isinstance(value, bool) != (kinds is bool) or not isinstance(value, kinds)):
+            isinstance(value, bool) != (kinds is bool) or not isinstance(value, kinds)
+        ):
             raise ParseError(path, None, f"meta.options.{key}: {json.dumps(value)[:60]}", expected)
     return Reference(path, values, dict.fromkeys(values), options)
 
@@ -170,8 +185,12 @@ def read_reference(path) -> Reference:
         try:
             parsed = jsontext.loads(text)
         except json.JSONDecodeError as exc:
-            raise ParseError(name, exc.lineno, text.splitlines()[exc.lineno - 1][:80] if text.splitlines() else "",
-                             f"valid JSON ({exc.msg})") from None
+            raise ParseError(
+                name,
+                exc.lineno,
+                text.splitlines()[exc.lineno - 1][:80] if text.splitlines() else "",
+                f"valid JSON ({exc.msg})",
+            ) from None
         return _from_json(name, parsed)
     return _from_text(name, text)
 
@@ -191,14 +210,16 @@ def reference_measures(reference: Reference) -> list[str]:
     """``-m`` arguments that compute every name in the reference; unknown names name their line."""
     from evaltool.names import parse_measures
 
-    for name in reference.names:   # an output name is also a spelling of its measure (P_5, ndcg_cut_10, nDCG@10)
+    for name in reference.names:  # an output name is also a spelling of its measure (P_5, ndcg_cut_10, nDCG@10)
         line = next((reference.lines.get(k) for k in reference.values if k[0] == name), None)
         try:
             produced = [n for r in parse_measures([name]) for n in r.names]
         except EvaltoolError as exc:
             raise ParseError(reference.path, line, name, f"a measure evaltool computes ({exc})") from None
         if name not in produced:
-            raise ParseError(reference.path, line, name, f"a measure output name; -m {name} gives {', '.join(produced)}")
+            raise ParseError(
+                reference.path, line, name, f"a measure output name; -m {name} gives {', '.join(produced)}"
+            )
     return list(reference.names)
 
 
@@ -219,8 +240,16 @@ def _improved(name: str, current: float, expected: float) -> bool:
     return gain is not None and gain > 0
 
 
-def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_query: bool = False,
-          allow_improvement: bool = False, **options) -> CheckResult:
+def check(
+    reference: Reference,
+    qrels,
+    run,
+    *,
+    tolerance: float = 1e-4,
+    per_query: bool = False,
+    allow_improvement: bool = False,
+    **options,
+) -> CheckResult:
     """Evaluate ``run`` as the reference asks and list every value that moved past ``tolerance``.
 
     Summary values (query ``all``) are always checked, per-query values with ``per_query``.
@@ -246,7 +275,11 @@ def check(reference: Reference, qrels, run, *, tolerance: float = 1e-4, per_quer
             continue
         if _holds(expected, current, tolerance):
             continue
-        improved = (allow_improvement and not isinstance(current, str) and not isinstance(expected, str)
-                    and _improved(name, current, expected))
+        improved = (
+            allow_improvement
+            and not isinstance(current, str)
+            and not isinstance(expected, str)
+            and _improved(name, current, expected)
+        )
         drifts.append(Drift(name, qid, expected, current, "improved" if improved else "drift"))
     return CheckResult(reference.path, tolerance, allow_improvement, len(wanted), drifts)

@@ -130,16 +130,24 @@ def bootstrap_test(d: np.ndarray, trials: int, seed: int, level: float) -> tuple
         return (1.0 if mean == 0 else _counted_p(0, trials)), (mean, mean)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = _stats().bootstrap((d,), np.mean, n_resamples=trials, confidence_level=level,
-                                    method="BCa", rng=np.random.default_rng(seed), vectorized=True)
+        result = _stats().bootstrap(
+            (d,),
+            np.mean,
+            n_resamples=trials,
+            confidence_level=level,
+            method="BCa",
+            rng=np.random.default_rng(seed),
+            vectorized=True,
+        )
     centred = np.abs(result.bootstrap_distribution - mean)
     extreme = int(np.count_nonzero(centred >= abs(mean) - _slack(d)))
     ci = result.confidence_interval
     return _counted_p(extreme, trials), (float(ci.low), float(ci.high))
 
 
-def paired_test(d: np.ndarray, test: str, *, trials: int = 10000, seed: int = 0,
-                level: float = 0.95) -> tuple[float, tuple[float, float]]:
+def paired_test(
+    d: np.ndarray, test: str, *, trials: int = 10000, seed: int = 0, level: float = 0.95
+) -> tuple[float, tuple[float, float]]:
     """p-value of ``test`` and the confidence interval of mean(d) that goes with it."""
     if test not in TESTS:
         raise EvaltoolError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
@@ -199,13 +207,35 @@ class Cell:
     def to_dict(self) -> dict:
         if self.delta is None:
             return {"mean": self.mean}
-        return {"mean": self.mean, "delta": self.delta, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
-                "ci": list(self.ci), "wins": self.wins, "ties": self.ties, "losses": self.losses}
+        return {
+            "mean": self.mean,
+            "delta": self.delta,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "ci": list(self.ci),
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+        }
 
 
 # the columns of Comparison.rows(): a tidy row per (group, run, measure)
-ROW_FIELDS = ("group", "run", "measure", "queries", "mean", "delta", "p_value", "p_adjusted", "significant",
-              "ci_low", "ci_high", "wins", "ties", "losses")
+ROW_FIELDS = (
+    "group",
+    "run",
+    "measure",
+    "queries",
+    "mean",
+    "delta",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "ties",
+    "losses",
+)
 
 
 @dataclass
@@ -295,9 +325,21 @@ class Comparison:
         for name in self.names:
             for m in self.measures:
                 c = self.cells[name][m]
-                stats = [None] * 9 if c.delta is None else [
-                    c.delta, c.p_value, c.p_adjusted, int(self.significant(name, m)), c.ci[0], c.ci[1],
-                    c.wins, c.ties, c.losses]
+                stats = (
+                    [None] * 9
+                    if c.delta is None
+                    else [
+                        c.delta,
+                        c.p_value,
+                        c.p_adjusted,
+                        int(self.significant(name, m)),
+                        c.ci[0],
+                        c.ci[1],
+                        c.wins,
+                        c.ties,
+                        c.losses,
+                    ]
+                )
                 row = dict(zip(ROW_FIELDS, ["", name, m, len(self.qids), c.mean, *stats]))
                 if self.thresholds is not None:
                     row["label"] = self.labels[name]
@@ -308,8 +350,12 @@ class Comparison:
                     for m in self.measures:
                         mean = entry["runs"][name][m]
                         delta = None if name == self.baseline else mean - entry["runs"][self.baseline][m]
-                        row = dict(zip(ROW_FIELDS, [f"{group_field}={value}", name, m, entry["count"], mean, delta,
-                                                    *[None] * 8]))
+                        row = dict(
+                            zip(
+                                ROW_FIELDS,
+                                [f"{group_field}={value}", name, m, entry["count"], mean, delta, *[None] * 8],
+                            )
+                        )
                         if self.thresholds is not None:
                             row["label"] = None
                         out.append(row)
@@ -324,8 +370,17 @@ class Comparison:
         return pd.DataFrame(rows, columns=list(rows[0]) if rows else list(ROW_FIELDS))
 
 
-def paired_cell(base: np.ndarray, other: np.ndarray, test: str = "t", *, trials: int = 10000, seed: int = 0,
-                level: float = 0.95, better=None, agg: Agg = Agg.MEAN) -> Cell:
+def paired_cell(
+    base: np.ndarray,
+    other: np.ndarray,
+    test: str = "t",
+    *,
+    trials: int = 10000,
+    seed: int = 0,
+    level: float = 0.95,
+    better=None,
+    agg: Agg = Agg.MEAN,
+) -> Cell:
     """``other``'s cell against ``base``: per-query values of the same queries in the same order.
 
     The means are over all the queries (``agg`` :attr:`Agg.MEAN_DEFINED`: over those with a
@@ -401,9 +456,23 @@ def in_order_given(columns: list, measures) -> list:
     return sorted(columns, key=lambda column: place.get(column.name, len(measures)))
 
 
-def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", correction: str = "holm",
-                 alpha: float = 0.05, trials: int = 10000, seed: int = 0, group_by=(), topics=None,
-                 thresholds=None, all_pairs: bool = False, **options) -> Comparison:
+def compare_runs(
+    qrels,
+    runs,
+    names=None,
+    measures=None,
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    trials: int = 10000,
+    seed: int = 0,
+    group_by=(),
+    topics=None,
+    thresholds=None,
+    all_pairs: bool = False,
+    **options,
+) -> Comparison:
     """Score every run with the same options and compare each with the first.
 
     ``all_pairs`` compares every pair of runs instead (:func:`evaltool.multiple.all_pairs`:
@@ -457,8 +526,12 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
 
     asked = list(measures or ())  # -m as written: their order is the report's; the default set keeps trec_eval's
     measures = asked or list(DEFAULT_SETS["compare"])
-    judgments, _ = load_judgments(qrels, options.get("on_duplicate", "error"), options.get("qrels_format"),
-                                  subtopics=any(r.measure.subtopics for r in parse_measures(measures)))
+    judgments, _ = load_judgments(
+        qrels,
+        options.get("on_duplicate", "error"),
+        options.get("qrels_format"),
+        subtopics=any(r.measure.subtopics for r in parse_measures(measures)),
+    )
     fields, table = resolve_topics(group_by, topics, judgments)
     results, caught = [], []
     for run in runs:  # each run's warnings are said once by the comparison (finish_comparison)
@@ -472,12 +545,16 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
     columns, ignored = _comparable(results[0])
     columns = in_order_given(columns, asked)
     if not columns:
-        raise MeasureError(f"none of the measures ({', '.join(ignored)}) has per-query values averaged "
-                           "into its summary; compare needs such a measure (map, ndcg_cut.10, P.10, ...)")
+        raise MeasureError(
+            f"none of the measures ({', '.join(ignored)}) has per-query values averaged "
+            "into its summary; compare needs such a measure (map, ndcg_cut.10, P.10, ...)"
+        )
     qids, left_out = compare_queries(names, results)
     if len(qids) < 2:
-        raise InputError(f"the runs share {len(qids)} evaluated quer{'y' if len(qids) == 1 else 'ies'}; "
-                         "a paired comparison needs at least 2")
+        raise InputError(
+            f"the runs share {len(qids)} evaluated quer{'y' if len(qids) == 1 else 'ies'}; "
+            "a paired comparison needs at least 2"
+        )
 
     measure_names = [c.name for c in columns]
     by_measure = {c.name: c.measure.better for c in columns}
@@ -493,16 +570,32 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
 
     pairs = None
     if all_pairs or test in MANY_TESTS:
-        pairs = pairwise(names, measure_names, values, test=test, correction=correction, alpha=alpha,
-                         trials=trials, seed=seed, better=by_measure)
+        pairs = pairwise(
+            names,
+            measure_names,
+            values,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+            trials=trials,
+            seed=seed,
+            better=by_measure,
+        )
         correction = pairs.correction
     if not all_pairs:
         family = []
         for name in names[1:]:
             for m in measure_names:
-                cells[name][m] = paired_cell(values[names[0]][m], values[name][m],
-                                             "t" if test in MANY_TESTS else test, trials=trials, seed=seed,
-                                             level=1 - alpha, better=by_measure[m], agg=aggregate[m])
+                cells[name][m] = paired_cell(
+                    values[names[0]][m],
+                    values[name][m],
+                    "t" if test in MANY_TESTS else test,
+                    trials=trials,
+                    seed=seed,
+                    level=1 - alpha,
+                    better=by_measure[m],
+                    agg=aggregate[m],
+                )
                 family.append(cells[name][m])
         if pairs is None:
             adjust_cells(family, correction)
@@ -513,15 +606,39 @@ def compare_runs(qrels, runs, names=None, measures=None, *, test: str = "t", cor
                     cell.p_value, cell.p_adjusted, cell.ci = pair.p_value, pair.p_adjusted, pair.ci
             pairs = None
 
-    cmp = Comparison(names, measure_names, test, correction, alpha, trials, seed, qids, values, cells, results,
-                     qrels=results[0].meta["qrels"], complete=bool(options.get("complete")), left_out=left_out,
-                     ignored_measures=ignored, pairs=pairs)
+    cmp = Comparison(
+        names,
+        measure_names,
+        test,
+        correction,
+        alpha,
+        trials,
+        seed,
+        qids,
+        values,
+        cells,
+        results,
+        qrels=results[0].meta["qrels"],
+        complete=bool(options.get("complete")),
+        left_out=left_out,
+        ignored_measures=ignored,
+        pairs=pairs,
+    )
     return finish_comparison(cmp, fields=fields, topics=table, thresholds=in_force, given=given, caught=caught)
 
 
-def pairwise(names: list[str], measures: list[str], values: dict[str, dict[str, np.ndarray]], *, test: str = "t",
-              correction: str = "holm", alpha: float = 0.05, trials: int = 10000, seed: int = 0,
-              better: dict | None = None) -> AllPairs:
+def pairwise(
+    names: list[str],
+    measures: list[str],
+    values: dict[str, dict[str, np.ndarray]],
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    trials: int = 10000,
+    seed: int = 0,
+    better: dict | None = None,
+) -> AllPairs:
     """Every pair ``(a, b)`` of ``names`` (``a`` before ``b``) on every measure (:mod:`evaltool.multiple`).
 
     ``values[run][measure]`` are per-query values aligned over the same queries. ``test`` is a
@@ -530,8 +647,15 @@ def pairwise(names: list[str], measures: list[str], values: dict[str, dict[str, 
     not corrected further) or ``hsd`` (Tukey's HSD with the ANOVA's residual variance, the same).
     Topics where some run has no value (nan) are left out of that measure's analysis.
     """
-    from evaltool.multiple import AllPairs, Pair, compact_letters, effect_sizes, randomised_tukey, tukey_hsd, \
-        two_way_anova
+    from evaltool.multiple import (
+        AllPairs,
+        Pair,
+        compact_letters,
+        effect_sizes,
+        randomised_tukey,
+        tukey_hsd,
+        two_way_anova,
+    )
 
     if test not in TESTS and test not in MANY_TESTS:
         raise EvaltoolError(f"unknown test {test!r}; expected one of {', '.join([*TESTS, *MANY_TESTS])}")
@@ -549,26 +673,62 @@ def pairwise(names: list[str], measures: list[str], values: dict[str, dict[str, 
         means = x.mean(axis=0)
         for i in range(len(names)):
             for j in range(i + 1, len(names)):
-                cell = paired_cell(x[:, i], x[:, j], "t" if test in MANY_TESTS else test, trials=trials,
-                                   seed=seed, level=1 - alpha, better=better.get(m))
+                cell = paired_cell(
+                    x[:, i],
+                    x[:, j],
+                    "t" if test in MANY_TESTS else test,
+                    trials=trials,
+                    seed=seed,
+                    level=1 - alpha,
+                    better=better.get(m),
+                )
                 es, cohen = effect_sizes(x, i, j, anova.residual_variance)
                 p, ci = cell.p_value, cell.ci
                 if test in MANY_TESTS:
                     delta = float(means[j] - means[i])
                     p, ci = float(tukey_p[i, j]), (delta - moe, delta + moe)
-                pairs.append(Pair(m, names[i], names[j], float(means[i]), float(means[j]), cell.delta, p, p, ci, es,
-                                  cohen, cell.wins, cell.ties, cell.losses))
+                pairs.append(
+                    Pair(
+                        m,
+                        names[i],
+                        names[j],
+                        float(means[i]),
+                        float(means[j]),
+                        cell.delta,
+                        p,
+                        p,
+                        ci,
+                        es,
+                        cohen,
+                        cell.wins,
+                        cell.ties,
+                        cell.losses,
+                    )
+                )
     if test not in MANY_TESTS:
         for pair, q in zip(pairs, adjust([p.p_value for p in pairs], correction)):
             pair.p_adjusted = float(q)
-    result = AllPairs(list(names), list(measures), test, "none" if test in MANY_TESTS else correction, alpha,
-                      pairs, anovas, moes, letters, topics)
+    result = AllPairs(
+        list(names),
+        list(measures),
+        test,
+        "none" if test in MANY_TESTS else correction,
+        alpha,
+        pairs,
+        anovas,
+        moes,
+        letters,
+        topics,
+    )
     for m in measures:
         own = [p for p in pairs if p.measure == m]
         means = {p.a: p.mean_a for p in own} | {p.b: p.mean_b for p in own}
-        letters[m] = compact_letters(names, [means[n] for n in names],
-                                     {frozenset((p.a, p.b)): result.significant(p) for p in own},
-                                     lower_better=better.get(m) is Better.LOWER)
+        letters[m] = compact_letters(
+            names,
+            [means[n] for n in names],
+            {frozenset((p.a, p.b)): result.significant(p) for p in own},
+            lower_better=better.get(m) is Better.LOWER,
+        )
     return result
 
 
@@ -597,9 +757,11 @@ def comparison_warning(cmp) -> str | None:
     if not left:
         return None
     n = len(left)
-    return (f"warning: {n} judged quer{'y' if n == 1 else 'ies'} left out of the comparison, as not every run has "
-            f"results for {'it' if n == 1 else 'them'} ({shown(sorted(left))}); use -c to score them as "
-            "trec_eval does")
+    return (
+        f"warning: {n} judged quer{'y' if n == 1 else 'ies'} left out of the comparison, as not every run has "
+        f"results for {'it' if n == 1 else 'them'} ({shown(sorted(left))}); use -c to score them as "
+        "trec_eval does"
+    )
 
 
 def run_warnings(names: Sequence[str], caught: Sequence[Sequence[warnings.WarningMessage]]) -> list[str]:
@@ -611,12 +773,21 @@ def run_warnings(names: Sequence[str], caught: Sequence[Sequence[warnings.Warnin
         for record in records:
             if issubclass(record.category, EvaltoolWarning) and not issubclass(record.category, QueriesSkippedWarning):
                 runs_of.setdefault(str(record.message), []).append(name)
-    return [message if len(runs) == len(names) else f"{message} (run {', '.join(dict.fromkeys(runs))})"
-            for message, runs in runs_of.items()]
+    return [
+        message if len(runs) == len(names) else f"{message} (run {', '.join(dict.fromkeys(runs))})"
+        for message, runs in runs_of.items()
+    ]
 
 
-def finish_comparison(cmp, *, fields: Sequence[str] = (), topics=None, thresholds: Mapping[str, float] | None = None,
-                      given: Sequence[str] = (), caught: Sequence[Sequence] = ()):
+def finish_comparison(
+    cmp,
+    *,
+    fields: Sequence[str] = (),
+    topics=None,
+    thresholds: Mapping[str, float] | None = None,
+    given: Sequence[str] = (),
+    caught: Sequence[Sequence] = (),
+):
     """Add the groups (means per group and run), the run labels and the warnings to a comparison.
 
     ``caught`` holds the warnings each run's evaluation raised (``warnings.catch_warnings(record=True)``).
@@ -629,12 +800,16 @@ def finish_comparison(cmp, *, fields: Sequence[str] = (), topics=None, threshold
     if topics is not None:
         for name in fields:
             groups = group_queries(cmp.qids, field_values(topics, name), field_order(topics, name))
-            per_run = {run: group_summaries([Series(m, cmp.values[run][m]) for m in cmp.measures], groups)
-                       for run in cmp.names}
-            cmp.groups[name] = {value: {"count": len(positions),
-                                        "runs": {run: {m: per_run[run][value][m] for m in cmp.measures}
-                                                 for run in cmp.names}}
-                                for value, positions in groups.items()}
+            per_run = {
+                run: group_summaries([Series(m, cmp.values[run][m]) for m in cmp.measures], groups) for run in cmp.names
+            }
+            cmp.groups[name] = {
+                value: {
+                    "count": len(positions),
+                    "runs": {run: {m: per_run[run][value][m] for m in cmp.measures} for run in cmp.names},
+                }
+                for value, positions in groups.items()
+            }
             note = ungrouped_note(topics, name, cmp.qids, groups)
             if note:
                 warn(cmp.warnings, note)

@@ -70,41 +70,92 @@ class Method:
     """One fusion method: what each run gives a document and how the parts combine."""
 
     name: str
-    part: str           # "score" (the normalised score), "rrf", "isr" (1/r^2), "rbc", "borda"
-    combine: str        # "sum", "mnz", "anz", "max", "min", "med", "gmnz", "log", "logn", "wsum", "wmnz", "mixed"
+    part: str  # "score" (the normalised score), "rrf", "isr" (1/r^2), "rbc", "borda"
+    combine: str  # "sum", "mnz", "anz", "max", "min", "med", "gmnz", "log", "logn", "wsum", "wmnz", "mixed"
     weighted: bool = False
-    parameter: str | None = None   # the one number the method takes (k, phi, gamma, sigma)
-    grid: tuple[float, ...] = ()   # the values --optimize tries for it
-    ranx: str = ""                 # ranx's name of the method (the tests' oracle)
+    parameter: str | None = None  # the one number the method takes (k, phi, gamma, sigma)
+    grid: tuple[float, ...] = ()  # the values --optimize tries for it
+    ranx: str = ""  # ranx's name of the method (the tests' oracle)
     description: str = ""
 
 
 PARAMETERS = {"k": 60.0, "phi": 0.8, "gamma": 0.5, "sigma": 0.01}
-METHODS = {m.name: m for m in (
-    Method("rrf", "rrf", "sum", parameter="k", grid=(0, 1, 2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100),
-           ranx="rrf", description="reciprocal rank fusion: sum of 1/(k + rank)"),
-    Method("combsum", "score", "sum", ranx="sum", description="sum of the normalised scores"),
-    Method("combmnz", "score", "mnz", ranx="mnz", description="sum times the number of runs that retrieved it"),
-    Method("combanz", "score", "anz", ranx="anz", description="sum divided by the number of runs that retrieved it"),
-    Method("combmax", "score", "max", ranx="max", description="largest normalised score"),
-    Method("combmin", "score", "min", ranx="min", description="smallest normalised score of the runs that retrieved it"),
-    Method("combmed", "score", "med", ranx="med", description="median normalised score of the runs that retrieved it"),
-    Method("combgmnz", "score", "gmnz", parameter="gamma", grid=tuple(np.round(np.arange(0, 1.01, 0.1), 2)),
-           ranx="gmnz", description="sum times (runs that retrieved it)^gamma"),
-    Method("wsum", "score", "wsum", weighted=True, ranx="wsum", description="weighted sum of the normalised scores"),
-    Method("wmnz", "score", "wmnz", weighted=True, ranx="wmnz",
-           description="sum times the summed weights of the runs that retrieved it"),
-    Method("mixed", "score", "mixed", weighted=True, ranx="mixed",
-           description="weighted sum times the square root of the runs that retrieved it"),
-    Method("borda", "borda", "sum", ranx="bordafuse", description="Borda count over the query's candidates"),
-    Method("wborda", "borda", "wsum", weighted=True, ranx="w_bordafuse", description="weighted Borda count"),
-    Method("isr", "isr", "mnz", ranx="isr", description="sum of 1/rank^2 times the runs that retrieved it"),
-    Method("log_isr", "isr", "log", ranx="log_isr", description="sum of 1/rank^2 times ln(runs that retrieved it)"),
-    Method("logn_isr", "isr", "logn", parameter="sigma", grid=(0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0),
-           ranx="logn_isr", description="sum of 1/rank^2 times ln(runs that retrieved it + sigma)"),
-    Method("rbc", "rbc", "sum", parameter="phi", grid=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99),
-           ranx="rbc", description="rank-biased centroid: sum of (1 - phi) phi^(rank - 1)"),
-)}
+METHODS = {
+    m.name: m
+    for m in (
+        Method(
+            "rrf",
+            "rrf",
+            "sum",
+            parameter="k",
+            grid=(0, 1, 2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100),
+            ranx="rrf",
+            description="reciprocal rank fusion: sum of 1/(k + rank)",
+        ),
+        Method("combsum", "score", "sum", ranx="sum", description="sum of the normalised scores"),
+        Method("combmnz", "score", "mnz", ranx="mnz", description="sum times the number of runs that retrieved it"),
+        Method(
+            "combanz", "score", "anz", ranx="anz", description="sum divided by the number of runs that retrieved it"
+        ),
+        Method("combmax", "score", "max", ranx="max", description="largest normalised score"),
+        Method(
+            "combmin", "score", "min", ranx="min", description="smallest normalised score of the runs that retrieved it"
+        ),
+        Method(
+            "combmed", "score", "med", ranx="med", description="median normalised score of the runs that retrieved it"
+        ),
+        Method(
+            "combgmnz",
+            "score",
+            "gmnz",
+            parameter="gamma",
+            grid=tuple(np.round(np.arange(0, 1.01, 0.1), 2)),
+            ranx="gmnz",
+            description="sum times (runs that retrieved it)^gamma",
+        ),
+        Method(
+            "wsum", "score", "wsum", weighted=True, ranx="wsum", description="weighted sum of the normalised scores"
+        ),
+        Method(
+            "wmnz",
+            "score",
+            "wmnz",
+            weighted=True,
+            ranx="wmnz",
+            description="sum times the summed weights of the runs that retrieved it",
+        ),
+        Method(
+            "mixed",
+            "score",
+            "mixed",
+            weighted=True,
+            ranx="mixed",
+            description="weighted sum times the square root of the runs that retrieved it",
+        ),
+        Method("borda", "borda", "sum", ranx="bordafuse", description="Borda count over the query's candidates"),
+        Method("wborda", "borda", "wsum", weighted=True, ranx="w_bordafuse", description="weighted Borda count"),
+        Method("isr", "isr", "mnz", ranx="isr", description="sum of 1/rank^2 times the runs that retrieved it"),
+        Method("log_isr", "isr", "log", ranx="log_isr", description="sum of 1/rank^2 times ln(runs that retrieved it)"),
+        Method(
+            "logn_isr",
+            "isr",
+            "logn",
+            parameter="sigma",
+            grid=(0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0),
+            ranx="logn_isr",
+            description="sum of 1/rank^2 times ln(runs that retrieved it + sigma)",
+        ),
+        Method(
+            "rbc",
+            "rbc",
+            "sum",
+            parameter="phi",
+            grid=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99),
+            ranx="rbc",
+            description="rank-biased centroid: sum of (1 - phi) phi^(rank - 1)",
+        ),
+    )
+}
 
 
 def _check_choice(what: str, value: str, choices) -> None:
@@ -128,8 +179,8 @@ class Pool:
     names: list[str]
     qids: list[str]
     docids: list[str]
-    doc_position: np.ndarray   # each document's place in byte order (the tie rule)
-    keys: np.ndarray           # fused documents: query * len(docids) + document, ascending
+    doc_position: np.ndarray  # each document's place in byte order (the tie rule)
+    keys: np.ndarray  # fused documents: query * len(docids) + document, ascending
     slot: np.ndarray
     rank: np.ndarray
     score: np.ndarray
@@ -137,7 +188,7 @@ class Pool:
     block_start: np.ndarray
     block_query: np.ndarray
     block_run: np.ndarray
-    candidates: np.ndarray     # per query, the documents some run retrieved
+    candidates: np.ndarray  # per query, the documents some run retrieved
     depth: int | None = None
 
     @property
@@ -184,13 +235,16 @@ def pool_runs(runs, names=None, *, depth: int | None = None, on_duplicate: str =
     qid_index: dict[str, int] = {}
     query_codes = []
     for run in loaded:
-        q_map = np.fromiter((qid_index.setdefault(q, len(qid_index)) for q in run.qid_vocab), np.int64,
-                            count=len(run.qid_vocab))
+        q_map = np.fromiter(
+            (qid_index.setdefault(q, len(qid_index)) for q in run.qid_vocab), np.int64, count=len(run.qid_vocab)
+        )
         query_codes.append(q_map[run.qid_codes])
     doc_codes, docids = _encode([run.doc_text(np.arange(len(run))) for run in loaded])
     bounds = np.cumsum([0] + [len(run) for run in loaded])
-    parts = [(q, doc_codes[bounds[i]:bounds[i + 1]], np.asarray(run.scores, dtype=np.float64))
-             for i, (q, run) in enumerate(zip(query_codes, loaded))]
+    parts = [
+        (q, doc_codes[bounds[i] : bounds[i + 1]], np.asarray(run.scores, dtype=np.float64))
+        for i, (q, run) in enumerate(zip(query_codes, loaded))
+    ]
     qids = list(qid_index)
     position = byte_order(docids)
     n_docs = max(len(docids), 1)
@@ -218,9 +272,22 @@ def pool_runs(runs, names=None, *, depth: int | None = None, on_duplicate: str =
     all_keys = np.concatenate(slots)
     keys, slot = np.unique(all_keys, return_inverse=True)
     candidates = np.bincount(keys // n_docs, minlength=len(qids))
-    return Pool(names, qids, docids, position, keys, slot.reshape(-1), np.concatenate(ranks),
-                np.concatenate(scores), np.concatenate(run_of), np.concatenate(starts), np.concatenate(block_q),
-                np.concatenate(block_r), candidates, depth)
+    return Pool(
+        names,
+        qids,
+        docids,
+        position,
+        keys,
+        slot.reshape(-1),
+        np.concatenate(ranks),
+        np.concatenate(scores),
+        np.concatenate(run_of),
+        np.concatenate(starts),
+        np.concatenate(block_q),
+        np.concatenate(block_r),
+        candidates,
+        depth,
+    )
 
 
 def _encode(texts: list[list[str]]) -> tuple[np.ndarray, list[str]]:
@@ -232,8 +299,9 @@ def _encode(texts: list[list[str]]) -> tuple[np.ndarray, list[str]]:
         encoded = pa.concat_arrays([pa.array(t, pa.string()) for t in texts]).dictionary_encode()
     except (pa.ArrowInvalid, UnicodeEncodeError):
         index: dict[str, int] = {}
-        codes = np.fromiter((index.setdefault(d, len(index)) for t in texts for d in t), np.int64,
-                            count=sum(map(len, texts)))
+        codes = np.fromiter(
+            (index.setdefault(d, len(index)) for t in texts for d in t), np.int64, count=sum(map(len, texts))
+        )
         return codes, list(index)
     return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary.to_pylist()
 
@@ -289,7 +357,7 @@ def _borda_absent(pool: Pool, weights: np.ndarray) -> tuple[np.ndarray, np.ndarr
     n_runs = len(pool.names)
     lengths = np.zeros((n_runs, len(pool.qids)))
     np.add.at(lengths, (pool.block_run, pool.block_query), np.diff(np.append(pool.block_start, len(pool.rank))))
-    absent = (pool.candidates[None, :] - lengths + 1) / 2          # runs x queries
+    absent = (pool.candidates[None, :] - lengths + 1) / 2  # runs x queries
     row_absent = absent[pool.run, pool.key_query[pool.slot]]
     return row_absent, (weights[:, None] * absent).sum(axis=0)[pool.key_query]
 
@@ -325,7 +393,7 @@ class Prepared:
         if how == "anz":
             return total / m
         if how == "gmnz":
-            return total * m ** self.value
+            return total * m**self.value
         if how == "log":
             return total * np.log(m)
         if how == "logn":
@@ -387,8 +455,10 @@ def parse_weights(text: str, n_runs: int) -> list[float]:
         bad = next(w for w in words if not _is_float(w))
         raise EvaltoolError(f"--weights: found {bad!r}; expected numbers separated by commas (0.7,0.3)") from None
     if len(weights) != n_runs:
-        raise EvaltoolError(f"--weights: {len(weights)} weight{'s' if len(weights) != 1 else ''} for {n_runs} runs; "
-                            "give one per run, in order")
+        raise EvaltoolError(
+            f"--weights: {len(weights)} weight{'s' if len(weights) != 1 else ''} for {n_runs} runs; "
+            "give one per run, in order"
+        )
     if any(not math.isfinite(w) for w in weights):
         raise EvaltoolError(f"--weights: found {text!r}; expected finite numbers")
     return weights
@@ -454,8 +524,7 @@ class FusedRun:
         from evaltool.evaluation.result import require_pandas
 
         pd = require_pandas("to_frame()")
-        return pd.DataFrame({"query_id": self.qids, "doc_id": self.docids, "rank": self.ranks(),
-                             "score": self.scores})
+        return pd.DataFrame({"query_id": self.qids, "doc_id": self.docids, "rank": self.ranks(), "score": self.scores})
 
     def ranks(self) -> np.ndarray:
         q = np.asarray([0] + [int(a != b) for a, b in zip(self.qids[1:], self.qids[:-1])]).cumsum()
@@ -465,8 +534,10 @@ class FusedRun:
     def to_trec(self) -> str:
         """The TREC run file: ``qid Q0 docid rank score tag``, scores written in full (``repr``)."""
         tag = self.tag
-        return "".join(f"{q} Q0 {d} {r} {s!r} {tag}\n"
-                       for q, d, r, s in zip(self.qids, self.docids, self.ranks().tolist(), self.scores.tolist()))
+        return "".join(
+            f"{q} Q0 {d} {r} {s!r} {tag}\n"
+            for q, d, r, s in zip(self.qids, self.docids, self.ranks().tolist(), self.scores.tolist())
+        )
 
 
 def _ordered(pool: Pool, fused: np.ndarray, depth: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -484,16 +555,35 @@ def _ordered(pool: Pool, fused: np.ndarray, depth: int | None) -> tuple[np.ndarr
 def fused_run(pool: Pool, prepared: Prepared, fused: np.ndarray, norm: str, weights, tag: str | None) -> FusedRun:
     order, q = _ordered(pool, fused, pool.depth)
     method = prepared.method
-    return FusedRun([pool.qids[i] for i in q[order].tolist()],
-                    [pool.docids[i] for i in pool.key_doc[order].tolist()], fused[order], method.name,
-                    norm if method.part == "score" else "none", list(pool.names),
-                    {method.parameter: prepared.value} if method.parameter else {},
-                    None if weights is None else [float(w) for w in weights], pool.depth, tag or method.name)
+    return FusedRun(
+        [pool.qids[i] for i in q[order].tolist()],
+        [pool.docids[i] for i in pool.key_doc[order].tolist()],
+        fused[order],
+        method.name,
+        norm if method.part == "score" else "none",
+        list(pool.names),
+        {method.parameter: prepared.value} if method.parameter else {},
+        None if weights is None else [float(w) for w in weights],
+        pool.depth,
+        tag or method.name,
+    )
 
 
-def fuse(runs, method: str = "rrf", *, norm: str = "minmax", weights=None, k: float | None = None,
-         phi: float | None = None, gamma: float | None = None, sigma: float | None = None,
-         depth: int | None = None, names=None, tag: str | None = None, on_duplicate: str = "error") -> FusedRun:
+def fuse(
+    runs,
+    method: str = "rrf",
+    *,
+    norm: str = "minmax",
+    weights=None,
+    k: float | None = None,
+    phi: float | None = None,
+    gamma: float | None = None,
+    sigma: float | None = None,
+    depth: int | None = None,
+    names=None,
+    tag: str | None = None,
+    on_duplicate: str = "error",
+) -> FusedRun:
     """Fuse ``runs`` (paths, dicts, DataFrames; a list or a ``{name: run}`` mapping) into one ranking.
 
     ``method`` is one of :data:`METHODS`, ``norm`` of :data:`NORMS` (score methods only);
@@ -514,8 +604,9 @@ def fuse(runs, method: str = "rrf", *, norm: str = "minmax", weights=None, k: fl
     given = {"k": k, "phi": phi, "gamma": gamma, "sigma": sigma}
     stray = [name for name, v in given.items() if v is not None and name != chosen.parameter]
     if stray:
-        raise EvaltoolError(f"{method} takes no {stray[0]}" + (f"; its parameter is {chosen.parameter}"
-                                                                if chosen.parameter else ""))
+        raise EvaltoolError(
+            f"{method} takes no {stray[0]}" + (f"; its parameter is {chosen.parameter}" if chosen.parameter else "")
+        )
     w = _weights(chosen, weights, len(pool.names))
     prepared = prepare(pool, method, norm, given.get(chosen.parameter or ""))
     return fused_run(pool, prepared, prepared.combine(w), norm, None if weights is None else w, tag)
@@ -540,10 +631,12 @@ def weight_grid(n_runs: int, step: float) -> np.ndarray:
         raise EvaltoolError(f"step {step:g} does not divide 1 into equal parts (0.1, 0.05, 0.25, ...)")
     size = math.comb(parts + n_runs - 1, n_runs - 1)
     if size > GRID_LIMIT:
-        raise EvaltoolError(f"{size} weight vectors for {n_runs} runs at step {step:g}, more than {GRID_LIMIT}: "
-                            "give a larger step, or fewer runs")
+        raise EvaltoolError(
+            f"{size} weight vectors for {n_runs} runs at step {step:g}, more than {GRID_LIMIT}: "
+            "give a larger step, or fewer runs"
+        )
     rows = []
-    for bars in combinations(range(parts + n_runs - 1), n_runs - 1):   # stars and bars
+    for bars in combinations(range(parts + n_runs - 1), n_runs - 1):  # stars and bars
         edges = (-1, *bars, parts + n_runs - 1)
         rows.append([(edges[i + 1] - edges[i] - 1) / parts for i in range(n_runs)])
     return np.asarray(rows, dtype=np.float64)
@@ -589,17 +682,33 @@ class FusionSearch:
         return self.setting_text(self.chosen)
 
     def to_dict(self) -> dict:
-        return {"method": self.method, "norm": self.norm, "measure": self.measure,
-                "searched": self.parameter or "weights", "runs": self.names, "chosen": self.chosen,
-                "score": self.score, "cv_score": self.cv_score, "folds": [
-                    {"fold": i + 1, "queries": self.fold_of.count(i), "chosen": self.fold_choice[i],
-                     "held_out_score": self.fold_score[i]} for i in range(self.folds)],
-                "grid": [{"setting": c, "score": s} for c, s in zip(self.candidates, self.scores)]}
+        return {
+            "method": self.method,
+            "norm": self.norm,
+            "measure": self.measure,
+            "searched": self.parameter or "weights",
+            "runs": self.names,
+            "chosen": self.chosen,
+            "score": self.score,
+            "cv_score": self.cv_score,
+            "folds": [
+                {
+                    "fold": i + 1,
+                    "queries": self.fold_of.count(i),
+                    "chosen": self.fold_choice[i],
+                    "held_out_score": self.fold_score[i],
+                }
+                for i in range(self.folds)
+            ],
+            "grid": [{"setting": c, "score": s} for c, s in zip(self.candidates, self.scores)],
+        }
 
     def rows(self) -> list[dict]:
         """A row per setting tried: the setting, its mean on all queries, and whether it was chosen."""
-        return [{"setting": self.setting_text(c), "score": s, "chosen": int(c == self.chosen)}
-                for c, s in zip(self.candidates, self.scores)]
+        return [
+            {"setting": self.setting_text(c), "score": s, "chosen": int(c == self.chosen)}
+            for c, s in zip(self.candidates, self.scores)
+        ]
 
     def to_frame(self):
         from evaltool.evaluation.result import require_pandas
@@ -620,9 +729,21 @@ def assign_folds(n: int, folds: int, seed: int) -> np.ndarray:
     return fold
 
 
-def optimize_fusion(qrels, runs, measure: str, method: str = "wsum", *, norm: str = "minmax", folds: int = 5,
-                    step: float = 0.1, seed: int = 0, depth: int | None = None, names=None, tag: str | None = None,
-                    **options) -> FusionSearch:
+def optimize_fusion(
+    qrels,
+    runs,
+    measure: str,
+    method: str = "wsum",
+    *,
+    norm: str = "minmax",
+    folds: int = 5,
+    step: float = 0.1,
+    seed: int = 0,
+    depth: int | None = None,
+    names=None,
+    tag: str | None = None,
+    **options,
+) -> FusionSearch:
     """Search ``method``'s weights (weighted methods: every vector of :func:`weight_grid`) or its
     parameter (rrf's k, rbc's phi, combgmnz's gamma, logn_isr's sigma over :data:`METHODS`' grid)
     for the best mean ``measure`` against ``qrels``, with ``folds``-fold cross-validation over the
@@ -673,9 +794,11 @@ def optimize_fusion(qrels, runs, measure: str, method: str = "wsum", *, norm: st
         qids, better, measure_name = result.qids, column.measure.better, column.name
         values.append(np.asarray(column.values, dtype=np.float64))
     if better is Better.NEITHER:
-        raise EvaltoolError(f"{measure_name} is a count, neither better higher nor lower; optimize a measure "
-                            "that is (map, ndcg_cut.10, recip_rank, ...)")
-    table = np.vstack(values)              # settings x queries
+        raise EvaltoolError(
+            f"{measure_name} is a count, neither better higher nor lower; optimize a measure "
+            "that is (map, ndcg_cut.10, recip_rank, ...)"
+        )
+    table = np.vstack(values)  # settings x queries
     if better is Better.LOWER:
         table_for_choice = -table
     else:
@@ -696,8 +819,24 @@ def optimize_fusion(qrels, runs, measure: str, method: str = "wsum", *, norm: st
         fold_score.append(float(table[pick, test].mean()))
     weights = candidates[best] if chosen_method.weighted else None
     final = prepare(pool, method, norm, None if weights is not None else candidates[best])
-    fused = fused_run(pool, final, final.combine(np.asarray(weights) if weights is not None else np.ones(n_runs)),
-                      norm, weights, tag)
-    return FusionSearch(method, measure_name, fused.norm, list(pool.names), chosen_method.parameter, candidates,
-                        table.mean(axis=1).tolist(), candidates[best], float(table[best].mean()),
-                        float(held_out.mean()), folds, list(qids), fold_of.tolist(), fold_choice, fold_score, fused)
+    fused = fused_run(
+        pool, final, final.combine(np.asarray(weights) if weights is not None else np.ones(n_runs)), norm, weights, tag
+    )
+    return FusionSearch(
+        method,
+        measure_name,
+        fused.norm,
+        list(pool.names),
+        chosen_method.parameter,
+        candidates,
+        table.mean(axis=1).tolist(),
+        candidates[best],
+        float(table[best].mean()),
+        float(held_out.mean()),
+        folds,
+        list(qids),
+        fold_of.tolist(),
+        fold_choice,
+        fold_score,
+        fused,
+    )

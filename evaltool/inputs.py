@@ -30,7 +30,7 @@ class Qrels:
     lines: np.ndarray
     path: str = "<qrels>"
     duplicates_resolved: int = 0
-    subtopics: SubtopicJudgments | None = None   # read from a subtopic qrels file (diversity measures)
+    subtopics: SubtopicJudgments | None = None  # read from a subtopic qrels file (diversity measures)
 
     def __len__(self) -> int:
         return len(self.grades)
@@ -71,14 +71,34 @@ class SubtopicJudgments:
     grade over the subtopics. (A plain class: a dataclass costs every start-up half a millisecond.)
     """
 
-    __slots__ = ("qid_vocab", "qid_codes", "subtopic_vocab", "subtopic_codes", "doc_vocab", "doc_codes", "grades",
-                 "lines")
+    __slots__ = (
+        "qid_vocab",
+        "qid_codes",
+        "subtopic_vocab",
+        "subtopic_codes",
+        "doc_vocab",
+        "doc_codes",
+        "grades",
+        "lines",
+    )
 
-    def __init__(self, qid_vocab: list[str], qid_codes: np.ndarray, subtopic_vocab: list[str],
-                 subtopic_codes: np.ndarray, doc_vocab: list[str], doc_codes: np.ndarray, grades: np.ndarray,
-                 lines: np.ndarray):
-        self.qid_vocab, self.qid_codes, self.subtopic_vocab, self.subtopic_codes = (qid_vocab, qid_codes,
-                                                                                    subtopic_vocab, subtopic_codes)
+    def __init__(
+        self,
+        qid_vocab: list[str],
+        qid_codes: np.ndarray,
+        subtopic_vocab: list[str],
+        subtopic_codes: np.ndarray,
+        doc_vocab: list[str],
+        doc_codes: np.ndarray,
+        grades: np.ndarray,
+        lines: np.ndarray,
+    ):
+        self.qid_vocab, self.qid_codes, self.subtopic_vocab, self.subtopic_codes = (
+            qid_vocab,
+            qid_codes,
+            subtopic_vocab,
+            subtopic_codes,
+        )
         self.doc_vocab, self.doc_codes, self.grades, self.lines = doc_vocab, doc_codes, grades, lines
 
 

@@ -46,8 +46,9 @@ from evaltool.measures.base import Agg
 PLACEHOLDER = "-"  # a judged non-relevant document nobody retrieves: every query is then in the qrels
 
 
-def _score(retrieved_grades: Sequence[Sequence[int]], missed_grades: Sequence[Sequence[int]],
-           measures: list[str]) -> list[dict]:
+def _score(
+    retrieved_grades: Sequence[Sequence[int]], missed_grades: Sequence[Sequence[int]], measures: list[str]
+) -> list[dict]:
     """Per query (in the order given), the value of each measure.
 
     Query i retrieved documents whose grades are ``retrieved_grades[i]`` in rank order,
@@ -75,8 +76,16 @@ def _score(retrieved_grades: Sequence[Sequence[int]], missed_grades: Sequence[Se
         np.arange(1, len(run_q) + len(missed_q) + n + 1),
         path="<lists>",
     )
-    run = Run(qid_vocab, run_q, positions, run_pos, (depth - run_pos).astype(np.float64),
-              np.arange(1, len(run_q) + 1), runid="lists", path="<lists>")
+    run = Run(
+        qid_vocab,
+        run_q,
+        positions,
+        run_pos,
+        (depth - run_pos).astype(np.float64),
+        np.arange(1, len(run_q) + 1),
+        runid="lists",
+        path="<lists>",
+    )
     warn_empty([len(g) for g in retrieved_grades])
     with warnings.catch_warnings():  # the core's warnings speak of files and -c; warn_empty speaks of lists
         warnings.simplefilter("ignore", EvaltoolWarning)
@@ -93,8 +102,10 @@ def warn_empty(lengths: Sequence[int]) -> None:
         text = "the list is empty (nothing retrieved): every metric of it is 0.0"
     else:
         shown = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
-        text = (f"{len(empty)} of the {len(lengths)} lists {'is' if len(empty) == 1 else 'are'} empty (nothing "
-                f"retrieved; list {shown}): every metric of {'it' if len(empty) == 1 else 'them'} is 0.0")
+        text = (
+            f"{len(empty)} of the {len(lengths)} lists {'is' if len(empty) == 1 else 'are'} empty (nothing "
+            f"retrieved; list {shown}): every metric of {'it' if len(empty) == 1 else 'them'} is 0.0"
+        )
     frame, level = sys._getframe(0), 1
     while frame is not None and frame.f_code.co_filename == __file__:  # to the caller's line, outside this module
         frame, level = frame.f_back, level + 1
@@ -172,8 +183,9 @@ def recall_at_k(relevance, number_relevant_documents: int, k: int) -> float:
         return 0.0
     found = sum(g >= 1 for g in grades)
     if number < found:
-        raise ValueError(f"number_relevant_documents ({number!r}) must be at least the {found} relevant documents "
-                         "in the list")
+        raise ValueError(
+            f"number_relevant_documents ({number!r}) must be at least the {found} relevant documents in the list"
+        )
     return _one(grades, f"R@{k}", [1] * (int(number) - found))
 
 
@@ -271,16 +283,27 @@ class IRMetrics:
 
     def as_dict(self) -> dict:
         """The keys of ``evaltool bench``'s reports: ``precision@3``, ..., ``first_relevant_position``."""
-        return {"precision@3": self.precision_at_3, "precision@5": self.precision_at_5,
-                "recall@10": self.recall_at_10, "mrr": self.mrr, "ndcg@10": self.ndcg_at_10,
-                "hits_in_top_3": self.hits_in_top_3, "hits_in_top_5": self.hits_in_top_5,
-                "first_relevant_position": self.first_relevant_position}
+        return {
+            "precision@3": self.precision_at_3,
+            "precision@5": self.precision_at_5,
+            "recall@10": self.recall_at_10,
+            "mrr": self.mrr,
+            "ndcg@10": self.ndcg_at_10,
+            "hits_in_top_3": self.hits_in_top_3,
+            "hits_in_top_5": self.hits_in_top_5,
+            "first_relevant_position": self.first_relevant_position,
+        }
 
 
 # how calculate_all names its measures; see MetricsCalculator for the grades 1 and 2
 _FIELDS = {
-    "precision_at_3": "P@3", "precision_at_5": "P@5", "recall_at_10": "R(rel=2)@10", "mrr": "RR",
-    "ndcg_at_10": "nDCG(gains={1:0,2:1})@10", "hits_in_top_3": "hits@3", "hits_in_top_5": "hits@5",
+    "precision_at_3": "P@3",
+    "precision_at_5": "P@5",
+    "recall_at_10": "R(rel=2)@10",
+    "mrr": "RR",
+    "ndcg_at_10": "nDCG(gains={1:0,2:1})@10",
+    "hits_in_top_3": "hits@3",
+    "hits_in_top_5": "hits@5",
     "first_relevant_position": "first_relevant_position",
 }
 
@@ -299,14 +322,14 @@ def _small_record(grades: list[int], missed: list[int]) -> IRMetrics:
     empty ones.
     """
     first, hits_3, hits_5, found, expected, dcg = None, 0, 0, 0, len(missed), 0.0
-    for rank, g in enumerate(grades):   # one pass, ranks ascending: the kernels' order of addition
-        if g:                           # P, hits, RR, first position: grade >= 1
+    for rank, g in enumerate(grades):  # one pass, ranks ascending: the kernels' order of addition
+        if g:  # P, hits, RR, first position: grade >= 1
             if first is None:
                 first = rank
             if rank < 5:
                 hits_5 += 1
                 hits_3 += rank < 3
-        if g == 2:                      # R(rel=2) and nDCG's gain {1: 0, 2: 1}: grade 2 only
+        if g == 2:  # R(rel=2) and nDCG's gain {1: 0, 2: 1}: grade 2 only
             expected += 1
             if rank < 10:
                 found += 1
@@ -314,11 +337,16 @@ def _small_record(grades: list[int], missed: list[int]) -> IRMetrics:
     ideal = 0.0
     for rank in range(min(expected, 10)):
         ideal += 1.0 / _DISCOUNTS[rank]
-    return IRMetrics(precision_at_3=hits_3 / 3, precision_at_5=hits_5 / 5,
-                     recall_at_10=found / expected if expected else 0.0,
-                     mrr=1.0 / (first + 1) if first is not None else 0.0,
-                     ndcg_at_10=dcg / ideal if ideal else 0.0, hits_in_top_3=hits_3, hits_in_top_5=hits_5,
-                     first_relevant_position=None if first is None else first + 1)
+    return IRMetrics(
+        precision_at_3=hits_3 / 3,
+        precision_at_5=hits_5 / 5,
+        recall_at_10=found / expected if expected else 0.0,
+        mrr=1.0 / (first + 1) if first is not None else 0.0,
+        ndcg_at_10=dcg / ideal if ideal else 0.0,
+        hits_in_top_3=hits_3,
+        hits_in_top_5=hits_5,
+        first_relevant_position=None if first is None else first + 1,
+    )
 
 
 class MetricsCalculator:

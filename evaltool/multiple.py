@@ -85,15 +85,26 @@ class Anova:
     def rows(self) -> list[list]:
         """The ANOVA table: source, sum of squares, df, mean square, F, p."""
         ms = {"system": self.ss_system / self.df_system, "topic": self.ss_topic / self.df_topic}
-        return [["system", self.ss_system, self.df_system, ms["system"], self.f_system, self.p_system],
-                ["topic", self.ss_topic, self.df_topic, ms["topic"], self.f_topic, self.p_topic],
-                ["residual", self.ss_residual, self.df_residual, self.residual_variance, None, None]]
+        return [
+            ["system", self.ss_system, self.df_system, ms["system"], self.f_system, self.p_system],
+            ["topic", self.ss_topic, self.df_topic, ms["topic"], self.f_topic, self.p_topic],
+            ["residual", self.ss_residual, self.df_residual, self.residual_variance, None, None],
+        ]
 
     def to_dict(self) -> dict:
-        return {"ss_system": self.ss_system, "ss_topic": self.ss_topic, "ss_residual": self.ss_residual,
-                "df_system": self.df_system, "df_topic": self.df_topic, "df_residual": self.df_residual,
-                "f_system": self.f_system, "p_system": self.p_system, "f_topic": self.f_topic,
-                "p_topic": self.p_topic, "residual_variance": self.residual_variance}
+        return {
+            "ss_system": self.ss_system,
+            "ss_topic": self.ss_topic,
+            "ss_residual": self.ss_residual,
+            "df_system": self.df_system,
+            "df_topic": self.df_topic,
+            "df_residual": self.df_residual,
+            "f_system": self.f_system,
+            "p_system": self.p_system,
+            "f_topic": self.f_topic,
+            "p_topic": self.p_topic,
+            "residual_variance": self.residual_variance,
+        }
 
 
 def _check_matrix(x: np.ndarray) -> np.ndarray:
@@ -123,8 +134,17 @@ def two_way_anova(x) -> Anova:
     with np.errstate(divide="ignore", invalid="ignore"):
         f_sys = np.float64(ss_sys / (m - 1)) / residual
         f_topic = np.float64(ss_topic / (n - 1)) / residual
-    return Anova(n, m, ss_sys, ss_topic, ss_res, float(f_sys), float(stats.f.sf(f_sys, m - 1, df_res)),
-                 float(f_topic), float(stats.f.sf(f_topic, n - 1, df_res)))
+    return Anova(
+        n,
+        m,
+        ss_sys,
+        ss_topic,
+        ss_res,
+        float(f_sys),
+        float(stats.f.sf(f_sys, m - 1, df_res)),
+        float(f_topic),
+        float(stats.f.sf(f_topic, n - 1, df_res)),
+    )
 
 
 def tukey_hsd(x, alpha: float = 0.05) -> tuple[np.ndarray, float]:
@@ -171,7 +191,7 @@ def randomised_tukey(x, trials: int = 10000, seed: int = 0) -> np.ndarray:
         k = min(block, trials - done)
         shuffled = rng.permuted(np.broadcast_to(x, (k, n, m)), axis=2)
         trial_means = shuffled.mean(axis=1)
-        ranges[done:done + k] = trial_means.max(axis=1) - trial_means.min(axis=1)
+        ranges[done : done + k] = trial_means.max(axis=1) - trial_means.min(axis=1)
         done += k
     ranges.sort()
     extreme = trials - np.searchsorted(ranges, observed - slack, side="left")
@@ -197,8 +217,9 @@ def effect_sizes(x, i: int, j: int, residual_variance: float) -> tuple[float, fl
     return float(es), float(cohen)
 
 
-def compact_letters(names: list[str], means, significant: dict[frozenset, bool], lower_better: bool = False
-                    ) -> dict[str, str]:
+def compact_letters(
+    names: list[str], means, significant: dict[frozenset, bool], lower_better: bool = False
+) -> dict[str, str]:
     """A letter string per run: runs that share a letter do not differ significantly.
 
     ``significant[frozenset((a, b))]`` says whether runs ``a`` and ``b`` differ. Runs are
@@ -214,7 +235,7 @@ def compact_letters(names: list[str], means, significant: dict[frozenset, bool],
     order = sorted(range(len(names)), key=lambda k: (means[k] if lower_better else -means[k], k))
     columns: list[set[int]] = [set(range(len(names)))]
     for a_pos, a in enumerate(order):
-        for b in order[a_pos + 1:]:
+        for b in order[a_pos + 1 :]:
             if not significant.get(frozenset((names[a], names[b])), False):
                 continue
             split: list[set[int]] = []
@@ -223,8 +244,11 @@ def compact_letters(names: list[str], means, significant: dict[frozenset, bool],
                     split += [column - {a}, column - {b}]
                 else:
                     split.append(column)
-            columns = [c for k, c in enumerate(split)
-                       if not any((c < other) or (c == other and k2 < k) for k2, other in enumerate(split) if k2 != k)]
+            columns = [
+                c
+                for k, c in enumerate(split)
+                if not any((c < other) or (c == other and k2 < k) for k2, other in enumerate(split) if k2 != k)
+            ]
     rank = {run: place for place, run in enumerate(order)}
     columns.sort(key=lambda c: sorted(rank[r] for r in c))
     letters = _letter_names(len(columns))
@@ -265,14 +289,42 @@ class Pair:
     losses: int | None
 
     def to_dict(self) -> dict:
-        return {"measure": self.measure, "a": self.a, "b": self.b, "mean_a": self.mean_a, "mean_b": self.mean_b,
-                "delta": self.delta, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
-                "ci": list(self.ci), "effect_size": self.effect_size, "cohens_d": self.cohens_d,
-                "wins": self.wins, "ties": self.ties, "losses": self.losses}
+        return {
+            "measure": self.measure,
+            "a": self.a,
+            "b": self.b,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "delta": self.delta,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "ci": list(self.ci),
+            "effect_size": self.effect_size,
+            "cohens_d": self.cohens_d,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+        }
 
 
-PAIR_FIELDS = ("measure", "a", "b", "mean_a", "mean_b", "delta", "p_value", "p_adjusted", "significant", "ci_low",
-               "ci_high", "effect_size", "cohens_d", "wins", "ties", "losses")
+PAIR_FIELDS = (
+    "measure",
+    "a",
+    "b",
+    "mean_a",
+    "mean_b",
+    "delta",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "ci_low",
+    "ci_high",
+    "effect_size",
+    "cohens_d",
+    "wins",
+    "ties",
+    "losses",
+)
 
 
 @dataclass
@@ -303,16 +355,44 @@ class AllPairs:
 
     def rows(self) -> list[dict]:
         """A tidy row per (measure, pair) with :data:`PAIR_FIELDS`."""
-        return [dict(zip(PAIR_FIELDS, [p.measure, p.a, p.b, p.mean_a, p.mean_b, p.delta, p.p_value, p.p_adjusted,
-                                       int(self.significant(p)), p.ci[0], p.ci[1], p.effect_size, p.cohens_d,
-                                       p.wins, p.ties, p.losses])) for p in self.pairs]
+        return [
+            dict(
+                zip(
+                    PAIR_FIELDS,
+                    [
+                        p.measure,
+                        p.a,
+                        p.b,
+                        p.mean_a,
+                        p.mean_b,
+                        p.delta,
+                        p.p_value,
+                        p.p_adjusted,
+                        int(self.significant(p)),
+                        p.ci[0],
+                        p.ci[1],
+                        p.effect_size,
+                        p.cohens_d,
+                        p.wins,
+                        p.ties,
+                        p.losses,
+                    ],
+                )
+            )
+            for p in self.pairs
+        ]
 
     def to_dict(self) -> dict:
-        return {"test": self.test, "correction": self.correction, "alpha": self.alpha,
-                "pairs": [p.to_dict() for p in self.pairs],
-                "anova": {m: {**a.to_dict(), "topics": self.topics.get(m), "moe": self.moe[m]}
-                          for m, a in self.anova.items()},
-                "letters": self.letters}
+        return {
+            "test": self.test,
+            "correction": self.correction,
+            "alpha": self.alpha,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "anova": {
+                m: {**a.to_dict(), "topics": self.topics.get(m), "moe": self.moe[m]} for m, a in self.anova.items()
+            },
+            "letters": self.letters,
+        }
 
     def to_frame(self):
         """:meth:`rows` as a pandas DataFrame."""

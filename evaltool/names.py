@@ -57,7 +57,7 @@ def _spellings() -> tuple[dict[str, tuple[Measure, dict]], dict[str, tuple[Measu
         for alias in (m.name, *m.aliases):
             token, fixed = (alias, {}) if isinstance(alias, str) else alias
             table = at_tokens if token.endswith(AT_SUFFIX) else tokens
-            key = token[:-len(AT_SUFFIX)] if token.endswith(AT_SUFFIX) else token
+            key = token[: -len(AT_SUFFIX)] if token.endswith(AT_SUFFIX) else token
             if key in table:
                 raise RuntimeError(f"measure name {token} declared by both {table[key][0].name} and {m.name}")
             table[key] = (m, dict(fixed))
@@ -82,8 +82,10 @@ def _literal(node, whole: str):
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError):
-        raise MeasureError(f"measure {quote(whole)}: {clip(ast.unparse(node))} is not a literal value "
-                           "(numbers, 'strings', True/False, {grade: gain})") from None
+        raise MeasureError(
+            f"measure {quote(whole)}: {clip(ast.unparse(node))} is not a literal value "
+            "(numbers, 'strings', True/False, {grade: gain})"
+        ) from None
 
 
 def _split_named(text: str, whole: str) -> tuple[str, dict, object]:
@@ -103,7 +105,9 @@ def _split_named(text: str, whole: str) -> tuple[str, dict, object]:
         at, node = _literal(node.right, whole), node.left
     if isinstance(node, ast.Call):
         if node.args or any(k.arg is None for k in node.keywords):
-            raise MeasureError(f"measure {quote(whole)}: parameters are written name=value, as in nDCG(dcg='exp-log2')@10")
+            raise MeasureError(
+                f"measure {quote(whole)}: parameters are written name=value, as in nDCG(dcg='exp-log2')@10"
+            )
         args = {k.arg: _literal(k.value, whole) for k in node.keywords}
         node = node.func
     if not isinstance(node, ast.Name):
@@ -116,7 +120,7 @@ def _named_request(whole: str) -> Request:
     text = "".join(whole.split())
     token, args, at = _split_named(text, whole)
     if token.startswith(AT_SUFFIX):
-        m, fixed = _spellings()[1][token[len(AT_SUFFIX):]]
+        m, fixed = _spellings()[1][token[len(AT_SUFFIX) :]]
     elif (m := named_measure(token)) is not None:  # a canonical name: its family alone is imported
         fixed = {}
     elif token in _spellings()[0]:
@@ -136,7 +140,7 @@ def _named_request(whole: str) -> Request:
     if at is not None:
         if at_option is None:
             raise MeasureError(f"measure {quote(whole)}: {m.name} takes no @ parameter")
-        args[at_option.name] = at   # overrides the same parameter in parentheses, as ir_measures reads it
+        args[at_option.name] = at  # overrides the same parameter in parentheses, as ir_measures reads it
     values = []
     for option in m.options:
         if option.name in args:
@@ -150,8 +154,10 @@ def _named_request(whole: str) -> Request:
     given = dict(values)
     for option in m.options:
         if option.needs_at and given[option.name] != option.default and given[at_option.name] is None:
-            raise MeasureError(f"measure {quote(whole)}: {option.name} needs a cutoff, as in {m.name}"
-                               f"({option.name}={given[option.name]!r})@10")
+            raise MeasureError(
+                f"measure {quote(whole)}: {option.name} needs a cutoff, as in {m.name}"
+                f"({option.name}={given[option.name]!r})@10"
+            )
     problem = m.check(given) if m.check else None
     if problem:
         raise MeasureError(f"measure {quote(whole)}: {problem}")
@@ -186,14 +192,18 @@ def _parse_values(measure, text: str, whole: str):
         return [_number(item, measure.name, whole) for item in items]
     if kind is Params.NUMBERS:
         if measure.arity is not None and len(items) != measure.arity:
-            raise MeasureError(f"measure {quote(whole)}: {measure.name} takes {measure.arity} "
-                               f"parameter{'s' if measure.arity > 1 else ''}, got {len(items)}")
+            raise MeasureError(
+                f"measure {quote(whole)}: {measure.name} takes {measure.arity} "
+                f"parameter{'s' if measure.arity > 1 else ''}, got {len(items)}"
+            )
         return [_number(item, measure.name, whole) for item in items]
     pairs = []
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise MeasureError(f"measure {quote(whole)}: {measure.name} takes name=value pairs such as 1=3,2=9 or p=0.8")
+            raise MeasureError(
+                f"measure {quote(whole)}: {measure.name} takes name=value pairs such as 1=3,2=9 or p=0.8"
+            )
         pairs.append((key, _number(value, measure.name, whole)))
     return pairs
 
@@ -213,7 +223,7 @@ def trec_output_spelling(name: str) -> str | None:
     if not bases:
         return None
     base = max(bases, key=lambda m: len(m.name)).name
-    params = name[len(base) + 1:]
+    params = name[len(base) + 1 :]
     return f"{base}.{params}" if any(c.isdigit() for c in params) else None
 
 
@@ -241,7 +251,7 @@ def suggest(spec: str) -> str:
     import difflib
 
     head = re.match(r"[A-Za-z0-9_]*", spec).group(0)
-    rest = spec[len(head):]
+    rest = spec[len(head) :]
     known = [*measures.MEASURES, *NICKNAMES, *_spellings()[0]]
     close = [name + rest for name in difflib.get_close_matches(head, known, n=6, cutoff=0.6)]
     close = [c for c in dict.fromkeys(close) if _valid(c)][:3]
@@ -328,7 +338,9 @@ def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> 
             except UnknownMeasure:
                 printed = trec_output_spelling(whole)
                 if printed is None:
-                    raise MeasureError(f"unknown measure {quote(whole)}{suggest(whole) if suggestions else ''}") from None
+                    raise MeasureError(
+                        f"unknown measure {quote(whole)}{suggest(whole) if suggestions else ''}"
+                    ) from None
                 name, dot, text = printed.partition(".")
                 measure = trec_measure(name)
             else:

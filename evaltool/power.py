@@ -120,8 +120,8 @@ class MeasurePower:
     measure: str
     topics: int
     residual_variance: float
-    needed: dict[float, int]          # min_delta -> topics needed
-    detectable: float                 # with the present topics
+    needed: dict[float, int]  # min_delta -> topics needed
+    detectable: float  # with the present topics
 
     @property
     def sd(self) -> float:
@@ -154,18 +154,41 @@ class PowerAnalysis:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"alpha": self.alpha, "beta": self.beta, "runs": self.names,
-                "measures": {m.measure: {"topics": m.topics, "residual_variance": m.residual_variance, "sd": m.sd,
-                                         "topics_needed": {f"{d:g}": n for d, n in m.needed.items()},
-                                         "detectable_difference": m.detectable} for m in self.measures},
-                "pairs": [{"measure": p.measure, "a": p.a, "b": p.b, "delta": p.delta, "sd": p.sd, "power": p.power}
-                          for p in self.pairs]}
+        return {
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "runs": self.names,
+            "measures": {
+                m.measure: {
+                    "topics": m.topics,
+                    "residual_variance": m.residual_variance,
+                    "sd": m.sd,
+                    "topics_needed": {f"{d:g}": n for d, n in m.needed.items()},
+                    "detectable_difference": m.detectable,
+                }
+                for m in self.measures
+            },
+            "pairs": [
+                {"measure": p.measure, "a": p.a, "b": p.b, "delta": p.delta, "sd": p.sd, "power": p.power}
+                for p in self.pairs
+            ],
+        }
 
     def rows(self) -> list[dict]:
         """A row per (measure, minimum difference): the design table."""
-        return [{"measure": m.measure, "topics": m.topics, "residual_variance": m.residual_variance, "sd": m.sd,
-                 "min_delta": d, "topics_needed": n, "detectable_difference": m.detectable}
-                for m in self.measures for d, n in m.needed.items()]
+        return [
+            {
+                "measure": m.measure,
+                "topics": m.topics,
+                "residual_variance": m.residual_variance,
+                "sd": m.sd,
+                "min_delta": d,
+                "topics_needed": n,
+                "detectable_difference": m.detectable,
+            }
+            for m in self.measures
+            for d, n in m.needed.items()
+        ]
 
     def to_frame(self):
         from evaltool.evaluation.result import require_pandas
@@ -173,8 +196,15 @@ class PowerAnalysis:
         return require_pandas("to_frame()").DataFrame(self.rows())
 
 
-def analyse(names: list[str], measures: list[str], values: dict[str, dict[str, np.ndarray]], *,
-            alpha: float = 0.05, beta: float = 0.2, min_deltas=(0.05,)) -> PowerAnalysis:
+def analyse(
+    names: list[str],
+    measures: list[str],
+    values: dict[str, dict[str, np.ndarray]],
+    *,
+    alpha: float = 0.05,
+    beta: float = 0.2,
+    min_deltas=(0.05,),
+) -> PowerAnalysis:
     """The design numbers of ``values[run][measure]`` (per-query values aligned over the same queries)."""
     from evaltool.multiple import two_way_anova
 
@@ -187,20 +217,35 @@ def analyse(names: list[str], measures: list[str], values: dict[str, dict[str, n
         anova = two_way_anova(x)
         n = len(x)
         sd = math.sqrt(2 * anova.residual_variance)
-        out_measures.append(MeasurePower(m, n, anova.residual_variance,
-                                         {d: topics_needed(d, sd, alpha, beta) for d in min_deltas},
-                                         detectable_difference(n, sd, alpha, beta)))
+        out_measures.append(
+            MeasurePower(
+                m,
+                n,
+                anova.residual_variance,
+                {d: topics_needed(d, sd, alpha, beta) for d in min_deltas},
+                detectable_difference(n, sd, alpha, beta),
+            )
+        )
         for i in range(len(names)):
             for j in range(i + 1, len(names)):
                 d = x[:, j] - x[:, i]
                 observed_sd = float(d.std(ddof=1))
-                pairs.append(PairPower(m, names[i], names[j], float(d.mean()), observed_sd,
-                                       paired_power(n, float(d.mean()), observed_sd, alpha)))
+                pairs.append(
+                    PairPower(
+                        m,
+                        names[i],
+                        names[j],
+                        float(d.mean()),
+                        observed_sd,
+                        paired_power(n, float(d.mean()), observed_sd, alpha),
+                    )
+                )
     return PowerAnalysis(list(names), alpha, beta, min_deltas, out_measures, pairs)
 
 
-def power_analysis(qrels, runs, names=None, measures=None, *, alpha: float = 0.05, beta: float = 0.2,
-                   min_deltas=(0.05,), **options) -> PowerAnalysis:
+def power_analysis(
+    qrels, runs, names=None, measures=None, *, alpha: float = 0.05, beta: float = 0.2, min_deltas=(0.05,), **options
+) -> PowerAnalysis:
     """Score the runs (as :func:`evaltool.compare_runs` does, same options) and :func:`analyse` them.
 
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}

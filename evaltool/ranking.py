@@ -66,7 +66,7 @@ class RankedBatch:
     ties: TieGroups
     relevance_level: int = 1
     num_docs_in_coll: int = 0
-    intents: Intents | None = None   # judgments per subtopic, when the qrels have them
+    intents: Intents | None = None  # judgments per subtopic, when the qrels have them
 
     @property
     def n_queries(self) -> int:
@@ -113,9 +113,7 @@ class RankedBatch:
 
     @cached_property
     def num_rel(self) -> np.ndarray:
-        return np.bincount(
-            self.judged_seg[self.judged_grades >= self.relevance_level], minlength=self.n_queries
-        )
+        return np.bincount(self.judged_seg[self.judged_grades >= self.relevance_level], minlength=self.n_queries)
 
     @cached_property
     def num_nonrel(self) -> np.ndarray:
@@ -192,14 +190,17 @@ class TieGroups:
 
     def cut(self, kept: np.ndarray, limit: int | None) -> TieGroups:
         """The groups of the rows ``kept`` when the ranking stops after ``limit`` documents (None: never)."""
+
         def compute():
             start, end = self.bounds
             return start[kept], end[kept] if limit is None else np.minimum(end[kept], limit)
+
         return TieGroups(compute)
 
     def judged(self, kept: np.ndarray, seg: np.ndarray, offsets: np.ndarray) -> TieGroups:
         """The groups when only the rows ``kept`` remain, ranked anew (``-J``): every remaining
         document is stored, so a group is the kept rows of one query that shared a group."""
+
         def compute():
             start = self.bounds[0][kept]
             opens = np.ones(len(start), dtype=bool)
@@ -208,6 +209,7 @@ class TieGroups:
             first = np.flatnonzero(opens)
             after = np.append(first[1:], len(start))
             return first[group] - offsets[seg], after[group] - offsets[seg]
+
         return TieGroups(compute)
 
 
@@ -224,6 +226,7 @@ def tie_groups(run: Run, rows: np.ndarray) -> TieGroups:
             order, inverse = _query_score_order(codes, scores)
             first, low, high = _score_groups(codes[order], scores[order], inverse[rows])
         return low - first, high - first
+
     return TieGroups(compute)
 
 
@@ -266,9 +269,16 @@ def _intents(judgments, run: Run, qids: list[str], seg: np.ndarray, ranks: np.nd
         hit[:] = False
     row = by_pair[at[hit]]
     order = np.lexsort((judgments.subtopic_codes[hit], ranks[row], seg[row]))
-    return Intents(seg[row][order], ranks[row][order], judgments.subtopic_codes[hit][order],
-                   judgments.grades[hit][order], entry_q[judged], judgments.doc_codes[judged],
-                   judgments.subtopic_codes[judged], judgments.grades[judged])
+    return Intents(
+        seg[row][order],
+        ranks[row][order],
+        judgments.subtopic_codes[hit][order],
+        judgments.grades[hit][order],
+        entry_q[judged],
+        judgments.doc_codes[judged],
+        judgments.subtopic_codes[judged],
+        judgments.grades[judged],
+    )
 
 
 def byte_key(text: str) -> bytes:
@@ -318,15 +328,21 @@ class Ranking:
 
     __slots__ = ("batch", "skipped_qrels_queries", "unjudged_run_queries", "runid")
 
-    def __init__(self, batch: RankedBatch, skipped_qrels_queries: list[str] | None = None,
-                 unjudged_run_queries: list[str] | None = None, runid: str = ""):
+    def __init__(
+        self,
+        batch: RankedBatch,
+        skipped_qrels_queries: list[str] | None = None,
+        unjudged_run_queries: list[str] | None = None,
+        runid: str = "",
+    ):
         self.batch, self.runid = batch, runid
         self.skipped_qrels_queries = [] if skipped_qrels_queries is None else skipped_qrels_queries
         self.unjudged_run_queries = [] if unjudged_run_queries is None else unjudged_run_queries
 
 
-def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                order: np.ndarray | None) -> np.ndarray:
+def _tie_counts(
+    run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray, order: np.ndarray | None
+) -> np.ndarray:
     """For each row, how many rows of its tie group have a larger document id (byte order).
 
     Every tie group is ordered once by (group, id): a row's count is the number of keys of
@@ -340,7 +356,8 @@ def _tie_counts(run: Run, pos_rows: np.ndarray, starts: np.ndarray, lengths: np.
     group = group.reshape(-1)
     group_length = lengths[tied][first]
     members = np.repeat(group_start, group_length) + (
-        np.arange(group_length.sum()) - np.repeat(np.cumsum(group_length) - group_length, group_length))
+        np.arange(group_length.sum()) - np.repeat(np.cumsum(group_length) - group_length, group_length)
+    )
     as_rows = (lambda p: order[p]) if order is not None else (lambda p: p)
     member_keys, own_keys = id_order(run, as_rows(members), as_rows(pos_rows[tied]))
     width = int(member_keys.max()) + 1
@@ -480,8 +497,9 @@ def _rank_grouped(run: Run, rows: np.ndarray, starts: np.ndarray) -> np.ndarray 
     return higher
 
 
-def _tied_members(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
-                  values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _tied_members(
+    scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(pair, row) for every row of query ``codes[pair]`` (rows grouped by query) whose score
     is ``values[pair]``, a block of pairs at a time as :func:`_count_above` compares them.
 
@@ -621,8 +639,9 @@ BLOCK_CELLS = 1 << 22  # (judged document x query position) comparisons made at 
 COMPARISONS_PER_SORT_STEP = 4  # what one step of sorting the run costs, in comparisons of _count_above
 
 
-def _count_above(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
-                 values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _count_above(
+    scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarray, codes: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
     """For each (query code, score) pair: how many rows of that query score higher, and how
     many score the same (itself included), for rows grouped by query (``query_start``).
 
@@ -649,7 +668,7 @@ def _count_above(scores: np.ndarray, query_start: np.ndarray, lengths: np.ndarra
     order = np.argsort(depth, kind="stable")  # blocks of similar depths: little padding
     step = max(BLOCK_CELLS // max(int(depth.max()), 1), 1)
     for first in range(0, len(order), step):
-        pick = order[first:first + step]
+        pick = order[first : first + step]
         positions = np.arange(int(depth[pick[-1]]))
         inside = positions < depth[pick][:, None]
         cells = scores[np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)]
@@ -701,8 +720,9 @@ def _rank_by_sort(run: Run, lists, hit, judged_code, score, grade, code_q, rows_
     return code_q[judged_code], ranks, grade, group_start, group_end
 
 
-def _larger_tied_ids(run: Run, order: np.ndarray | None, docs: list[str], low: np.ndarray,
-                     high: np.ndarray) -> np.ndarray:
+def _larger_tied_ids(
+    run: Run, order: np.ndarray | None, docs: list[str], low: np.ndarray, high: np.ndarray
+) -> np.ndarray:
     """For each of ``docs``, whose group of equal scores is [low, high) of the (query, score)
     sequence (``order``: its run rows, None: the run itself), how many of the group have a larger id."""
     ids = run.doc_vocab
@@ -715,8 +735,10 @@ def _larger_tied_ids(run: Run, order: np.ndarray | None, docs: list[str], low: n
         docs = list(map(byte_key, docs))
     for group in groups.values():
         group.sort()
-    return np.array([len(groups[start]) - bisect_right(groups[start], doc) for start, doc in zip(low.tolist(), docs)],
-                    dtype=np.int64)
+    return np.array(
+        [len(groups[start]) - bisect_right(groups[start], doc) for start, doc in zip(low.tolist(), docs)],
+        dtype=np.int64,
+    )
 
 
 def _subset(index: np.ndarray, *columns: np.ndarray | None) -> list[np.ndarray | None]:
@@ -724,8 +746,9 @@ def _subset(index: np.ndarray, *columns: np.ndarray | None) -> list[np.ndarray |
     return [None if column is None else column[index] for column in columns]
 
 
-def rank(qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0, *,
-         must_share: bool = True) -> Ranking:
+def rank(
+    qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0, *, must_share: bool = True
+) -> Ranking:
     """Sort, truncate and judge every query of ``run`` that ``qrels`` knows.
 
     A query that ``run`` names without a row (a dict's ``{}``) was answered with nothing and

@@ -66,8 +66,10 @@ def rank_biased_overlap(reproduced: list[str], original: list[str], p: float = 0
     score = norm = 0.0
     weight = 1.0
     for i in range(depth):
-        for doc, own, other in ((reproduced[i] if i < len(reproduced) else None, seen_a, seen_b),
-                                (original[i] if i < len(original) else None, seen_b, seen_a)):
+        for doc, own, other in (
+            (reproduced[i] if i < len(reproduced) else None, seen_a, seen_b),
+            (original[i] if i < len(original) else None, seen_b, seen_a),
+        ):
             if doc is not None and doc not in own:
                 own.add(doc)
                 overlap += doc in other
@@ -83,10 +85,10 @@ class PairReproduction:
 
     original: str
     reproduced: str
-    ktu: dict[str, float]              # per topic
-    rbo: dict[str, float]              # per topic
-    rmse: dict[str, float]             # per measure
-    p_value: dict[str, float]          # per measure: paired t-test original vs reproduced
+    ktu: dict[str, float]  # per topic
+    rbo: dict[str, float]  # per topic
+    rmse: dict[str, float]  # per measure
+    p_value: dict[str, float]  # per measure: paired t-test original vs reproduced
     mean_original: dict[str, float]
     mean_reproduced: dict[str, float]
 
@@ -99,9 +101,16 @@ class PairReproduction:
         return float(np.mean(list(self.rbo.values()))) if self.rbo else math.nan
 
     def to_dict(self, per_topic: bool = False) -> dict:
-        out = {"original": self.original, "reproduced": self.reproduced, "ktu": self.ktu_mean, "rbo": self.rbo_mean,
-               "rmse": self.rmse, "p_value": self.p_value, "mean_original": self.mean_original,
-               "mean_reproduced": self.mean_reproduced}
+        out = {
+            "original": self.original,
+            "reproduced": self.reproduced,
+            "ktu": self.ktu_mean,
+            "rbo": self.rbo_mean,
+            "rmse": self.rmse,
+            "p_value": self.p_value,
+            "mean_original": self.mean_original,
+            "mean_reproduced": self.mean_reproduced,
+        }
         if per_topic:
             out["per_topic"] = {"ktu": self.ktu, "rbo": self.rbo}
         return out
@@ -117,8 +126,12 @@ class EffectReproduction:
     delta_ri: dict[str, float]
 
     def to_dict(self) -> dict:
-        return {"baseline": self.baseline, "advanced": self.advanced, "effect_ratio": self.effect_ratio,
-                "delta_ri": self.delta_ri}
+        return {
+            "baseline": self.baseline,
+            "advanced": self.advanced,
+            "effect_ratio": self.effect_ratio,
+            "delta_ri": self.delta_ri,
+        }
 
 
 @dataclass
@@ -134,8 +147,14 @@ class Reproduction:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self, per_topic: bool = False) -> dict:
-        return {"measures": self.measures, "queries": self.queries, "rbo_p": self.p, "depth": self.depth,
-                "pairs": [p.to_dict(per_topic) for p in self.pairs], "effects": [e.to_dict() for e in self.effects]}
+        return {
+            "measures": self.measures,
+            "queries": self.queries,
+            "rbo_p": self.p,
+            "depth": self.depth,
+            "pairs": [p.to_dict(per_topic) for p in self.pairs],
+            "effects": [e.to_dict() for e in self.effects],
+        }
 
     def rows(self) -> list[dict]:
         """A row per (pair, measure): KTU, RBO, the means, RMSE, p, and ER / DeltaRI against the baseline pair."""
@@ -144,12 +163,21 @@ class Reproduction:
         for pair in self.pairs:
             effect = by_advanced.get(pair.original)
             for m in self.measures:
-                out.append({"original": pair.original, "reproduced": pair.reproduced, "measure": m,
-                            "ktu": pair.ktu_mean, "rbo": pair.rbo_mean, "mean_original": pair.mean_original[m],
-                            "mean_reproduced": pair.mean_reproduced[m], "rmse": pair.rmse[m],
-                            "p_value": pair.p_value[m],
-                            "effect_ratio": effect.effect_ratio[m] if effect else None,
-                            "delta_ri": effect.delta_ri[m] if effect else None})
+                out.append(
+                    {
+                        "original": pair.original,
+                        "reproduced": pair.reproduced,
+                        "measure": m,
+                        "ktu": pair.ktu_mean,
+                        "rbo": pair.rbo_mean,
+                        "mean_original": pair.mean_original[m],
+                        "mean_reproduced": pair.mean_reproduced[m],
+                        "rmse": pair.rmse[m],
+                        "p_value": pair.p_value[m],
+                        "effect_ratio": effect.effect_ratio[m] if effect else None,
+                        "delta_ri": effect.delta_ri[m] if effect else None,
+                    }
+                )
         return out
 
     def to_frame(self):
@@ -164,8 +192,9 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator
 
 
-def reproduce(qrels, originals, reproductions, measures=None, *, names=None, p: float = 0.95, depth: int = 1000,
-              **options) -> Reproduction:
+def reproduce(
+    qrels, originals, reproductions, measures=None, *, names=None, p: float = 0.95, depth: int = 1000, **options
+) -> Reproduction:
     """Compare each original run with its reproduction (same order); the first pair is the baseline.
 
     ``names`` (one per run: originals, then reproductions) default to the file names (a
@@ -177,8 +206,10 @@ def reproduce(qrels, originals, reproductions, measures=None, *, names=None, p: 
 
     originals, reproductions = list(originals), list(reproductions)
     if not originals or len(originals) != len(reproductions):
-        raise InputError(f"give as many reproduced runs as original ones, in the same order: {len(originals)} "
-                         f"original and {len(reproductions)} reproduced")
+        raise InputError(
+            f"give as many reproduced runs as original ones, in the same order: {len(originals)} "
+            f"original and {len(reproductions)} reproduced"
+        )
     if depth < 1:
         raise EvaltoolError(f"depth must be at least 1, not {depth}")
     runs = originals + reproductions
@@ -186,7 +217,7 @@ def reproduce(qrels, originals, reproductions, measures=None, *, names=None, p: 
         from evaltool.run_names import run_names
 
         first, second = run_names(originals), run_names(reproductions)
-        if set(first) & set(second):   # a run reproduced by the same file: tell the two apart
+        if set(first) & set(second):  # a run reproduced by the same file: tell the two apart
             second = [f"{name} (reproduced)" for name in second]
         names = first + second
     cmp = compare_runs(qrels, runs, list(names), measures, **options)
@@ -226,7 +257,8 @@ def _rankings(pool) -> list[dict[str, list[str]]]:
     out: list[dict[str, list[str]]] = [{} for _ in pool.names]
     ends = np.append(pool.block_start[1:], len(pool.rank))
     docs = pool.key_doc[pool.slot]
-    for start, end, q, r in zip(pool.block_start.tolist(), ends.tolist(), pool.block_query.tolist(),
-                                pool.block_run.tolist()):
+    for start, end, q, r in zip(
+        pool.block_start.tolist(), ends.tolist(), pool.block_query.tolist(), pool.block_run.tolist()
+    ):
         out[r][pool.qids[q]] = [pool.docids[d] for d in docs[start:end].tolist()]
     return out

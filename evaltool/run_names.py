@@ -37,12 +37,13 @@ def run_names(runs) -> list[str]:
             return f"run{i + 1}"
         if not parts[i] or depth[i] > len(parts[i]):
             return paths[i]
-        return "/".join(reversed(parts[i][:depth[i]]))
+        return "/".join(reversed(parts[i][: depth[i]]))
 
     while True:
         names = [name(i) for i in range(len(paths))]
-        clashing = [i for i, n in enumerate(names) if names.count(n) > 1 and paths[i] is not None
-                    and depth[i] <= len(parts[i])]
+        clashing = [
+            i for i, n in enumerate(names) if names.count(n) > 1 and paths[i] is not None and depth[i] <= len(parts[i])
+        ]
         if not clashing:
             return names
         for i in clashing:
@@ -56,8 +57,9 @@ def split_named_run(argument: str) -> tuple[str | None, str]:
         return None, argument
     name, path = argument.split("=", 1)
     if not name or not path:
-        raise EvaltoolError(f"RUN: {argument[:200]!r} is neither a file nor NAME=PATH "
-                            "(a name and a path on either side of '=')")
+        raise EvaltoolError(
+            f"RUN: {argument[:200]!r} is neither a file nor NAME=PATH (a name and a path on either side of '=')"
+        )
     return name, path
 
 
@@ -65,8 +67,11 @@ def expand_run(argument: str) -> list[str]:
     """One RUN argument as files: a directory stands for its files, a glob pattern (``*?[``) that is
     not itself a file for the files it matches, both in sorted order; ``-`` is stdin."""
     if argument != "-" and os.path.isdir(argument):
-        files = sorted(os.path.join(argument, name) for name in os.listdir(argument)
-                       if not name.startswith(".") and os.path.isfile(os.path.join(argument, name)))
+        files = sorted(
+            os.path.join(argument, name)
+            for name in os.listdir(argument)
+            if not name.startswith(".") and os.path.isfile(os.path.join(argument, name))
+        )
         if not files:
             raise EvaltoolError(f"RUN: {argument} is a directory with no run files in it")
         return files
@@ -104,8 +109,9 @@ def named_runs(arguments, run_name_options) -> tuple[list[str], list[str], list[
         if any(name is not None for name in chosen):
             raise EvaltoolError("give run names either with --run-name or as NAME=PATH, not both")
         if len(run_name_options) != len(paths):
-            raise EvaltoolError(f"--run-name: {len(run_name_options)} names for {len(paths)} runs; "
-                                "give one per run, in order")
+            raise EvaltoolError(
+                f"--run-name: {len(run_name_options)} names for {len(paths)} runs; give one per run, in order"
+            )
         chosen = list(run_name_options)
     defaults = run_names(paths)
     names = [c if c is not None else d for c, d in zip(chosen, defaults)]

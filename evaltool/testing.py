@@ -19,8 +19,16 @@ import os
 from evaltool.check import CheckResult, check, read_reference, reference_from_mapping
 
 
-def assert_matches(reference, qrels, run, tolerance: float = 1e-4, *, per_query: bool = False,
-                   allow_improvement: bool = False, **options) -> CheckResult:
+def assert_matches(
+    reference,
+    qrels,
+    run,
+    tolerance: float = 1e-4,
+    *,
+    per_query: bool = False,
+    allow_improvement: bool = False,
+    **options,
+) -> CheckResult:
     """Raise ``AssertionError`` with a table of drifts unless ``run`` reproduces ``reference``.
 
     ``reference`` is a reference file (the ``--format json`` output or ``measure qid value``
@@ -32,14 +40,16 @@ def assert_matches(reference, qrels, run, tolerance: float = 1e-4, *, per_query:
         reference = read_reference(reference)
     elif isinstance(reference, dict):
         reference = reference_from_mapping(reference)
-    result = check(reference, qrels, run, tolerance=tolerance, per_query=per_query,
-                   allow_improvement=allow_improvement, **options)
+    result = check(
+        reference, qrels, run, tolerance=tolerance, per_query=per_query, allow_improvement=allow_improvement, **options
+    )
     if not result.ok:
         from evaltool.report.table import render
         from evaltool.report.layouts import check_report
 
         failed = len(result.failures)
-        heading = (f"{failed} of {result.checked} values drifted from {result.reference} "
-                   f"(tolerance {result.tolerance:g}):\n")
+        heading = (
+            f"{failed} of {result.checked} values drifted from {result.reference} (tolerance {result.tolerance:g}):\n"
+        )
         raise AssertionError(heading + render(check_report(result, notes=False), "table").rstrip("\n"))
     return result

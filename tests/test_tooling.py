@@ -1,4 +1,4 @@
-"""Lint and type check of the package, run by the suite so that every full run catches a violation.
+"""Lint, format and type check of the package, run by the suite so that every full run catches a violation.
 
 The rules are in pyproject.toml ([tool.ruff], [tool.mypy]); both tools are in the ``test`` extra.
 """
@@ -18,6 +18,12 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 def test_ruff_finds_nothing_in_the_package():
     done = _run("ruff", "check", "--no-cache", "--output-format", "concise", "evaltool")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_package_is_formatted_as_ruff_formats_it():
+    """One layout for everyone's code, so a change's diff shows what it changes (``ruff format evaltool`` fixes it)."""
+    done = _run("ruff", "format", "--check", "--no-cache", "evaltool")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -28,9 +28,15 @@ import importlib
 
 # the public names and their modules, imported on first use so that `evaltool` starts fast
 _EXPORTS = {
-    "BenchResult": "session", "BenchSettings": "session", "Listener": "session", "run_benchmark": "session",
-    "Interrupted": "execute", "QueriesError": "queries", "load_queries": "queries",
-    "TransientError": "backends", "make_backend": "backends",
+    "BenchResult": "session",
+    "BenchSettings": "session",
+    "Listener": "session",
+    "run_benchmark": "session",
+    "Interrupted": "execute",
+    "QueriesError": "queries",
+    "load_queries": "queries",
+    "TransientError": "backends",
+    "make_backend": "backends",
 }
 __all__ = sorted(_EXPORTS)
 

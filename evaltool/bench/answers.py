@@ -64,9 +64,10 @@ def text_codec(charset: str) -> str:
     try:
         b"\0".decode(name)
     except LookupError:
-        raise BackendResultError(f"the response declares charset={charset}, which is not a text encoding "
-                                 "(a compression or transform codec); expected a text encoding such as utf-8"
-                                 ) from None
+        raise BackendResultError(
+            f"the response declares charset={charset}, which is not a text encoding "
+            "(a compression or transform codec); expected a text encoding such as utf-8"
+        ) from None
     except UnicodeError:
         pass  # a text encoding in which a lone NUL byte is incomplete or invalid (UTF-16, say)
     return name
@@ -107,9 +108,10 @@ class AnswerText:
             text = self._decoder.decode(piece, final)
         except UnicodeDecodeError as exc:
             declared = "" if self.charset else " (no charset declared)"
-            raise BackendResultError(f"the response is not valid {self._encoding}{declared}: byte "
-                                     f"0x{exc.object[exc.start]:02x} at offset {self._fed - pending + exc.start}"
-                                     ) from None
+            raise BackendResultError(
+                f"the response is not valid {self._encoding}{declared}: byte "
+                f"0x{exc.object[exc.start]:02x} at offset {self._fed - pending + exc.start}"
+            ) from None
         self._fed += len(piece)
         self.chars += len(text)
         if self.max_chars is not None and self.chars > self.max_chars:
@@ -184,7 +186,7 @@ class _Prefix:
     def char(self, at: int) -> str:
         while at >= len(self.s) and not self.whole:
             self.grow()
-        return self.s[at:at + 1]
+        return self.s[at : at + 1]
 
     def key(self, at: int) -> tuple[str, int]:
         """The string whose opening quote is at ``at``, and where it ends."""
@@ -206,7 +208,7 @@ class _Prefix:
                     raise
             else:
                 follows = _SPACE.match(self.s, end).end()
-                if self.whole or self.s[follows:follows + 1] in (",", "]", "}"):
+                if self.whole or self.s[follows : follows + 1] in (",", "]", "}"):
                     return value, end
             self.grow()
 
@@ -225,7 +227,7 @@ def _walk(text: _Prefix, at: int, parts: list[str], trail: list[str]):
     for index, part in enumerate(parts):
         opener = text.char(at)
         if opener == "[" and part == "*":
-            rest, below = parts[index + 1:], [*trail, part]
+            rest, below = parts[index + 1 :], [*trail, part]
             for element in _elements(text, at):
                 yield from spread(element, rest, below)
             return
@@ -242,7 +244,7 @@ def _walk(text: _Prefix, at: int, parts: list[str], trail: list[str]):
             found = None
         if found is None:
             text.char(at + 200)
-            raise _missing(part, trail, " ".join(text.s[at:at + 200].split())[:80])
+            raise _missing(part, trail, " ".join(text.s[at : at + 200].split())[:80])
         at, trail = found, [*trail, part]
     if text.char(at) == "[" and "*" not in parts:  # the ranking itself
         yield _reported(text, _elements(text, at))
@@ -327,7 +329,7 @@ def spread(value, parts: list[str], trail: list[str]):
     """
     for index, part in enumerate(parts):
         if part == "*" and isinstance(value, list):
-            rest, below = parts[index + 1:], [*trail, part]
+            rest, below = parts[index + 1 :], [*trail, part]
             for element in value:
                 yield from spread(element, rest, below)
             return

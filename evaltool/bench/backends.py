@@ -59,8 +59,12 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 # what a failure says when the answer holds no list of ids where evaltool looked (see --response-path)
-SHAPE_ERRORS = ("BackendResultError: the backend returned ", "BackendResultError: the response has no ",
-                "must be a string or an integer, not an object", "must be a string or an integer, not a list")
+SHAPE_ERRORS = (
+    "BackendResultError: the backend returned ",
+    "BackendResultError: the response has no ",
+    "must be a string or an integer, not an object",
+    "must be a string or an integer, not a list",
+)
 TITLE_CHARS, SNIPPET_CHARS = 300, 1000  # of a returned document's text kept with the ranking
 _CALLABLE_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -92,12 +96,17 @@ def document_text(text, position: int) -> dict:
     elif isinstance(text, dict):
         title, snippet = text.get("title"), text.get("snippet", text.get("text"))
     else:
-        raise BackendResultError(f"result {position}: its text is {type(text).__name__}; expected a string or "
-                                 "an object with title and snippet")
+        raise BackendResultError(
+            f"result {position}: its text is {type(text).__name__}; expected a string or "
+            "an object with title and snippet"
+        )
     for name, value in (("title", title), ("snippet", snippet)):
         if value is not None and not isinstance(value, str):
             raise BackendResultError(f"result {position}: its {name} is {type(value).__name__}; expected a string")
-    return {"title": title[:TITLE_CHARS] if title else title, "snippet": snippet[:SNIPPET_CHARS] if snippet else snippet}
+    return {
+        "title": title[:TITLE_CHARS] if title else title,
+        "snippet": snippet[:SNIPPET_CHARS] if snippet else snippet,
+    }
 
 
 def _unwritable(doc: str) -> bool:
@@ -154,8 +163,9 @@ def normalize(raw, limit: int) -> Retrieved:
             raise BackendResultError(problem)
         doc = str(doc)
         if _unwritable(doc):
-            raise BackendResultError(f"result {position}: id {doc!r} is not valid Unicode (a lone surrogate); "
-                                     "it cannot be written as UTF-8")
+            raise BackendResultError(
+                f"result {position}: id {doc!r} is not valid Unicode (a lone surrogate); it cannot be written as UTF-8"
+            )
         if doc in seen:
             duplicates += 1
             continue
@@ -421,12 +431,19 @@ def redirect_step(response, method: str, home: tuple, follow_cross_origin: bool)
     cross = origin(target) != home
     followed = not cross or follow_cross_origin
     status = response.status_code
-    record = {"status": status, "from": str(response.request.url), "to": str(target), "cross_origin": cross,
-              "followed": followed}
+    record = {
+        "status": status,
+        "from": str(response.request.url),
+        "to": str(target),
+        "cross_origin": cross,
+        "followed": followed,
+    }
     if status == 303 or (status in (301, 302) and method == "POST"):
         method = "GET"
-    refusal = (f"HTTP {status} redirect to {str(target)[:200]}, another origin: not followed "
-               "(--follow-cross-origin-redirects follows it, without the --header headers)")
+    refusal = (
+        f"HTTP {status} redirect to {str(target)[:200]}, another origin: not followed "
+        "(--follow-cross-origin-redirects follows it, without the --header headers)"
+    )
     return RedirectStep(target, method, record, "" if followed else refusal)
 
 
@@ -450,10 +467,17 @@ class HttpBackend(Backend):
 
     kind = "http"
 
-    def __init__(self, url: str, queries: list[BenchQuery], request_template: str | None = None,
-                 response_path: str | None = None, headers: tuple[str, ...] = (),
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, max_connections: int = 4,
-                 follow_cross_origin: bool = False):
+    def __init__(
+        self,
+        url: str,
+        queries: list[BenchQuery],
+        request_template: str | None = None,
+        response_path: str | None = None,
+        headers: tuple[str, ...] = (),
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_connections: int = 4,
+        follow_cross_origin: bool = False,
+    ):
         self.label = url
         self.url = url
         self.response_path = response_path
@@ -482,8 +506,10 @@ class HttpBackend(Backend):
         for name in sorted(used - {"query", "limit"}):
             lacking = [q.qid for q in queries if name not in q.backend_fields()]
             if lacking:
-                raise EvaltoolError(f"backend {url}: placeholder {{{name}}} is not a field of every query "
-                                    f"(not of {', '.join(lacking[:5])}); known: query, limit and the query fields")
+                raise EvaltoolError(
+                    f"backend {url}: placeholder {{{name}}} is not a field of every query "
+                    f"(not of {', '.join(lacking[:5])}); known: query, limit and the query fields"
+                )
 
     def request(self, query: BenchQuery, limit: int) -> tuple[str, str, bytes | None]:
         """(method, URL, body) of the request for ``query``."""
@@ -500,12 +526,10 @@ class HttpBackend(Backend):
     def _client_for_this_run(self):
         if self._client is None:
             httpx = _httpx()
-            limits = httpx.Limits(max_connections=self.max_connections,
-                                  max_keepalive_connections=self.max_connections)
+            limits = httpx.Limits(max_connections=self.max_connections, max_keepalive_connections=self.max_connections)
             # no httpx timeout: the caller cancels the whole answer (connect, read, parse) when its time is up
             # redirects are followed by search(), which decides where the --header headers go
-            self._client = httpx.AsyncClient(headers=self.headers, limits=limits, timeout=None,
-                                             follow_redirects=False)
+            self._client = httpx.AsyncClient(headers=self.headers, limits=limits, timeout=None, follow_redirects=False)
         return self._client
 
     async def _text(self, response) -> list[str]:
@@ -513,8 +537,9 @@ class HttpBackend(Backend):
         cap = self.max_response_bytes
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > cap:
-            raise ResponseTooLarge(f"the response is {int(declared)} bytes (Content-Length); "
-                                   f"--max-response-bytes is {cap}")
+            raise ResponseTooLarge(
+                f"the response is {int(declared)} bytes (Content-Length); --max-response-bytes is {cap}"
+            )
         text, size = AnswerText(response.charset_encoding, max_chars=cap), 0
         async for piece in response.aiter_bytes():
             size += len(piece)
@@ -548,8 +573,7 @@ class HttpBackend(Backend):
         target = httpx.URL(url)
         for _ in range(MAX_REDIRECTS + 1):
             headers = self.user_headers if origin(target) == home else {}
-            request = client.build_request(method, target, content=body, headers=headers,
-                                           extensions={"trace": trace})
+            request = client.build_request(method, target, content=body, headers=headers, extensions={"trace": trace})
             response = await client.send(request, stream=True)
             try:
                 step = redirect_step(response, method, home, self.follow_cross_origin)
@@ -616,23 +640,47 @@ class RunFileBackend(Backend):
         return self.rankings.get(query.qid, [])
 
 
-def make_backend(spec: str, queries: list[BenchQuery], *, request_template: str | None = None,
-                 response_path: str | None = None, headers: tuple[str, ...] = (),
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, concurrency: int = 4,
-                 follow_cross_origin_redirects: bool = False) -> Backend:
+def make_backend(
+    spec: str,
+    queries: list[BenchQuery],
+    *,
+    request_template: str | None = None,
+    response_path: str | None = None,
+    headers: tuple[str, ...] = (),
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    concurrency: int = 4,
+    follow_cross_origin_redirects: bool = False,
+) -> Backend:
     """The backend ``spec`` names; see the module docstring."""
     http = spec.startswith(("http://", "https://"))
-    given = [name for name, value in (("--request-template", request_template), ("--response-path", response_path),
-                                      ("--header", headers),
-                                      ("--follow-cross-origin-redirects", follow_cross_origin_redirects)) if value]
+    given = [
+        name
+        for name, value in (
+            ("--request-template", request_template),
+            ("--response-path", response_path),
+            ("--header", headers),
+            ("--follow-cross-origin-redirects", follow_cross_origin_redirects),
+        )
+        if value
+    ]
     if not http and given:
         raise EvaltoolError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for an http(s):// backend")
     if http:
-        return HttpBackend(spec, queries, request_template, response_path, headers, max_response_bytes, concurrency,
-                           follow_cross_origin_redirects)
+        return HttpBackend(
+            spec,
+            queries,
+            request_template,
+            response_path,
+            headers,
+            max_response_bytes,
+            concurrency,
+            follow_cross_origin_redirects,
+        )
     if os.path.isfile(spec):
         return RunFileBackend(spec)
     if _CALLABLE_SPEC.match(spec):
         return PythonBackend(spec)
-    raise EvaltoolError(f"backend {spec!r}: expected module:function (a Python callable), an http(s):// URL "
-                        "or an existing TREC run file")
+    raise EvaltoolError(
+        f"backend {spec!r}: expected module:function (a Python callable), an http(s):// URL "
+        "or an existing TREC run file"
+    )

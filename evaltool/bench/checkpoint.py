@@ -46,8 +46,9 @@ class Outcome:
     def from_record(cls, record: dict) -> Outcome:
         """An outcome from its checkpoint line (a field added since the line was written takes its default)."""
         optional = {"duplicates_removed", "http_status", "redirects", "texts"}
-        return cls(**{name: record[name] for name in cls.__dataclass_fields__
-                      if name in record or name not in optional})
+        return cls(
+            **{name: record[name] for name in cls.__dataclass_fields__ if name in record or name not in optional}
+        )
 
 
 def checkpoint_path(out_dir: str, queries_path: str, name: str | None = None) -> str:
@@ -113,7 +114,8 @@ class Checkpoint:
                     raise EvaltoolError(
                         f"{path} holds an unfinished run ({len(previous.done)} {cls.units} done, started "
                         f"{previous.header.get('started', '?')}): add --resume to finish it, or --restart to "
-                        "discard it and start over")
+                        "discard it and start over"
+                    )
                 discarded = len(previous.done)
         checkpoint = cls(path, {cls.marker: FORMAT, **header}, {})
         checkpoint.discarded = discarded
@@ -131,11 +133,16 @@ class Checkpoint:
         previous = cls.read(path)
         if previous is None:
             raise EvaltoolError(f"--resume: no checkpoint to resume at {path} ({cls.resume_hint})")
-        differ = [f"{key}: {previous.header.get(key)!r} then, {header[key]!r} now"
-                  for key in cls.matched if previous.header.get(key) != header[key]]
+        differ = [
+            f"{key}: {previous.header.get(key)!r} then, {header[key]!r} now"
+            for key in cls.matched
+            if previous.header.get(key) != header[key]
+        ]
         if differ:
-            raise EvaltoolError(f"--resume: {path} is a run with other settings ({'; '.join(differ)}); "
-                                "use the same ones, or --restart to discard it and start over")
+            raise EvaltoolError(
+                f"--resume: {path} is a run with other settings ({'; '.join(differ)}); "
+                "use the same ones, or --restart to discard it and start over"
+            )
         previous._handle = open(path, "a", encoding="utf-8")
         return previous
 
@@ -162,8 +169,9 @@ class Checkpoint:
             try:
                 records.append(json.loads(line))
             except ValueError:
-                raise EvaltoolError(f"{path}:{number}: not a checkpoint line (corrupt JSON); "
-                                    "delete the file to start over") from None
+                raise EvaltoolError(
+                    f"{path}:{number}: not a checkpoint line (corrupt JSON); delete the file to start over"
+                ) from None
         header = records[0]
         if not isinstance(header, dict) or header.get(cls.marker) != FORMAT:
             raise EvaltoolError(f"{path}:1: not an evaltool {cls.kind} checkpoint header")
@@ -172,8 +180,9 @@ class Checkpoint:
             try:
                 outcome = cls.outcome_type.from_record(record)
             except (KeyError, TypeError, ValueError, AttributeError):
-                raise EvaltoolError(f"{path}:{number}: not a {cls.unit} outcome; delete the file to start over") \
-                    from None
+                raise EvaltoolError(
+                    f"{path}:{number}: not a {cls.unit} outcome; delete the file to start over"
+                ) from None
             if outcome.key in done:
                 raise EvaltoolError(f"{path}:{number}: {cls.unit} {outcome.key} is recorded twice")
             done[outcome.key] = outcome

@@ -41,18 +41,21 @@ from evaltool.errors import EvaltoolError
 K1, B = 0.9, 0.4
 STOP_WORDS = frozenset(
     "a an and are as at be but by do does for from how i in is it its my of off on or so that the them then "
-    "there they this to up until when where which while why with you your".split())
+    "there they this to up until when where which while why with you your".split()
+)
 
 
 def corpus_path() -> Path:
-    return Path(os.environ.get("EVALTOOL_BENCH_CORPUS")
-                or Path(__file__).resolve().parent / "data" / "bench_corpus.jsonl")
+    return Path(
+        os.environ.get("EVALTOOL_BENCH_CORPUS") or Path(__file__).resolve().parent / "data" / "bench_corpus.jsonl"
+    )
 
 
 def tokens(text: str) -> list[str]:
     words = re.findall(r"[a-z0-9]+", text.lower())
-    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-            for w in words if w not in STOP_WORDS]
+    return [
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words if w not in STOP_WORDS
+    ]
 
 
 class BM25:

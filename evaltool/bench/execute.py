@@ -84,8 +84,14 @@ class Tries:
         self.status: int | None = None
 
 
-async def call_with_retries(attempt: Callable[[float], Awaitable[T]], *, is_transient: Callable[[BaseException], bool],
-                            timeout: float, retries: int, tries: Tries | None = None) -> T:
+async def call_with_retries(
+    attempt: Callable[[float], Awaitable[T]],
+    *,
+    is_transient: Callable[[BaseException], bool],
+    timeout: float,
+    retries: int,
+    tries: Tries | None = None,
+) -> T:
     """``await attempt(seconds_left)`` until it returns, retrying what ``is_transient`` calls transient.
 
     The rules of the module docstring: ``timeout`` seconds for everything, retries after
@@ -147,8 +153,9 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
 
     error = None
     try:
-        retrieved = await call_with_retries(attempt, is_transient=backend.is_transient, timeout=timeout,
-                                            retries=retries, tries=tries)
+        retrieved = await call_with_retries(
+            attempt, is_transient=backend.is_transient, timeout=timeout, retries=retries, tries=tries
+        )
     except Exception as exc:
         retrieved = None
         timed_out = isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or backend.is_timeout(exc)
@@ -156,10 +163,20 @@ async def run_one(backend: Backend, query: BenchQuery, limit: int, timeout: floa
     redirects = watch.redirects or None
     if retrieved is None:  # how long the query had before it gave up, on the --timeout's clock
         elapsed = round((time.perf_counter() - start) * 1000, 3)
-        return Outcome(query.qid, [], None, error, elapsed, tries.attempts, http_status=tries.status,
-                       redirects=redirects)
-    return Outcome(query.qid, retrieved.ids, retrieved.scores, None, watch.elapsed_ms(since=start), tries.attempts,
-                   retrieved.duplicates, redirects=redirects, texts=retrieved.texts)
+        return Outcome(
+            query.qid, [], None, error, elapsed, tries.attempts, http_status=tries.status, redirects=redirects
+        )
+    return Outcome(
+        query.qid,
+        retrieved.ids,
+        retrieved.scores,
+        None,
+        watch.elapsed_ms(since=start),
+        tries.attempts,
+        retrieved.duplicates,
+        redirects=redirects,
+        texts=retrieved.texts,
+    )
 
 
 class DaemonThreads(ThreadPoolExecutor):
@@ -246,11 +263,24 @@ async def _run_all(items, work, concurrency, on_done, backend) -> None:
         await backend.close()
 
 
-def run_queries(backend: Backend, queries: list[BenchQuery], *, limit: int, timeout: float, retries: int,
-                concurrency: int, on_outcome: Callable[[BenchQuery, Outcome], None]) -> None:
+def run_queries(
+    backend: Backend,
+    queries: list[BenchQuery],
+    *,
+    limit: int,
+    timeout: float,
+    retries: int,
+    concurrency: int,
+    on_outcome: Callable[[BenchQuery, Outcome], None],
+) -> None:
     """Run ``queries``; ``on_outcome(query, outcome)`` is called as each one finishes, in the caller's thread."""
-    run_bounded(queries, lambda query: run_one(backend, query, limit, timeout, retries), concurrency=concurrency,
-                on_done=on_outcome, backend=backend)
+    run_bounded(
+        queries,
+        lambda query: run_one(backend, query, limit, timeout, retries),
+        concurrency=concurrency,
+        on_done=on_outcome,
+        backend=backend,
+    )
 
 
 class Opened(Protocol):
@@ -261,8 +291,14 @@ class Opened(Protocol):
     async def close(self) -> None: ...
 
 
-def run_bounded(items: list, work: Callable[[Any], Awaitable[Any]], *, concurrency: int,
-                on_done: Callable[[Any, Any], None], backend: Opened) -> None:
+def run_bounded(
+    items: list,
+    work: Callable[[Any], Awaitable[Any]],
+    *,
+    concurrency: int,
+    on_done: Callable[[Any, Any], None],
+    backend: Opened,
+) -> None:
     """``await work(item)`` for every item, at most ``concurrency`` at once, on an event loop of its own;
     ``on_done(item, outcome)`` as each one finishes, in the caller's thread. ``backend`` is opened before
     the first item and closed after the last. Ctrl-C or SIGTERM cancels what is in flight and raises

@@ -78,7 +78,7 @@ class BenchQuery:
         return out
 
 
-ID_SHOWN = 80   # characters of an id a problem quotes (a file's 100 KB id must not make a 100 KB message)
+ID_SHOWN = 80  # characters of an id a problem quotes (a file's 100 KB id must not make a 100 KB message)
 
 
 def _file_id_problem(value, what: str) -> str | None:
@@ -90,14 +90,17 @@ def _file_id_problem(value, what: str) -> str | None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return (f"{what} {quote(value, ID_SHOWN)} must be text with whole characters (a \\ud800-\\udfff "
-                    "escape is half of a surrogate pair; the TREC files written from it take UTF-8 only)")
+            return (
+                f"{what} {quote(value, ID_SHOWN)} must be text with whole characters (a \\ud800-\\udfff "
+                "escape is half of a surrogate pair; the TREC files written from it take UTF-8 only)"
+            )
     return problem
 
 
 def _kind(value) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-            type(None): "null"}.get(type(value), "a number")
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
 
 
 def id_problem(value, what: str) -> str | None:
@@ -105,7 +108,9 @@ def id_problem(value, what: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
         return f"{what} must be a string or an integer, not {_kind(value)} ({json.dumps(value)[:40]})"
     if isinstance(value, str) and (not value or _WHITESPACE.search(value)):
-        return f"{what} {quote(value, ID_SHOWN)} must be non-empty without whitespace (TREC files separate fields by it)"
+        return (
+            f"{what} {quote(value, ID_SHOWN)} must be non-empty without whitespace (TREC files separate fields by it)"
+        )
     return None
 
 
@@ -126,8 +131,10 @@ def _expected(obj: dict) -> tuple[str | None, list[str], dict[str, int]]:
         for doc, grade in value.items():
             problem = _file_id_problem(doc, "'qrels' id")
             if problem is None and (isinstance(grade, bool) or not isinstance(grade, int)):
-                problem = (f"'qrels' grade of {quote(str(doc), ID_SHOWN)} must be an integer, not {_kind(grade)} "
-                           f"({json.dumps(grade)[:40]})")
+                problem = (
+                    f"'qrels' grade of {quote(str(doc), ID_SHOWN)} must be an integer, not {_kind(grade)} "
+                    f"({json.dumps(grade)[:40]})"
+                )
             if problem:
                 problems.append(problem)
             else:
@@ -181,8 +188,18 @@ def _check(obj) -> tuple[list[str], BenchQuery | None]:
     if problems:
         return problems, None
     fields = {k: v for k, v in obj.items() if k not in KNOWN_FIELDS}
-    query = BenchQuery(obj[id_field], str(obj[id_field]), obj["query"], obj.get("category"), obj.get("difficulty"),
-                       expected_field, obj[expected_field], judgments, version, fields)
+    query = BenchQuery(
+        obj[id_field],
+        str(obj[id_field]),
+        obj["query"],
+        obj.get("category"),
+        obj.get("difficulty"),
+        expected_field,
+        obj[expected_field],
+        judgments,
+        version,
+        fields,
+    )
     return [], query
 
 
@@ -217,7 +234,7 @@ def check_entries(path: str, entries: list[tuple[int, object]]) -> list[BenchQue
     if problems:
         shown = problems[:MAX_PROBLEMS]
         more = len(problems) - len(shown)
-        head = (f"{path}: {len(problems)} problems in the queries file:\n  " if len(problems) > 1 else "")
+        head = f"{path}: {len(problems)} problems in the queries file:\n  " if len(problems) > 1 else ""
         raise QueriesError(head + "\n  ".join(shown) + (f"\n  ... and {more} more" if more else ""))
     return queries
 

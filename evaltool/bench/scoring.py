@@ -71,8 +71,11 @@ def run_dict(queries: list[BenchQuery], outcomes: dict[str, Outcome]) -> dict[st
 
 
 def trec_run_text(run: dict[str, dict[str, float]], tag: str) -> str:
-    lines = [f"{qid} Q0 {doc} {rank} {score:g} {tag}"
-             for qid, docs in run.items() for rank, (doc, score) in enumerate(docs.items(), 1)]
+    lines = [
+        f"{qid} Q0 {doc} {rank} {score:g} {tag}"
+        for qid, docs in run.items()
+        for rank, (doc, score) in enumerate(docs.items(), 1)
+    ]
     return "".join(line + "\n" for line in lines)
 
 
@@ -98,8 +101,16 @@ def _evaluate(qrels: dict, run: dict, plan: MeasurePlan, relevance_level: int, r
         run = Run(list(run), zeros, [], zeros, np.zeros(0), zeros, runid=runid, path="<bench>")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvaltoolWarning)
-        return evaluate(qrels, run, plan.eval_specs, complete=True, relevance_level=relevance_level, runid=runid,
-                        group_by=GROUP_FIELDS if topics else (), topics=topics)
+        return evaluate(
+            qrels,
+            run,
+            plan.eval_specs,
+            complete=True,
+            relevance_level=relevance_level,
+            runid=runid,
+            group_by=GROUP_FIELDS if topics else (),
+            topics=topics,
+        )
 
 
 @dataclass
@@ -111,15 +122,20 @@ class Scores:
     groups: dict[str, dict[str, dict]]
 
 
-def score(queries: list[BenchQuery], outcomes: dict[str, Outcome], plan: MeasurePlan, relevance_level: int = 1,
-          runid: str = "bench", with_groups: bool = True) -> Scores:
+def score(
+    queries: list[BenchQuery],
+    outcomes: dict[str, Outcome],
+    plan: MeasurePlan,
+    relevance_level: int = 1,
+    runid: str = "bench",
+    with_groups: bool = True,
+) -> Scores:
     """One ``evaluate()`` over every query that got an answer (see the module docstring)."""
     run = run_dict(queries, outcomes)
     if not run:
         return Scores({}, {}, {field: {} for field in GROUP_FIELDS})
     topics = {q.qid: {field: getattr(q, field) for field in GROUP_FIELDS} for q in queries} if with_groups else None
-    result = _evaluate({q.qid: q.judgments for q in queries if q.qid in run}, run, plan, relevance_level, runid,
-                       topics)
+    result = _evaluate({q.qid: q.judgments for q in queries if q.qid in run}, run, plan, relevance_level, runid, topics)
     return Scores(result.per_query, result.summary, result.groups)
 
 
@@ -141,8 +157,9 @@ def score_one(query: BenchQuery, outcome: Outcome, plan: MeasurePlan, relevance_
     return query_metrics(scores.per_query.get(query.qid), plan)
 
 
-def group_table(queries: list[BenchQuery], outcomes: dict[str, Outcome], scores: Scores, plan: MeasurePlan,
-                field: str) -> dict[str, dict]:
+def group_table(
+    queries: list[BenchQuery], outcomes: dict[str, Outcome], scores: Scores, plan: MeasurePlan, field: str
+) -> dict[str, dict]:
     """``{value: {"count", "failed", metric...}}`` for one field; a group whose queries all failed has nulls.
 
     ``count`` is the group's queries that got an answer (the ones its means are over).
@@ -153,9 +170,11 @@ def group_table(queries: list[BenchQuery], outcomes: dict[str, Outcome], scores:
     table: dict[str, dict] = {}
     for value, positions in group_queries(qids, {q.qid: getattr(q, field) for q in queries}).items():
         summary = scores.groups.get(field, {}).get(value, {})
-        table[value] = {"count": summary.get("count", 0),
-                        "failed": sum(outcomes[qids[i]].error is not None for i in positions),
-                        **{name: summary.get(name) for name in plan.names}}
+        table[value] = {
+            "count": summary.get("count", 0),
+            "failed": sum(outcomes[qids[i]].error is not None for i in positions),
+            **{name: summary.get(name) for name in plan.names},
+        }
     return table
 
 
@@ -164,17 +183,23 @@ def latency(outcomes: list[Outcome]) -> dict:
     times = np.array([o.execution_time_ms for o in outcomes if o.error is None])
     if len(times) == 0:
         return {"p50": None, "p95": None, "mean": None, "max": None}
-    return {"p50": round(float(np.percentile(times, 50)), 3), "p95": round(float(np.percentile(times, 95)), 3),
-            "mean": round(float(times.mean()), 3), "max": round(float(times.max()), 3)}
+    return {
+        "p50": round(float(np.percentile(times, 50)), 3),
+        "p95": round(float(np.percentile(times, 95)), 3),
+        "mean": round(float(times.mean()), 3),
+        "max": round(float(times.max()), 3),
+    }
 
 
 def redirect_counts(outcomes: list[Outcome]) -> dict:
     """How many redirects the queries met: followed within the origin, followed to another origin
     (without the ``--header`` headers), refused (to another origin, not asked to follow)."""
     met = [r for o in outcomes for r in (o.redirects or ())]
-    return {"followed_same_origin": sum(r["followed"] and not r["cross_origin"] for r in met),
-            "followed_cross_origin": sum(r["followed"] and r["cross_origin"] for r in met),
-            "refused": sum(not r["followed"] for r in met)}
+    return {
+        "followed_same_origin": sum(r["followed"] and not r["cross_origin"] for r in met),
+        "followed_cross_origin": sum(r["followed"] and r["cross_origin"] for r in met),
+        "refused": sum(not r["followed"] for r in met),
+    }
 
 
 def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -> dict:
@@ -183,13 +208,26 @@ def detailed_result(query: BenchQuery, outcome: Outcome, metrics: dict | None) -
     entry = {"query_id": query.id, "query": query.text}
     if query.version is not None:
         entry["version"] = query.version
-    entry.update({"category": query.category, "difficulty": query.difficulty,
-                  query.expected_field: query.expected, query.returned_field: outcome.ids})
+    entry.update(
+        {
+            "category": query.category,
+            "difficulty": query.difficulty,
+            query.expected_field: query.expected,
+            query.returned_field: outcome.ids,
+        }
+    )
     if outcome.scores is not None:
         entry["returned_scores"] = outcome.scores
-    entry.update({"metrics": metrics, "execution_time_ms": outcome.execution_time_ms, "error": outcome.error,
-                  "attempts": outcome.attempts, "duplicates_removed": outcome.duplicates_removed,
-                  "http_status": outcome.http_status})
+    entry.update(
+        {
+            "metrics": metrics,
+            "execution_time_ms": outcome.execution_time_ms,
+            "error": outcome.error,
+            "attempts": outcome.attempts,
+            "duplicates_removed": outcome.duplicates_removed,
+            "http_status": outcome.http_status,
+        }
+    )
     if outcome.redirects:
         entry["redirects"] = outcome.redirects
     if query.fields:

@@ -122,8 +122,13 @@ def _corpus(settings: BenchSettings, backend: Backend) -> set[str] | None:
 
 
 def _run_tag(settings: BenchSettings, backend: Backend) -> str:
-    name = settings.run_name or (backend.label.rpartition(":")[2] if backend.kind == "python"
-                                 else os.path.basename(backend.label) if backend.kind == "run" else "http")
+    name = settings.run_name or (
+        backend.label.rpartition(":")[2]
+        if backend.kind == "python"
+        else os.path.basename(backend.label)
+        if backend.kind == "run"
+        else "http"
+    )
     return re.sub(r"\s+", "_", name.strip()) or "bench"
 
 
@@ -168,19 +173,33 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
     plan = plan_measures(settings.measures)
     if settings.max_response_bytes < 1:
         raise EvaltoolError(f"--max-response-bytes {settings.max_response_bytes}: expected 1 or more")
-    backend = make_backend(settings.backend, queries, request_template=settings.request_template,
-                           response_path=settings.response_path, headers=settings.headers,
-                           max_response_bytes=settings.max_response_bytes, concurrency=settings.concurrency,
-                           follow_cross_origin_redirects=settings.follow_cross_origin_redirects)
+    backend = make_backend(
+        settings.backend,
+        queries,
+        request_template=settings.request_template,
+        response_path=settings.response_path,
+        headers=settings.headers,
+        max_response_bytes=settings.max_response_bytes,
+        concurrency=settings.concurrency,
+        follow_cross_origin_redirects=settings.follow_cross_origin_redirects,
+    )
     listener.loaded(queries, backend, plan)
     corpus = _corpus(settings, backend)
-    unknown = {} if corpus is None else {
-        q.qid: missing for q in queries if (missing := [doc for doc in q.judgments if doc not in corpus])}
+    unknown = (
+        {}
+        if corpus is None
+        else {q.qid: missing for q in queries if (missing := [doc for doc in q.judgments if doc not in corpus])}
+    )
     listener.corpus_checked(unknown, None if corpus is None else len(corpus))
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    header = {"queries_file": settings.queries_path, "queries_sha256": digest, "backend": settings.backend,
-              "limit": settings.limit, "started": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    header = {
+        "queries_file": settings.queries_path,
+        "queries_sha256": digest,
+        "backend": settings.backend,
+        "limit": settings.limit,
+        "started": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     path = settings.checkpoint_path
     if settings.resume:
         checkpoint = Checkpoint.resume(path, header)
@@ -198,8 +217,15 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
         pending = [q for q in queries if q.qid not in checkpoint.done]
         listener.started(len(queries), pending, resumed)
         clock = time.perf_counter()
-        run_queries(backend, pending, limit=settings.limit, timeout=settings.timeout, retries=settings.retries,
-                    concurrency=settings.concurrency, on_outcome=record)
+        run_queries(
+            backend,
+            pending,
+            limit=settings.limit,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            concurrency=settings.concurrency,
+            on_outcome=record,
+        )
     except KeyboardInterrupt:  # Ctrl-C after the checkpoint opened, before run_queries routes the signals
         raise Interrupted(signal.SIGINT) from None
     finally:
@@ -247,10 +273,16 @@ def run_benchmark(settings: BenchSettings, listener: Listener | None = None) -> 
         "per_category": group_table(queries, outcomes, scores, plan, "category"),
         "per_difficulty": group_table(queries, outcomes, scores, plan, "difficulty"),
         "detailed_results": [
-            detailed_result(q, outcomes[q.qid], query_metrics(scores.per_query.get(q.qid), plan)) for q in queries],
+            detailed_result(q, outcomes[q.qid], query_metrics(scores.per_query.get(q.qid), plan)) for q in queries
+        ],
     }
-    write_together([(run_path, trec_run_text(run, tag)), (qrels_path, trec_qrels_text(queries, run)),
-                    (report_path, dump_json(report))])
+    write_together(
+        [
+            (run_path, trec_run_text(run, tag)),
+            (qrels_path, trec_qrels_text(queries, run)),
+            (report_path, dump_json(report)),
+        ]
+    )
     checkpoint.remove()
     result = BenchResult(report, report_path, run_path, qrels_path, plan, queries, outcomes)
     listener.completed(result)

@@ -20,8 +20,11 @@ COMMANDS = {
     "compare": ("evaltool.cli.compare", "compare_command", "compare runs with paired tests (first run = baseline)"),
     "fuse": ("evaltool.cli.fuse", "fuse_command", "fuse several runs into one (rrf, combsum, wsum, ...; --optimize)"),
     "power": ("evaltool.cli.power", "power_command", "topics needed and power of the paired t-test (topic set size)"),
-    "reproduce": ("evaltool.cli.reproduce", "reproduce_command",
-                  "how well reproduced runs reproduce the originals (KTU, RBO, RMSE, ER, DeltaRI)"),
+    "reproduce": (
+        "evaltool.cli.reproduce",
+        "reproduce_command",
+        "how well reproduced runs reproduce the originals (KTU, RBO, RMSE, ER, DeltaRI)",
+    ),
     "check": ("evaltool.cli.check", "check_command", "check a run against reference numbers (exit 1 on drift)"),
     "bench": ("evaltool.cli.bench", "bench_command", "run a queries file against a search backend and score it"),
     "clicks": ("evaltool.cli.clicks", "clicks_command", "click metrics of a click log; click-derived judgments"),
@@ -29,12 +32,21 @@ COMMANDS = {
     "history": ("evaltool.cli.history", "history_group", "the evaluation history: list, report, diff, check, export"),
     "suite": ("evaltool.cli.suite", "suite_group", "controlled tests: add, list, enable, disable, run (recorded)"),
     "pool": ("evaltool.cli.judgments", "pool_command", "what to judge: Depth@k or RRF pools of runs and executions"),
-    "judgments": ("evaltool.cli.judgments", "judgments_group",
-                  "judgment sets: import, export (qrels), agreement of raters, list"),
-    "feedback": ("evaltool.cli.judgments", "feedback_command",
-                 "explicit feedback: users' ratings as judgments, their agreement, nDCG from them"),
-    "judge": ("evaltool.cli.judge", "judge_command",
-              "a language model grades pool pairs through an OpenAI-compatible endpoint"),
+    "judgments": (
+        "evaltool.cli.judgments",
+        "judgments_group",
+        "judgment sets: import, export (qrels), agreement of raters, list",
+    ),
+    "feedback": (
+        "evaltool.cli.judgments",
+        "feedback_command",
+        "explicit feedback: users' ratings as judgments, their agreement, nDCG from them",
+    ),
+    "judge": (
+        "evaltool.cli.judge",
+        "judge_command",
+        "a language model grades pool pairs through an OpenAI-compatible endpoint",
+    ),
     "serve": ("evaltool.cli.serve", "serve_command", "serve the evaluation history as a dashboard and a JSON API"),
 }
 

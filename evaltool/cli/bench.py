@@ -40,65 +40,127 @@ interrupted (130 for Ctrl-C).
 """
 
 
-backend_option = click.option("--backend", required=True, metavar="SPEC",
-                              help="module:function, an http(s):// URL, or a TREC run file to replay.")
+backend_option = click.option(
+    "--backend", required=True, metavar="SPEC", help="module:function, an http(s):// URL, or a TREC run file to replay."
+)
 
 
 def measure_option(defaults: str):
-    return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]",
-                        shell_complete=complete_measure,
-                        help=f"Measure; repeatable. Default: {defaults}.")
+    return click.option(
+        "-m",
+        "--measure",
+        "measures",
+        multiple=True,
+        metavar="NAME[.PARAMS]",
+        shell_complete=complete_measure,
+        help=f"Measure; repeatable. Default: {defaults}.",
+    )
 
 
 # how a benchmark sends its queries and scores the answers: a controlled test keeps these ('evaltool suite add')
 SETTINGS_OPTIONS = (
-        click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
-                     help="Results asked for and kept per query."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
-                     help="Seconds a query may take, retries included; then it fails as 'timeout'."),
-        click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
-                     help="Queries in flight at once."),
-        click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
-                     help="Retries of a transient failure (TransientError, ConnectionError, HTTP 429/5xx)."),
-        click.option("--corpus", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-                     help="Ids of the backend's corpus, one per line: report expected ids it lacks before "
-                          "running (default: the backend's corpus_ids() hook, if it has one)."),
-        click.option("-l", "--level-for-rel", "relevance_level", type=int, default=1, show_default=True,
-                     help="Minimum grade that counts as relevant (for graded 'qrels')."),
-        click.option("--request-template", default=None, metavar="JSON",
-                     help="HTTP: POST this JSON; \"{query}\", \"{limit}\" and query fields are filled in."),
-        click.option("--response-path", default=None, metavar="PATH",
-                     help="HTTP: where the ids are in the JSON answer, e.g. 'hits.*.id' (default: the whole answer)."),
-        click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
-                     help="HTTP: a request header; repeatable."),
-        click.option("--max-response-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RESPONSE_BYTES,
-                     show_default=True, metavar="N",
-                     help="HTTP: a longer answer (in bytes, or in characters once decoded) fails its query "
-                          "(read no further)."),
-        click.option("--follow-cross-origin-redirects", is_flag=True,
-                     help="HTTP: follow a redirect to another scheme, host or port (never with the --header "
-                          "headers); by default it fails its query."),
+    click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        default=10,
+        show_default=True,
+        help="Results asked for and kept per query.",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=30.0,
+        show_default=True,
+        help="Seconds a query may take, retries included; then it fails as 'timeout'.",
+    ),
+    click.option(
+        "--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Queries in flight at once."
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(min=0),
+        default=2,
+        show_default=True,
+        help="Retries of a transient failure (TransientError, ConnectionError, HTTP 429/5xx).",
+    ),
+    click.option(
+        "--corpus",
+        type=click.Path(dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help="Ids of the backend's corpus, one per line: report expected ids it lacks before "
+        "running (default: the backend's corpus_ids() hook, if it has one).",
+    ),
+    click.option(
+        "-l",
+        "--level-for-rel",
+        "relevance_level",
+        type=int,
+        default=1,
+        show_default=True,
+        help="Minimum grade that counts as relevant (for graded 'qrels').",
+    ),
+    click.option(
+        "--request-template",
+        default=None,
+        metavar="JSON",
+        help='HTTP: POST this JSON; "{query}", "{limit}" and query fields are filled in.',
+    ),
+    click.option(
+        "--response-path",
+        default=None,
+        metavar="PATH",
+        help="HTTP: where the ids are in the JSON answer, e.g. 'hits.*.id' (default: the whole answer).",
+    ),
+    click.option(
+        "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="HTTP: a request header; repeatable."
+    ),
+    click.option(
+        "--max-response-bytes",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_RESPONSE_BYTES,
+        show_default=True,
+        metavar="N",
+        help="HTTP: a longer answer (in bytes, or in characters once decoded) fails its query (read no further).",
+    ),
+    click.option(
+        "--follow-cross-origin-redirects",
+        is_flag=True,
+        help="HTTP: follow a redirect to another scheme, host or port (never with the --header "
+        "headers); by default it fails its query.",
+    ),
 )
-out_option = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True,
-                          help="Folder of the report, the TREC files and the checkpoint.")
+out_option = click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="results",
+    show_default=True,
+    help="Folder of the report, the TREC files and the checkpoint.",
+)
 verbose_option = click.option("-v", "--verbose", is_flag=True, help="Print a block per query as it finishes.")
 # in the order --help lists them
 BENCH_OPTIONS = (
-        click.argument("queries", type=click.Path(dir_okay=False)),
-        backend_option,
-        measure_option(described("bench")),
-        *SETTINGS_OPTIONS,
-        out_option,
-        click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
-        click.option("--restart", is_flag=True,
-                     help="Discard an unfinished run's checkpoint in --out and start over."),
-        verbose_option,
-        click.option("--name", "run_name", default=None,
-                     help="Run name: the TREC run tag and metadata.run_name (default: from the backend)."),
+    click.argument("queries", type=click.Path(dir_okay=False)),
+    backend_option,
+    measure_option(described("bench")),
+    *SETTINGS_OPTIONS,
+    out_option,
+    click.option("--resume", is_flag=True, help="Finish an interrupted run from its checkpoint in --out."),
+    click.option("--restart", is_flag=True, help="Discard an unfinished run's checkpoint in --out and start over."),
+    verbose_option,
+    click.option(
+        "--name",
+        "run_name",
+        default=None,
+        help="Run name: the TREC run tag and metadata.run_name (default: from the backend).",
+    ),
 )
 
-SHAPE_HINT = ("hint: the answers are not lists of ids where evaltool looked; say where the ids are with "
-              "--response-path (e.g. 'hits.*.id')")
+SHAPE_HINT = (
+    "hint: the answers are not lists of ids where evaltool looked; say where the ids are with "
+    "--response-path (e.g. 'hits.*.id')"
+)
 
 
 def exit_code(report: dict) -> int:
@@ -111,8 +173,9 @@ def exit_code(report: dict) -> int:
 
 def shape_error(report: dict) -> bool:
     """Did a query fail because the answer held no ranking where evaltool looked (a --response-path matter)?"""
-    return any(entry["error"] and any(sign in entry["error"] for sign in SHAPE_ERRORS)
-               for entry in report["detailed_results"])
+    return any(
+        entry["error"] and any(sign in entry["error"] for sign in SHAPE_ERRORS) for entry in report["detailed_results"]
+    )
 
 
 def exit_promptly() -> None:
@@ -141,9 +204,12 @@ def run_command(history=None, record_name=None, record_kind="bench", record_deta
     except Interrupted as stop:
         if console.progress:
             console.progress.clear()
-        click.echo(f"evaltool: interrupted ({stop.signal_name}) after {console.count} of {console.total} queries; "
-                   f"the finished ones are in {settings.checkpoint_path}: "
-                   "run the same command with --resume to finish", err=True)
+        click.echo(
+            f"evaltool: interrupted ({stop.signal_name}) after {console.count} of {console.total} queries; "
+            f"the finished ones are in {settings.checkpoint_path}: "
+            "run the same command with --resume to finish",
+            err=True,
+        )
         exit_promptly()
         return 128 + stop.signum
     if shape_error(result.report):

@@ -123,23 +123,26 @@ class Console(Listener):
             self.write(f"✓ Every expected id is in the corpus ({corpus_size} ids)")
             return
         ids = sum(len(v) for v in unknown.values())
-        self.warn(f"warning: {ids} expected id{'s' if ids > 1 else ''} of {len(unknown)} "
-                  f"quer{'ies' if len(unknown) > 1 else 'y'} not in the corpus ({corpus_size} ids):")
+        self.warn(
+            f"warning: {ids} expected id{'s' if ids > 1 else ''} of {len(unknown)} "
+            f"quer{'ies' if len(unknown) > 1 else 'y'} not in the corpus ({corpus_size} ids):"
+        )
         for qid, missing in unknown.items():
             self.warn(f"  query {qid}: {', '.join(missing)}")
 
     def checkpoint_opened(self, path: str, resumed: int, discarded: int) -> None:
         self.checkpoint = path
         if discarded:
-            self.write(f"Restarting: the unfinished run in {path} ({discarded} "
-                       f"quer{'y' if discarded == 1 else 'ies'} done) is discarded")
+            self.write(
+                f"Restarting: the unfinished run in {path} ({discarded} "
+                f"quer{'y' if discarded == 1 else 'ies'} done) is discarded"
+            )
 
     def started(self, total: int, pending: list[BenchQuery], resumed: int) -> None:
         self.total, self.count = total, resumed
         self.write()
         if resumed:
-            self.write(f"Resuming: {resumed} of {total} queries are done ({self.checkpoint}); "
-                       f"{len(pending)} to go")
+            self.write(f"Resuming: {resumed} of {total} queries are done ({self.checkpoint}); {len(pending)} to go")
         self.write("Starting benchmark execution...")
         self.write()
         self.progress = Progress(self.err, total, resumed)
@@ -155,12 +158,18 @@ class Console(Listener):
         head = f"[{self.count}/{self.total}] "
         pad = " " * len(head)
         context = [f"Version: {query.version}"] if query.version is not None else []
-        context += [f"{name}: {value}" for name, value in (("Category", query.category),
-                                                             ("Difficulty", query.difficulty)) if value is not None]
+        context += [
+            f"{name}: {value}"
+            for name, value in (("Category", query.category), ("Difficulty", query.difficulty))
+            if value is not None
+        ]
         expected = sum(1 for g in query.judgments.values() if g >= self.relevance_level)
         noun = "module" if query.expected_field == "expected_modules" else "id"
-        lines = [f'{head}Query: "{query.text}"', *([f"{pad}{' | '.join(context)}"] if context else []),
-                 f"{pad}Expected: {plural(expected, noun)}"]
+        lines = [
+            f'{head}Query: "{query.text}"',
+            *([f"{pad}{' | '.join(context)}"] if context else []),
+            f"{pad}Expected: {plural(expected, noun)}",
+        ]
         took = milliseconds(outcome.execution_time_ms)
         tries = f" after {outcome.attempts} attempts" if outcome.attempts > 1 else ""
         if outcome.error == TIMEOUT:
@@ -171,8 +180,7 @@ class Console(Listener):
             dropped = f", {outcome.duplicates_removed} duplicates removed" if outcome.duplicates_removed else ""
             lines.append(f"{pad}✓ Executed in {took}{tries}: {plural(len(outcome.ids), 'result')}{dropped}")
             metrics = score_one(query, outcome, self.plan, self.relevance_level)
-            shown = " | ".join(f"{short_label(k)}={value_text(metrics[k])}" for k in self.plan.names
-                               if k in metrics)
+            shown = " | ".join(f"{short_label(k)}={value_text(metrics[k])}" for k in self.plan.names if k in metrics)
             lines.append(f"{pad}Metrics: {shown}")
         self.write("\n".join(lines) + "\n")
 
@@ -194,8 +202,9 @@ def _group_lines(table: dict[str, dict], plan: MeasurePlan, capitalize: bool) ->
             parts = ["no answers"]
         if entry["failed"]:
             parts.append(f"{entry['failed']} failed")
-        lines.append(f"  {names[value]:<{width}} {'(' + str(entry['count']) + '):':>{count_width + 1}}  "
-                     + " | ".join(parts))
+        lines.append(
+            f"  {names[value]:<{width}} {'(' + str(entry['count']) + '):':>{count_width + 1}}  " + " | ".join(parts)
+        )
     return lines
 
 
@@ -203,12 +212,18 @@ def summary_lines(result: BenchResult) -> list[str]:
     """The closing summary of a finished run: aggregate metrics with bars, groups, latency, failures, files."""
     report, meta, plan = result.report, result.report["metadata"], result.plan
     failed = meta["failed_queries"]
-    lines = [RULE, "BENCHMARK COMPLETED", RULE, "",
-             f"Execution Time: {meta['execution_time_seconds']:.{1 if meta['execution_time_seconds'] >= 10 else 2}f} "
-             "seconds",
-             f"Total Queries: {meta['total_queries']}"
-             + (f" ({meta['evaluated_queries']} evaluated, {failed} failed)" if failed else ""),
-             "", "AGGREGATE METRICS:"]
+    lines = [
+        RULE,
+        "BENCHMARK COMPLETED",
+        RULE,
+        "",
+        f"Execution Time: {meta['execution_time_seconds']:.{1 if meta['execution_time_seconds'] >= 10 else 2}f} "
+        "seconds",
+        f"Total Queries: {meta['total_queries']}"
+        + (f" ({meta['evaluated_queries']} evaluated, {failed} failed)" if failed else ""),
+        "",
+        "AGGREGATE METRICS:",
+    ]
     width = max(len(long_label(k)) for k in plan.names) + 3
     values = report["aggregate_metrics"]
     percent = {k: plan.kinds[k].percent for k in plan.names}
@@ -218,27 +233,40 @@ def summary_lines(result: BenchResult) -> list[str]:
         if percent[key] and values[key] is not None:
             shown = f"{shown:<{column}}  {bar(values[key])}"
         lines.append(f"  {long_label(key) + ':':<{width}}{shown}")
-    for title, table, capitalize in (("BY DIFFICULTY", report["per_difficulty"], True),
-                                     ("BY CATEGORY", report["per_category"], False)):
+    for title, table, capitalize in (
+        ("BY DIFFICULTY", report["per_difficulty"], True),
+        ("BY CATEGORY", report["per_category"], False),
+    ):
         lines += ["", f"{title}:", *_group_lines(table, plan, capitalize)]
     redirects = meta.get("redirects") or {}
     if redirects.get("followed_cross_origin") or redirects.get("refused"):
-        lines += ["", f"REDIRECTS: {redirects['followed_cross_origin']} followed to another origin (without the "
-                      f"--header headers), {redirects['refused']} refused (another origin; "
-                      "--follow-cross-origin-redirects follows them); each query's are in detailed_results"]
+        lines += [
+            "",
+            f"REDIRECTS: {redirects['followed_cross_origin']} followed to another origin (without the "
+            f"--header headers), {redirects['refused']} refused (another origin; "
+            "--follow-cross-origin-redirects follows them); each query's are in detailed_results",
+        ]
     timing = meta["latency_ms"]
-    lines += ["", f"LATENCY: p50 {milliseconds(timing['p50'])} | p95 {milliseconds(timing['p95'])} | "
-                  f"max {milliseconds(timing['max'])}"]
+    lines += [
+        "",
+        f"LATENCY: p50 {milliseconds(timing['p50'])} | p95 {milliseconds(timing['p95'])} | "
+        f"max {milliseconds(timing['max'])}",
+    ]
     if failed:
         timeouts = meta["timeouts"]
-        lines += ["", f"FAILURES: {failed} of {meta['total_queries']} queries"
-                      + (f" ({timeouts} timed out)" if timeouts else "")]
+        lines += [
+            "",
+            f"FAILURES: {failed} of {meta['total_queries']} queries" + (f" ({timeouts} timed out)" if timeouts else ""),
+        ]
         for entry in report["detailed_results"]:
             if entry["error"] is not None:
                 tries = f" ({entry['attempts']} attempts)" if entry["attempts"] > 1 else ""
                 lines.append(f"  {entry['query_id']}: {entry['error']}{tries}")
-    lines += ["", f"Results saved to: {result.report_path}",
-              f"TREC run and qrels: {result.run_path}, {result.qrels_path}"]
+    lines += [
+        "",
+        f"Results saved to: {result.report_path}",
+        f"TREC run and qrels: {result.run_path}, {result.qrels_path}",
+    ]
     if meta["rescore"]:
         lines.append(f"Re-score with: {meta['rescore']}")
     lines += ["", RULE]

@@ -31,8 +31,13 @@ value holds too (higher; lower for ranks such as FirstRelPos and ARP; a count ne
 @click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
 @evaluation_options
 @click.option("--per-query", is_flag=True, help="Also check the reference's per-query values.")
-@click.option("--tolerance", type=click.FloatRange(min=0), default=1e-4, show_default=True,
-              help="Largest absolute difference that still holds.")
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(min=0),
+    default=1e-4,
+    show_default=True,
+    help="Largest absolute difference that still holds.",
+)
 @click.option("--allow-improvement", is_flag=True, help="A value better than the reference holds (it is listed).")
 @output_options(REPORT_FORMATS, "table")
 def check_command(reference, qrels, run, per_query, tolerance, allow_improvement, fmt, output, **options):
@@ -42,11 +47,19 @@ def check_command(reference, qrels, run, per_query, tolerance, allow_improvement
     from evaltool.report import layouts
 
     context = click.get_current_context()
-    given = {key: value for key, value in options.items()
-             if context.get_parameter_source(key) is not ParameterSource.DEFAULT}
+    given = {
+        key: value for key, value in options.items() if context.get_parameter_source(key) is not ParameterSource.DEFAULT
+    }
     try:
-        result = check(read_reference(reference), qrels, run, tolerance=tolerance, per_query=per_query,
-                       allow_improvement=allow_improvement, **given)
+        result = check(
+            read_reference(reference),
+            qrels,
+            run,
+            tolerance=tolerance,
+            per_query=per_query,
+            allow_improvement=allow_improvement,
+            **given,
+        )
         if fmt == "json":
             from evaltool.report.json import dump_json
 

@@ -11,8 +11,17 @@ import click
 
 from evaltool.cli.common import (
     complete_measure,
-    check_format, emit, engine_options, evaluation_options, fail, grouping_arguments, grouping_options,
-    output_options, relevance_arguments, relevance_options, warn,
+    check_format,
+    emit,
+    engine_options,
+    evaluation_options,
+    fail,
+    grouping_arguments,
+    grouping_options,
+    output_options,
+    relevance_arguments,
+    relevance_options,
+    warn,
 )
 from evaltool.cli.progress import shows_reading_progress
 from evaltool.cli.recording import record_options, recording
@@ -49,37 +58,96 @@ with a warning (trec_eval 10 aborts), or scored as trec_eval does with -c.
 """
 
 
-
 @click.command("eval", help=EVAL_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN...]")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]", shell_complete=complete_measure,
-              help=f"Measure or nickname ({', '.join(NICKNAMES)}); repeatable. Default: {described('eval')}.")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="NAME[.PARAMS]",
+    shell_complete=complete_measure,
+    help=f"Measure or nickname ({', '.join(NICKNAMES)}); repeatable. Default: {described('eval')}.",
+)
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print a value for every query.")
 @click.option("-n", "--no-summary", is_flag=True, help="Do not print the summary ('all') rows.")
 @evaluation_options
 @engine_options
-@click.option("-Z", "--zscores", type=click.Path(dir_okay=False), default=None,
-              help="Print z-scores against a 'qid measure mean stddev' file.")
+@click.option(
+    "-Z",
+    "--zscores",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Print z-scores against a 'qid measure mean stddev' file.",
+)
 @output_options(["trec", "table", "json", "csv", "markdown", "latex", "html"], "trec")
-@click.option("--save-reference", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Also write the JSON of every value (summary and per query) to FILE, for 'evaltool check'.")
+@click.option(
+    "--save-reference",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Also write the JSON of every value (summary and per query) to FILE, for 'evaltool check'.",
+)
 @grouping_options
 @relevance_options
-@click.option("--stream", is_flag=True,
-              help="Read the run chunk by chunk (memory bounded by a chunk of queries); same output.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Threads for parsing large files, and for reading and scoring several runs (default: all cores).")
-@click.option("--timings", is_flag=True, hidden=True,
-              help="Print the stage split (parse, rank, measures, output) as JSON on stderr.")
-@click.option("--run-name", "run_names", multiple=True, metavar="NAME",
-              help="Name of each run in tables, charts and JSON, one per run in order (or give RUN as NAME=PATH; "
-                   "default: the file name).")
+@click.option(
+    "--stream", is_flag=True, help="Read the run chunk by chunk (memory bounded by a chunk of queries); same output."
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads for parsing large files, and for reading and scoring several runs (default: all cores).",
+)
+@click.option(
+    "--timings",
+    is_flag=True,
+    hidden=True,
+    help="Print the stage split (parse, rank, measures, output) as JSON on stderr.",
+)
+@click.option(
+    "--run-name",
+    "run_names",
+    multiple=True,
+    metavar="NAME",
+    help="Name of each run in tables, charts and JSON, one per run in order (or give RUN as NAME=PATH; "
+    "default: the file name).",
+)
 @record_options(with_name=True)
 @shows_reading_progress
-def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, output, save_reference,
-                 group_by, topics, labels, thresholds, stream, jobs, timings, relevance, packs, f1_threshold, f1_total,
-                 qrels_format, run_format, run_names, record, record_name, db, note, tags, at, **options):
+def eval_command(
+    qrels,
+    runs,
+    measures,
+    per_query,
+    no_summary,
+    zscores,
+    fmt,
+    output,
+    save_reference,
+    group_by,
+    topics,
+    labels,
+    thresholds,
+    stream,
+    jobs,
+    timings,
+    relevance,
+    packs,
+    f1_threshold,
+    f1_total,
+    qrels_format,
+    run_format,
+    run_names,
+    record,
+    record_name,
+    db,
+    note,
+    tags,
+    at,
+    **options,
+):
     from evaltool.evaluation import EvalPlan, evaluate
     from evaltool.report.layouts import relevance_notes
     from evaltool.run_names import named_runs
@@ -92,9 +160,15 @@ def eval_command(qrels, runs, measures, per_query, no_summary, zscores, fmt, out
         fail(exc)
 
     def plan() -> EvalPlan:  # built where evaluate() checked its options, so errors keep their order
-        return EvalPlan.build(list(measures) or None, zscores=zscores, stream=stream,
-                              **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
-                              **grouping_arguments(group_by, topics, labels, thresholds), jobs=jobs, **options)
+        return EvalPlan.build(
+            list(measures) or None,
+            zscores=zscores,
+            stream=stream,
+            **relevance_arguments(relevance, packs, f1_threshold, f1_total, qrels_format, run_format),
+            **grouping_arguments(group_by, topics, labels, thresholds),
+            jobs=jobs,
+            **options,
+        )
 
     if len(runs) > 1:
         return _eval_many(qrels, runs, names, plan, per_query, no_summary, fmt, output)
@@ -141,15 +215,27 @@ def _check_outputs(output, save_reference) -> None:
 
 def _refuse_single_run_options(runs, save_reference, record, record_name, db, note, tags, at) -> None:
     """Several runs: what applies to one run (a reference file, a history record) is refused, not ignored."""
-    given = [flag for flag, value in (("--save-reference", save_reference), ("--record", record),
-                                      ("--name", record_name), ("--db", db), ("--note", note), ("--tag", tags),
-                                      ("--at", at)) if value]
+    given = [
+        flag
+        for flag, value in (
+            ("--save-reference", save_reference),
+            ("--record", record),
+            ("--name", record_name),
+            ("--db", db),
+            ("--note", note),
+            ("--tag", tags),
+            ("--at", at),
+        )
+        if value
+    ]
     if given:
         listed = f"{', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}"
         hint = "; to name the runs in the output, use --run-name or NAME=PATH" if record_name else ""
-        raise EvaltoolError(f"{', '.join(given)}: {'this option applies' if len(given) == 1 else 'these options apply'}"
-                            " to a single run (--save-reference, and --record with its --name, --db, --note, --tag, "
-                            f"--at, take one run); several were given ({len(runs)}: {listed}){hint}")
+        raise EvaltoolError(
+            f"{', '.join(given)}: {'this option applies' if len(given) == 1 else 'these options apply'}"
+            " to a single run (--save-reference, and --record with its --name, --db, --note, --tag, "
+            f"--at, take one run); several were given ({len(runs)}: {listed}){hint}"
+        )
 
 
 def _eval_many(qrels, runs, names, plan, per_query, no_summary, fmt, output) -> None:
@@ -201,7 +287,8 @@ def _format_eval(result, fmt, per_query, no_summary, name=None) -> str:
         from evaltool.report.trec import format_trec
 
         return format_trec(result, per_query=per_query, summary=not no_summary) + layouts.eval_trec_lines(
-            result, per_query=per_query)
+            result, per_query=per_query
+        )
     report = layouts.eval_report(result, per_query=per_query, summary=not no_summary)
     if fmt == "html":
         from evaltool.report.html import eval_html

@@ -27,9 +27,13 @@ ends inclusive; a date alone as --to is the whole day.
 
 range_options = option_group(
     click.option("--from", "date_from", default=None, metavar="DATE", help="First date (ISO-8601, inclusive)."),
-    click.option("--to", "date_to", default=None, metavar="DATE", help="Last date (inclusive; a date is its whole day)."),
+    click.option(
+        "--to", "date_to", default=None, metavar="DATE", help="Last date (inclusive; a date is its whole day)."
+    ),
     click.option("--name", default=None, help="Only executions of this name."),
-    click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only executions with this tag; repeatable."),
+    click.option(
+        "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only executions with this tag; repeatable."
+    ),
 )
 
 
@@ -81,10 +85,13 @@ def list_command(db, date_from, date_to, name, tags, limit, fmt, output):
 @click.argument("execution_id", metavar="ID")
 @db_option
 @click.option("-q", "--query-eval", "per_query", is_flag=True, help="Also print every query's values.")
-@click.option("--results", is_flag=True,
-              help="Also print what the search returned (bench and suite executions): per query each document "
-                   "with its rank, score and judgment (relevant with its grade / not relevant / unjudged), and "
-                   "the relevant ids it missed.")
+@click.option(
+    "--results",
+    is_flag=True,
+    help="Also print what the search returned (bench and suite executions): per query each document "
+    "with its rank, score and judgment (relevant with its grade / not relevant / unjudged), and "
+    "the relevant ids it missed.",
+)
 @output_options(["table", "json", "markdown"], "table")
 def show_command(execution_id, db, per_query, results, fmt, output):
     """Show one execution: how it was computed, its fingerprints and its values.
@@ -117,13 +124,28 @@ def show_command(execution_id, db, per_query, results, fmt, output):
 @history_group.command("report")
 @db_option
 @range_options
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help="A column (ndcg_cut.10 or ndcg_cut_10); repeatable. Default: every measure recorded.")
-@click.option("--labels", is_flag=True, help="Label each row good/fair/poor with the thresholds it was recorded "
-                                             "with, and the summary efficient/acceptable/needs improvement.")
-@click.option("--lang", type=click.Choice(["en", "es"]), default="en", show_default=True,
-              help="Language of the report: its header, summary row, footer and labels (es: "
-                   "Bueno/Regular/Mejorable, Eficiente/Aceptable/Mejorable, '3 evaluaciones'); implies --labels.")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="NAME",
+    help="A column (ndcg_cut.10 or ndcg_cut_10); repeatable. Default: every measure recorded.",
+)
+@click.option(
+    "--labels",
+    is_flag=True,
+    help="Label each row good/fair/poor with the thresholds it was recorded "
+    "with, and the summary efficient/acceptable/needs improvement.",
+)
+@click.option(
+    "--lang",
+    type=click.Choice(["en", "es"]),
+    default="en",
+    show_default=True,
+    help="Language of the report: its header, summary row, footer and labels (es: "
+    "Bueno/Regular/Mejorable, Eficiente/Aceptable/Mejorable, '3 evaluaciones'); implies --labels.",
+)
 @output_options(["table", "json", "csv", "markdown", "latex", "html"], "table")
 def report_command(db, date_from, date_to, name, tags, measures, labels, lang, fmt, output):
     """The comparative report: a row per execution in the range and a summary row (the mean
@@ -162,12 +184,28 @@ def report_command(db, date_from, date_to, name, tags, measures, labels, lang, f
 @click.argument("a", metavar="ID_A")
 @click.argument("b", metavar="ID_B")
 @db_option
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help="A measure to compare; repeatable. Default: every one both have per-query values of.")
-@click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]), default="t",
-              show_default=True, help="Paired test (as in 'evaltool compare').")
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",
-              show_default=True, help="Multiple-testing correction over the measures.")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="NAME",
+    help="A measure to compare; repeatable. Default: every one both have per-query values of.",
+)
+@click.option(
+    "--test",
+    type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]),
+    default="t",
+    show_default=True,
+    help="Paired test (as in 'evaltool compare').",
+)
+@click.option(
+    "--correction",
+    type=click.Choice(["holm", "bonferroni", "bh", "none"]),
+    default="holm",
+    show_default=True,
+    help="Multiple-testing correction over the measures.",
+)
 @output_options(["table", "json", "markdown"], "table")
 def diff_command(a, b, db, measures, test, correction, fmt, output):
     """Compare two executions query by query: means, the paired test and interval of
@@ -197,12 +235,28 @@ def diff_command(a, b, db, measures, test, correction, fmt, output):
 @history_group.command("check")
 @db_option
 @click.option("--name", default=None, help="The series to check (default: that of the newest execution).")
-@click.option("--against", default="previous", show_default=True, metavar="previous|best|ID",
-              help="The execution before the latest, the best value of each measure before it, or an id.")
-@click.option("--tolerance", type=click.FloatRange(min=0), default=1e-4, show_default=True,
-              help="A drop no larger than this is not a drop.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
-              help="A measure to check; repeatable. Default: every averaged measure both have.")
+@click.option(
+    "--against",
+    default="previous",
+    show_default=True,
+    metavar="previous|best|ID",
+    help="The execution before the latest, the best value of each measure before it, or an id.",
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(min=0),
+    default=1e-4,
+    show_default=True,
+    help="A drop no larger than this is not a drop.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="NAME",
+    help="A measure to check; repeatable. Default: every averaged measure both have.",
+)
 @output_options(["table", "json", "markdown"], "table")
 def check_command(db, name, against, tolerance, measures, fmt, output):
     """Exit 1 when the latest execution dropped below what it is checked against, 0 otherwise
@@ -231,10 +285,20 @@ def check_command(db, name, against, tolerance, measures, fmt, output):
 @history_group.command("export")
 @db_option
 @range_options
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True,
-              help="csv: a row per execution, query ('all' = summary) and measure; jsonl: an execution per line.")
-@click.option("--output", type=click.Path(dir_okay=False), default=None,
-              help="Write to FILE (atomically: all or nothing) instead of standard output.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "jsonl"]),
+    default="csv",
+    show_default=True,
+    help="csv: a row per execution, query ('all' = summary) and measure; jsonl: an execution per line.",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write to FILE (atomically: all or nothing) instead of standard output.",
+)
 def export_command(db, date_from, date_to, name, tags, fmt, output):
     """Write every value of the executions selected (all by default).
 
@@ -267,9 +331,10 @@ def prune_command(db, keep, name):
         deleted = prune(db, keep, name)
     except EvaltoolError as exc:
         fail(exc)
-    warn(f"deleted {len(deleted)} execution{'' if len(deleted) == 1 else 's'}"
-         + (f" ({', '.join(map(str, deleted[:10]))}{', ...' if len(deleted) > 10 else ''})" if deleted else ""))
-
+    warn(
+        f"deleted {len(deleted)} execution{'' if len(deleted) == 1 else 's'}"
+        + (f" ({', '.join(map(str, deleted[:10]))}{', ...' if len(deleted) > 10 else ''})" if deleted else "")
+    )
 
 
 @history_group.command("upgrade")
@@ -302,8 +367,13 @@ def upgrade_command(db):
 @history_group.command("rescore")
 @click.argument("execution_id", type=int, metavar="ID")
 @click.option("--judgments", "set_name", required=True, metavar="SET", help="The judgment set to score it under.")
-@click.option("--consensus", default="majority", show_default=True, metavar="majority|median|ADJUDICATOR",
-              help="One grade per pair from several raters (see 'evaltool judgments export -h').")
+@click.option(
+    "--consensus",
+    default="majority",
+    show_default=True,
+    metavar="majority|median|ADJUDICATOR",
+    help="One grade per pair from several raters (see 'evaltool judgments export -h').",
+)
 @click.option("--rater", default=None, metavar="NAME", help="One rater's grades instead of a consensus.")
 @click.option("--version", "version", type=click.IntRange(min=0), default=None, help="A past version of the set.")
 @db_option

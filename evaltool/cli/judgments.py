@@ -33,27 +33,65 @@ the consensus qrels.
 
 @click.command("pool")
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--qrels", default=None, type=click.Path(dir_okay=False),
-              help="Leave out the pairs these qrels judge already.")
-@click.option("--depth", type=click.IntRange(min=1), default=None,
-              help="Depth@K: the union of each run's first K documents per query (default 10).")
-@click.option("--method", type=click.Choice(["depth", "rrf"]), default="depth", show_default=True,
-              help="depth (Depth@K) or rrf: the N best per query by reciprocal-rank fusion (--size N).")
+@click.option(
+    "--qrels", default=None, type=click.Path(dir_okay=False), help="Leave out the pairs these qrels judge already."
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Depth@K: the union of each run's first K documents per query (default 10).",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["depth", "rrf"]),
+    default="depth",
+    show_default=True,
+    help="depth (Depth@K) or rrf: the N best per query by reciprocal-rank fusion (--size N).",
+)
 @click.option("--size", type=click.IntRange(min=1), default=None, help="--method rrf: documents per query.")
-@click.option("--execution", "executions", multiple=True, type=int, metavar="ID",
-              help="Also pool what a history execution returned (bench and suite executions); repeatable.")
+@click.option(
+    "--execution",
+    "executions",
+    multiple=True,
+    type=int,
+    metavar="ID",
+    help="Also pool what a history execution returned (bench and suite executions); repeatable.",
+)
 @db_option
-@click.option("--task", default=None, metavar="NAME",
-              help="Instead of a file, make a judging task of this name in the history (see --set).")
-@click.option("--set", "set_name", default=None, metavar="SET",
-              help="--task: the judgment set its judgments go to (created, graded 0-3, when new); its "
-                   "judged pairs are left out too.")
-@click.option("--ratings", type=click.IntRange(min=1, max=20), default=1, show_default=True,
-              help="--task: raters wanted per pair.")
-@click.option("--topics", default=None, type=click.Path(dir_okay=False),
-              help="--task: the queries' text, description and narrative (TSV, JSON or JSONL with a query id).")
-@click.option("--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the pool to FILE (atomically) instead of standard output.")
+@click.option(
+    "--task",
+    default=None,
+    metavar="NAME",
+    help="Instead of a file, make a judging task of this name in the history (see --set).",
+)
+@click.option(
+    "--set",
+    "set_name",
+    default=None,
+    metavar="SET",
+    help="--task: the judgment set its judgments go to (created, graded 0-3, when new); its "
+    "judged pairs are left out too.",
+)
+@click.option(
+    "--ratings",
+    type=click.IntRange(min=1, max=20),
+    default=1,
+    show_default=True,
+    help="--task: raters wanted per pair.",
+)
+@click.option(
+    "--topics",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="--task: the queries' text, description and narrative (TSV, JSON or JSONL with a query id).",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the pool to FILE (atomically) instead of standard output.",
+)
 def pool_command(runs, qrels, depth, method, size, executions, db, task, set_name, ratings, topics, output):
     """What to judge: one line 'query_id doc_id' per pair, sorted by query then document id, from run
     files and history executions. Depth@K is trectools' pool (its 'topX'); runs are ranked as trec_eval
@@ -88,11 +126,19 @@ def pool_command(runs, qrels, depth, method, size, executions, db, task, set_nam
 
             from evaltool.io.topics import read_topics
 
-            made = create_task(db, set_name, pool, name=task, ratings_wanted=ratings,
-                               executions=[int(e) for e in executions],
-                               queries=read_topics(topics).rows if topics else None)
-            warn(f"task {made.id} ({made.name}): {len(pool)} pairs of {len(pool.pairs)} queries to judge into "
-                 f"set {set_name}; {pool.left_out} pairs judged already were left out")
+            made = create_task(
+                db,
+                set_name,
+                pool,
+                name=task,
+                ratings_wanted=ratings,
+                executions=[int(e) for e in executions],
+                queries=read_topics(topics).rows if topics else None,
+            )
+            warn(
+                f"task {made.id} ({made.name}): {len(pool)} pairs of {len(pool.pairs)} queries to judge into "
+                f"set {set_name}; {pool.left_out} pairs judged already were left out"
+            )
             return
     except EvaltoolError as exc:
         fail(exc)
@@ -172,8 +218,13 @@ def list_command(db, fmt, output):
 @judgments_group.command("create")
 @click.argument("name")
 @db_option
-@click.option("--scale", default="graded", show_default=True, metavar="binary|graded|labels:NAME=GRADE,...",
-              help="binary (not_useful=0, useful=1), graded (0-3), or declared labels mapped to grades.")
+@click.option(
+    "--scale",
+    default="graded",
+    show_default=True,
+    metavar="binary|graded|labels:NAME=GRADE,...",
+    help="binary (not_useful=0, useful=1), graded (0-3), or declared labels mapped to grades.",
+)
 @click.option("--description", default=None, help="What the set judges, in a line.")
 def create_command(name, db, scale, description):
     """Declare an empty judgment set.
@@ -193,12 +244,26 @@ def create_command(name, db, scale, description):
 @judgments_group.command("import")
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.option("--set", "set_name", required=True, metavar="NAME", help="The judgment set (made when new).")
-@click.option("--rater", default=None, metavar="NAME",
-              help="Who judged (required for TREC qrels; JSONL lines may name their own).")
-@click.option("--scale", default=None, metavar="binary|graded|labels:...",
-              help="The scale of a new set (default graded); an existing set keeps its own.")
-@click.option("--format", "fmt", type=click.Choice(["auto", "trec", "jsonl"]), default="auto", show_default=True,
-              help="TREC qrels or JSONL {query_id, doc_id, grade|label[, rater, note, at]}; auto reads the content.")
+@click.option(
+    "--rater",
+    default=None,
+    metavar="NAME",
+    help="Who judged (required for TREC qrels; JSONL lines may name their own).",
+)
+@click.option(
+    "--scale",
+    default=None,
+    metavar="binary|graded|labels:...",
+    help="The scale of a new set (default graded); an existing set keeps its own.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "trec", "jsonl"]),
+    default="auto",
+    show_default=True,
+    help="TREC qrels or JSONL {query_id, doc_id, grade|label[, rater, note, at]}; auto reads the content.",
+)
 @db_option
 def import_command(qrels, set_name, rater, scale, fmt, db):
     """Add a file's judgments to a set, as one new version: a rater's grade of a pair replaces only
@@ -231,13 +296,20 @@ def import_command(qrels, set_name, rater, scale, fmt, db):
         if set_name not in known:
             create_set(db, set_name, chosen)
         before = known[set_name].version if set_name in known else 0
-        after = add_judgments(db, set_name, items, author=rater,
-                              change={"what": "imported", "file": os.path.abspath(qrels), "judgments": len(items)})
+        after = add_judgments(
+            db,
+            set_name,
+            items,
+            author=rater,
+            change={"what": "imported", "file": os.path.abspath(qrels), "judgments": len(items)},
+        )
     except EvaltoolError as exc:
         fail(exc)
     if after.version == before:
-        warn(f"judgment set {set_name}: {len(items)} judgments read from {qrels}, all already there; unchanged "
-             f"(version {before})")
+        warn(
+            f"judgment set {set_name}: {len(items)} judgments read from {qrels}, all already there; unchanged "
+            f"(version {before})"
+        )
     else:
         warn(f"judgment set {set_name}: {len(items)} judgments read from {qrels}; now version {after.version}")
 
@@ -245,17 +317,31 @@ def import_command(qrels, set_name, rater, scale, fmt, db):
 @judgments_group.command("export")
 @click.argument("name")
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["trec", "jsonl"]), default="trec", show_default=True,
-              help="TREC qrels (one grade per pair) or JSONL.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["trec", "jsonl"]),
+    default="trec",
+    show_default=True,
+    help="TREC qrels (one grade per pair) or JSONL.",
+)
 @click.option("--rater", default=None, metavar="NAME", help="One rater's grades only.")
-@click.option("--consensus", default=None, metavar="majority|median|ADJUDICATOR",
-              help="One grade per pair from several raters: the majority (a tie goes to the lower grade), the "
-                   "median (the lower middle one), or a rater's name: that adjudicator's grade where given, else "
-                   "the grade all raters agree on. Default for TREC: majority; JSONL without it lists every "
-                   "rater's judgment.")
+@click.option(
+    "--consensus",
+    default=None,
+    metavar="majority|median|ADJUDICATOR",
+    help="One grade per pair from several raters: the majority (a tie goes to the lower grade), the "
+    "median (the lower middle one), or a rater's name: that adjudicator's grade where given, else "
+    "the grade all raters agree on. Default for TREC: majority; JSONL without it lists every "
+    "rater's judgment.",
+)
 @click.option("--version", "version", type=click.IntRange(min=0), default=None, help="A past version of the set.")
-@click.option("--output", type=click.Path(dir_okay=False), default=None,
-              help="Write to FILE (atomically) instead of standard output.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write to FILE (atomically) instead of standard output.",
+)
 def export_command(name, db, fmt, rater, consensus, version, output):
     """Write a set's judgments as qrels any tool reads (TREC) or as JSONL.
 
@@ -276,8 +362,10 @@ def export_command(name, db, fmt, rater, consensus, version, output):
         else:
             agreed = agree(judged, consensus or "majority", rater=rater)
             if agreed.unresolved:
-                warn(f"{len(agreed.unresolved)} pairs the raters disagree on were not adjudicated by "
-                     f"{consensus}; left out (see 'evaltool judgments agreement {name}')")
+                warn(
+                    f"{len(agreed.unresolved)} pairs the raters disagree on were not adjudicated by "
+                    f"{consensus}; left out (see 'evaltool judgments agreement {name}')"
+                )
             text = qrels_text(agreed) if fmt == "trec" else jsonl_text(agreed)
     except EvaltoolError as exc:
         fail(exc)
@@ -324,17 +412,35 @@ def agreement_command(name, db, version, task_id, fmt, output):
 
 @click.command("feedback")
 @click.argument("log", type=click.Path(dir_okay=False))
-@click.option("--set", "set_name", required=True, metavar="NAME", help="The judgment set the ratings go to (made "
-              "when new, on the mapping's scale).")
-@click.option("--mapping", "mapping_text", default="thumbs", show_default=True,
-              metavar="thumbs|stars|graded|labels:RATING=GRADE,...",
-              help="Ratings to grades: thumbs (useful=1, not useful=0), stars (1-5 as 0,0,1,2,3), graded (0-3), "
-                   "or declared.")
-@click.option("--run", default=None, type=click.Path(dir_okay=False),
-              help="The ranked results the users rated (a TREC run): report nDCG@K from their ratings.")
+@click.option(
+    "--set",
+    "set_name",
+    required=True,
+    metavar="NAME",
+    help="The judgment set the ratings go to (made when new, on the mapping's scale).",
+)
+@click.option(
+    "--mapping",
+    "mapping_text",
+    default="thumbs",
+    show_default=True,
+    metavar="thumbs|stars|graded|labels:RATING=GRADE,...",
+    help="Ratings to grades: thumbs (useful=1, not useful=0), stars (1-5 as 0,0,1,2,3), graded (0-3), or declared.",
+)
+@click.option(
+    "--run",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The ranked results the users rated (a TREC run): report nDCG@K from their ratings.",
+)
 @click.option("-k", "depth", type=click.IntRange(min=1), default=10, show_default=True, help="nDCG's cutoff.")
-@click.option("--consensus", default="median", show_default=True, metavar="majority|median|ADJUDICATOR",
-              help="One grade per pair from several users (see 'evaltool judgments export -h').")
+@click.option(
+    "--consensus",
+    default="median",
+    show_default=True,
+    metavar="majority|median|ADJUDICATOR",
+    help="One grade per pair from several users (see 'evaltool judgments export -h').",
+)
 @db_option
 @output_options(["table", "json"], "table")
 def feedback_command(log, set_name, mapping_text, run, depth, consensus, db, fmt, output):
@@ -368,17 +474,30 @@ def feedback_command(log, set_name, mapping_text, run, depth, consensus, db, fmt
 @click.argument("human_set", metavar="HUMAN_SET")
 @click.argument("more", nargs=-1, metavar="[RUN... | ID...]")
 @click.option("--runs", "with_runs", is_flag=True, help="The arguments after the two sets are run files.")
-@click.option("--executions", "with_executions", is_flag=True,
-              help="The arguments after the two sets are ids of history executions with stored result lists.")
+@click.option(
+    "--executions",
+    "with_executions",
+    is_flag=True,
+    help="The arguments after the two sets are ids of history executions with stored result lists.",
+)
 @click.option("-m", "--measure", default="ndcg_cut_10", show_default=True, help="The measure that ranks the systems.")
-@click.option("--all-pairs", is_flag=True,
-              help="Rank the systems under each set whole (default: both kept to the pairs both judged).")
-@click.option("--consensus", default="majority", show_default=True, metavar="majority|median|ADJUDICATOR",
-              help="One grade per pair where a side has several raters.")
+@click.option(
+    "--all-pairs",
+    is_flag=True,
+    help="Rank the systems under each set whole (default: both kept to the pairs both judged).",
+)
+@click.option(
+    "--consensus",
+    default="majority",
+    show_default=True,
+    metavar="majority|median|ADJUDICATOR",
+    help="One grade per pair where a side has several raters.",
+)
 @db_option
 @output_options(REPORT_FORMATS, "table")
-def calibrate_command(llm_set, human_set, more, with_runs, with_executions, measure, all_pairs, consensus, db, fmt,
-                      output):
+def calibrate_command(
+    llm_set, human_set, more, with_runs, with_executions, measure, all_pairs, consensus, db, fmt, output
+):
     """How far a model's judgments can be trusted: on the pairs both judged, Cohen's kappa (linearly
     weighted on graded scales), the confusion matrix (rows: human grade, columns: model grade), the
     exact agreement and the mean grade difference; with runs, the systems ranked under each set (both
@@ -447,8 +566,13 @@ def _systems(db, more, executions: bool) -> dict:
 @judgments_group.command("apply")
 @click.argument("name")
 @click.option("--suite", "suite_name", required=True, metavar="SUITE", help="The suite whose ground truth it becomes.")
-@click.option("--consensus", default="majority", show_default=True, metavar="majority|median|ADJUDICATOR",
-              help="One grade per pair from several raters (see 'evaltool judgments export -h').")
+@click.option(
+    "--consensus",
+    default="majority",
+    show_default=True,
+    metavar="majority|median|ADJUDICATOR",
+    help="One grade per pair from several raters (see 'evaltool judgments export -h').",
+)
 @click.option("--rater", default=None, metavar="NAME", help="One rater's grades instead of a consensus.")
 @click.option("--version", "version", type=click.IntRange(min=0), default=None, help="A past version of the set.")
 @db_option

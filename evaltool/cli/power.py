@@ -5,7 +5,13 @@ from __future__ import annotations
 import click
 
 from evaltool.cli.common import (
-    REPORT_FORMATS, complete_measure, emit, evaluation_options, fail, output_options, warn,
+    REPORT_FORMATS,
+    complete_measure,
+    emit,
+    evaluation_options,
+    fail,
+    output_options,
+    warn,
 )
 from evaltool.errors import EvaltoolError
 
@@ -27,23 +33,54 @@ observed mean and standard deviation of differences).
 @click.command("power", help=POWER_HELP)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]", shell_complete=complete_measure,
-              help="Measure; repeatable. Default: compare's set.")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="NAME[.PARAMS]",
+    shell_complete=complete_measure,
+    help="Measure; repeatable. Default: compare's set.",
+)
 @evaluation_options
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
-              help="Significance level of the two-sided paired t-test.")
-@click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.2, show_default=True,
-              help="Type II error rate: the power asked for is 1 - beta.")
-@click.option("--min-delta", "min_deltas", type=float, multiple=True, metavar="D",
-              help="Minimum difference to detect; repeatable (default 0.05).")
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level of the two-sided paired t-test.",
+)
+@click.option(
+    "--beta",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.2,
+    show_default=True,
+    help="Type II error rate: the power asked for is 1 - beta.",
+)
+@click.option(
+    "--min-delta",
+    "min_deltas",
+    type=float,
+    multiple=True,
+    metavar="D",
+    help="Minimum difference to detect; repeatable (default 0.05).",
+)
 @click.option("--name", "names", multiple=True, metavar="NAME", help="Name of each run, in order.")
 @output_options(REPORT_FORMATS, "table")
 def power_command(qrels, runs, measures, alpha, beta, min_deltas, names, fmt, output, **options):
     from evaltool.power import power_analysis
 
     try:
-        analysis = power_analysis(qrels, list(runs), list(names) or None, list(measures) or None, alpha=alpha,
-                                  beta=beta, min_deltas=list(min_deltas) or [0.05], **options)
+        analysis = power_analysis(
+            qrels,
+            list(runs),
+            list(names) or None,
+            list(measures) or None,
+            alpha=alpha,
+            beta=beta,
+            min_deltas=list(min_deltas) or [0.05],
+            **options,
+        )
         for line in analysis.warnings:
             warn(line)
         if fmt == "json":

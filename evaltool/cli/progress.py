@@ -61,8 +61,10 @@ class Progress:
         share = min(1.0, self.done / self.total) if self.total else 1.0
         filled = round(share * BAR)
         failed = f"  {self.failed} failed" if self.failed else ""
-        self.stream.write(f"\r{self.label}[{'█' * filled}{'░' * (BAR - filled)}] {self.count(self.done, self.total)} "
-                          f"{share:4.0%}{failed}  {time.perf_counter() - self.start:.1f}s\x1b[K")
+        self.stream.write(
+            f"\r{self.label}[{'█' * filled}{'░' * (BAR - filled)}] {self.count(self.done, self.total)} "
+            f"{share:4.0%}{failed}  {time.perf_counter() - self.start:.1f}s\x1b[K"
+        )
         self.stream.flush()
 
     def clear(self) -> None:

@@ -22,14 +22,31 @@ def record_options(with_name: bool):
         click.option("--record", is_flag=True, help="Also store the result in the evaluation history (--db)."),
         db_option,
         click.option("--note", default=None, metavar="TEXT", help="With --record: a note kept with the execution."),
-        click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
-                     help="With --record: a tag kept with the execution (model=bm25); repeatable."),
-        click.option("--at", default=None, metavar="ISO-8601",
-                     help="With --record: the execution's date, to backfill old results (default: now, UTC)."),
+        click.option(
+            "--tag",
+            "tags",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="With --record: a tag kept with the execution (model=bm25); repeatable.",
+        ),
+        click.option(
+            "--at",
+            default=None,
+            metavar="ISO-8601",
+            help="With --record: the execution's date, to backfill old results (default: now, UTC).",
+        ),
     ]
     if with_name:
-        options.insert(1, click.option("--name", "record_name", default=None, metavar="NAME",
-                                       help="With --record: the execution's name (default: the run's file name)."))
+        options.insert(
+            1,
+            click.option(
+                "--name",
+                "record_name",
+                default=None,
+                metavar="NAME",
+                help="With --record: the execution's name (default: the run's file name).",
+            ),
+        )
     return option_group(*options)
 
 
@@ -58,8 +75,9 @@ class Recording:
         from evaltool.history.recording import record_bench
 
         history = self._open()
-        execution_id = record_bench(bench, history, name=name, kind=kind, note=self.note, tags=self.tags, at=self.at,
-                                    **details)
+        execution_id = record_bench(
+            bench, history, name=name, kind=kind, note=self.note, tags=self.tags, at=self.at, **details
+        )
         warn(f"recorded execution {execution_id} in {history.where}")
         return execution_id
 
@@ -71,11 +89,16 @@ class Recording:
 def recording(record, db, note, tags, at, record_name=None) -> Recording | None:
     """The ``--record`` request, validated (and the history checked, creating nothing); None without ``--record``."""
     if not record:
-        given = [flag for flag, value in (("--db", db), ("--note", note), ("--tag", tags), ("--at", at),
-                                          ("--name", record_name)) if value]
+        given = [
+            flag
+            for flag, value in (("--db", db), ("--note", note), ("--tag", tags), ("--at", at), ("--name", record_name))
+            if value
+        ]
         if given:
-            raise EvaltoolError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --record only; "
-                                "add --record to store the result")
+            raise EvaltoolError(
+                f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --record only; "
+                "add --record to store the result"
+            )
         return None
     from evaltool.history import parse_tags
     from evaltool.history.dates import recording_date

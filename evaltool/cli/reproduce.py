@@ -25,13 +25,31 @@ delta relative improvement. The measures of repro_eval (Breuer et al., SIGIR 202
 @click.command("reproduce", help=REPRODUCE_HELP)
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--qrels", type=click.Path(dir_okay=False), required=True, help="Judgments of the original runs.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME[.PARAMS]", shell_complete=complete_measure,
-              help="Measure; repeatable. Default: compare's set.")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="NAME[.PARAMS]",
+    shell_complete=complete_measure,
+    help="Measure; repeatable. Default: compare's set.",
+)
 @evaluation_options
-@click.option("--rbo-p", "p", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
-              show_default=True, help="RBO's persistence p.")
-@click.option("--depth", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Documents of each ranking that KTU and RBO compare.")
+@click.option(
+    "--rbo-p",
+    "p",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="RBO's persistence p.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Documents of each ranking that KTU and RBO compare.",
+)
 @click.option("--per-topic", is_flag=True, help="Also give KTU and RBO per topic.")
 @click.option("--name", "names", multiple=True, metavar="NAME", help="Name of each run, in order.")
 @output_options(REPORT_FORMATS, "table")
@@ -40,11 +58,21 @@ def reproduce_command(runs, qrels, measures, p, depth, per_topic, names, fmt, ou
 
     try:
         if len(runs) < 2 or len(runs) % 2:
-            raise EvaltoolError(f"give the original runs and then their reproductions, as many of each; got "
-                                f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+            raise EvaltoolError(
+                f"give the original runs and then their reproductions, as many of each; got "
+                f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
+            )
         half = len(runs) // 2
-        result = reproduce(qrels, list(runs[:half]), list(runs[half:]), list(measures) or None,
-                           names=list(names) or None, p=p, depth=depth, **options)
+        result = reproduce(
+            qrels,
+            list(runs[:half]),
+            list(runs[half:]),
+            list(measures) or None,
+            names=list(names) or None,
+            p=p,
+            depth=depth,
+            **options,
+        )
         for line in result.warnings:
             warn(line)
         if fmt == "json":

@@ -11,7 +11,12 @@ import sys
 import click
 
 from evaltool.cli.bench import (
-    SETTINGS_OPTIONS, backend_option, measure_option, out_option, run_command, verbose_option,
+    SETTINGS_OPTIONS,
+    backend_option,
+    measure_option,
+    out_option,
+    run_command,
+    verbose_option,
 )
 from evaltool.cli.common import emit, fail, option_group, output_options, warn
 from evaltool.cli.recording import Recording, db_option
@@ -85,11 +90,25 @@ def list_command(db, fmt, output):
         else:
             from evaltool.report.table import Report, Table, render
 
-            rows = [[s.name, "active" if s.active else "disabled", s.version, s.backend,
-                     " ".join(s.measures) or "(default)", s.created_at, s.problem or ""] for s in suites]
+            rows = [
+                [
+                    s.name,
+                    "active" if s.active else "disabled",
+                    s.version,
+                    s.backend,
+                    " ".join(s.measures) or "(default)",
+                    s.created_at,
+                    s.problem or "",
+                ]
+                for s in suites
+            ]
             notes = [] if suites else ["no suite yet: evaltool suite add NAME QUERIES --backend SPEC"]
-            text = render(Report([Table(["name", "state", "version", "backend", "measures", "created_at", "problem"],
-                                        rows)], notes), fmt)
+            text = render(
+                Report(
+                    [Table(["name", "state", "version", "backend", "measures", "created_at", "problem"], rows)], notes
+                ),
+                fmt,
+            )
         emit(text, output)
     except EvaltoolError as exc:
         fail(exc)
@@ -132,8 +151,9 @@ def enable_command(name, db):
 @suite_group.command("show")
 @click.argument("name")
 @db_option
-@click.option("--version", "version", type=click.IntRange(min=1), default=None,
-              help="A past version (default: the current one).")
+@click.option(
+    "--version", "version", type=click.IntRange(min=1), default=None, help="A past version (default: the current one)."
+)
 @output_options(["table", "json", "csv", "markdown"], "table")
 def show_command(name, db, version, fmt, output):
     """Print a suite: its settings, its versions, and each query with its relevant ids and grades.
@@ -154,16 +174,34 @@ def show_command(name, db, version, fmt, output):
         else:
             from evaltool.report.table import Report, Table, render
 
-            about = Table(["field", "value"], [
-                ["name", suite.name], ["state", "active" if suite.active else "disabled"],
-                ["version", f"{suite.shown_version} of {suite.version}"], ["backend", suite.backend],
-                ["measures", " ".join(suite.measures)], ["limit", suite.settings.get("limit", 10)],
-                ["source", suite.source or ""], ["created_at", suite.created_at]])
-            rows = [[q.query_id, q.text, q.category or "", q.difficulty or "",
-                     " ".join(f"{doc}:{grade}" if q.expected_field == "qrels" else doc
-                              for doc, grade in q.judgments.items())] for q in suite.queries]
-            history_rows = [[v["version"], v["created_at"], v["author"] or "", v["queries"], v["change"]]
-                            for v in versions]
+            about = Table(
+                ["field", "value"],
+                [
+                    ["name", suite.name],
+                    ["state", "active" if suite.active else "disabled"],
+                    ["version", f"{suite.shown_version} of {suite.version}"],
+                    ["backend", suite.backend],
+                    ["measures", " ".join(suite.measures)],
+                    ["limit", suite.settings.get("limit", 10)],
+                    ["source", suite.source or ""],
+                    ["created_at", suite.created_at],
+                ],
+            )
+            rows = [
+                [
+                    q.query_id,
+                    q.text,
+                    q.category or "",
+                    q.difficulty or "",
+                    " ".join(
+                        f"{doc}:{grade}" if q.expected_field == "qrels" else doc for doc, grade in q.judgments.items()
+                    ),
+                ]
+                for q in suite.queries
+            ]
+            history_rows = [
+                [v["version"], v["created_at"], v["author"] or "", v["queries"], v["change"]] for v in versions
+            ]
             notes = [f"problem: {suite.problem}"] if suite.problem else []
             tables = [Table(["query", "text", "category", "difficulty", "relevant (id or id:grade)"], rows)]
             if fmt == "table":
@@ -177,10 +215,15 @@ def show_command(name, db, version, fmt, output):
 @suite_group.command("export")
 @click.argument("name")
 @db_option
-@click.option("--version", "version", type=click.IntRange(min=1), default=None,
-              help="A past version (default: the current one).")
-@click.option("--output", type=click.Path(dir_okay=False), default=None,
-              help="Write to FILE (atomically) instead of standard output.")
+@click.option(
+    "--version", "version", type=click.IntRange(min=1), default=None, help="A past version (default: the current one)."
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write to FILE (atomically) instead of standard output.",
+)
 def export_command(name, db, version, output):
     """Write a suite's queries as the JSON queries file 'evaltool bench' reads.
 
@@ -219,9 +262,11 @@ def import_command(name, queries, db):
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @db_option
 @out_option
-@click.option("--resume", is_flag=True,
-              help="Finish each suite's unfinished run from its checkpoint in --out (a suite without one runs "
-                   "from the start).")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Finish each suite's unfinished run from its checkpoint in --out (a suite without one runs from the start).",
+)
 @click.option("--restart", is_flag=True, help="Discard each suite's unfinished run in --out and start over.")
 @verbose_option
 def run_suites_command(names, db, out_dir, resume, restart, verbose):
@@ -273,10 +318,18 @@ def run_suites_command(names, db, out_dir, resume, restart, verbose):
                 options = asdict(settings)
                 options["queries"] = options.pop("queries_path")
                 options.update(resume=resuming, restart=restart)
-                warn(f"suite {suite.name}: version {suite.version} ({len(suite.queries)} queries) against "
-                     f"{suite.backend}")
-                code = run_command(Recording(history, None, {}, None, history), suite.name, "suite",
-                                   {"suite_version": suite.version}, verbose=verbose, **options)
+                warn(
+                    f"suite {suite.name}: version {suite.version} ({len(suite.queries)} queries) against "
+                    f"{suite.backend}"
+                )
+                code = run_command(
+                    Recording(history, None, {}, None, history),
+                    suite.name,
+                    "suite",
+                    {"suite_version": suite.version},
+                    verbose=verbose,
+                    **options,
+                )
             except EvaltoolError as exc:
                 warn(f"suite {listed.name}: {exc}")
                 failed += 1

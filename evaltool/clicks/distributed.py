@@ -38,11 +38,18 @@ def _click_block(path: str, offset: int, length: int | None, measures, fields: l
         except ParseError as exc:
             return {"lines": lines, "error": (exc.line, exc.text, exc.expected)}
     names = list(measures) if measures is not None else [*DEFAULT_MEASURES, "time_to_first_click"]
-    return {"lines": lines, "empty": False, "format": clicks.format, "query_ids": clicks.query_ids,
-            "imp_query": clicks.imp_query, "fields": clicks.fields, "counts": clicks.counts,
-            "imp_times": bool(np.isfinite(clicks.imp_time).any()),
-            "click_times": bool(np.isfinite(clicks.click_time).any()),
-            "values": impression_values(clicks, parse_click_measures(names), first_click)}
+    return {
+        "lines": lines,
+        "empty": False,
+        "format": clicks.format,
+        "query_ids": clicks.query_ids,
+        "imp_query": clicks.imp_query,
+        "fields": clicks.fields,
+        "counts": clicks.counts,
+        "imp_times": bool(np.isfinite(clicks.imp_time).any()),
+        "click_times": bool(np.isfinite(clicks.click_time).any()),
+        "values": impression_values(clicks, parse_click_measures(names), first_click),
+    }
 
 
 def _click_layout(path: str) -> str:
@@ -60,8 +67,9 @@ def _click_layout(path: str) -> str:
     return layout_of_first_line(first.decode("utf-8", "replace"))
 
 
-def click_values(log, measures, fields: list[str], first_click: str, *, scheduler: str | None = None,
-                 block_bytes: int | None = None):
+def click_values(
+    log, measures, fields: list[str], first_click: str, *, scheduler: str | None = None, block_bytes: int | None = None
+):
     """A JSONL click log read in blocks by the workers; the values per impression come back.
 
     Impressions keep the file's order and queries their first-seen order, so the client's
@@ -71,8 +79,10 @@ def click_values(log, measures, fields: list[str], first_click: str, *, schedule
     from evaltool.io.clicks import read_click_log
 
     if not isinstance(log, (str, os.PathLike)):
-        raise EvaltoolError("--engine dask reads a click log file (a path or URL every worker can reach); "
-                            "lists of impressions are evaluated locally")
+        raise EvaltoolError(
+            "--engine dask reads a click log file (a path or URL every worker can reach); "
+            "lists of impressions are evaluated locally"
+        )
     path = os.fspath(log)
     try:
         layout = _click_layout(path)
@@ -80,11 +90,15 @@ def click_values(log, measures, fields: list[str], first_click: str, *, schedule
     except (OSError, ValueError) as exc:
         raise EvaltoolError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if layout != "jsonl":
-        raise EvaltoolError(f"--engine dask reads click logs of impression objects in JSONL (one impression per "
-                            f"line); {path} is read as {layout}: use the local engine")
+        raise EvaltoolError(
+            f"--engine dask reads click logs of impression objects in JSONL (one impression per "
+            f"line); {path} is read as {layout}: use the local engine"
+        )
     client = engine.get_client(scheduler)
-    futures = [client.submit(_click_block, path, offset, length, measures, fields, first_click, pure=False)
-               for offset, length in ranges]
+    futures = [
+        client.submit(_click_block, path, offset, length, measures, fields, first_click, pure=False)
+        for offset, length in ranges
+    ]
     blocks = client.gather(futures)
     line = 0
     for block in blocks:
@@ -111,6 +125,13 @@ def click_values(log, measures, fields: list[str], first_click: str, *, schedule
             counts[key] = counts.get(key, 0) + count
     counts["queries"] = len(index)
     has_timestamps = any(b["imp_times"] for b in blocks) and any(b["click_times"] for b in blocks)
-    return ClickValues(path, blocks[0]["format"], list(index), np.concatenate(imp_query).astype(np.int32),
-                       field_values, counts, has_timestamps,
-                       {name: np.concatenate(parts) for name, parts in values.items()})
+    return ClickValues(
+        path,
+        blocks[0]["format"],
+        list(index),
+        np.concatenate(imp_query).astype(np.int32),
+        field_values,
+        counts,
+        has_timestamps,
+        {name: np.concatenate(parts) for name, parts in values.items()},
+    )

@@ -23,8 +23,9 @@ def _check(average: str, first_click: str, confidence: float, n_resamples: int) 
     if average not in AVERAGES:
         raise EvaltoolError(f"average {average!r}: expected micro (over impressions) or macro (over queries)")
     if first_click not in FIRST_CLICK_RULES:
-        raise EvaltoolError(f"first_click {first_click!r}: expected log (first in log order) or position "
-                            "(top-most clicked result)")
+        raise EvaltoolError(
+            f"first_click {first_click!r}: expected log (first in log order) or position (top-most clicked result)"
+        )
     if not 0.0 < confidence < 1.0:
         raise EvaltoolError(f"confidence {confidence!r}: expected a number between 0 and 1, such as 0.95")
     if n_resamples < 1:
@@ -46,14 +47,24 @@ def _requests(measures, has_timestamps: bool, path: str) -> list:
         requests += parse_click_measures(["time_to_first_click"])
     for request in requests:
         if click_measure_of(request).needs_timestamps and not has_timestamps:
-            raise InputError(f"{path}: {request.names[0]} needs timestamps on impressions and clicks; "
-                             "the log has none")
+            raise InputError(f"{path}: {request.names[0]} needs timestamps on impressions and clicks; the log has none")
     return requests
 
 
-def evaluate(log, measures=None, per_query: bool = False, *, average: str = "micro", first_click: str = "log",
-             by=(), confidence: float = 0.95, n_resamples: int = 2000, seed: int | None = 0,
-             engine: str = "local", scheduler: str | None = None):
+def evaluate(
+    log,
+    measures=None,
+    per_query: bool = False,
+    *,
+    average: str = "micro",
+    first_click: str = "log",
+    by=(),
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    engine: str = "local",
+    scheduler: str | None = None,
+):
     """Click metrics of ``log`` (a path or a list of impression dicts, :mod:`evaltool.io.clicks`).
 
     ``measures``: ``click_mrr``, ``ctr``, ``ctr@k``, ``abandonment``, ``clicks_per_query``,
@@ -96,18 +107,47 @@ def evaluate(log, measures=None, per_query: bool = False, *, average: str = "mic
     else:
         clicks = read_click_log(log, fields=by)
         requests = _requests(measures, clicks.has_timestamps, clicks.path)
-        data = ClickValues(clicks.path, clicks.format, clicks.query_ids, clicks.imp_query, clicks.fields,
-                           dict(clicks.counts), clicks.has_timestamps, impression_values(clicks, requests, first_click))
+        data = ClickValues(
+            clicks.path,
+            clicks.format,
+            clicks.query_ids,
+            clicks.imp_query,
+            clicks.fields,
+            dict(clicks.counts),
+            clicks.has_timestamps,
+            impression_values(clicks, requests, first_click),
+        )
     for field in by:
         if all(value is None for value in data.fields[field]):
             raise InputError(f"{data.path}: no impression has the field {field!r} to group by")
     timings = {"parse": time.perf_counter() - clock}
-    return click_result(data, requests, per_query, average=average, first_click=first_click, by=by,
-                        confidence=confidence, n_resamples=n_resamples, seed=seed, timings=timings)
+    return click_result(
+        data,
+        requests,
+        per_query,
+        average=average,
+        first_click=first_click,
+        by=by,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        timings=timings,
+    )
 
 
-def click_result(data: ClickValues, requests, per_query: bool, *, average: str, first_click: str, by: list,
-                 confidence: float, n_resamples: int, seed, timings: dict):
+def click_result(
+    data: ClickValues,
+    requests,
+    per_query: bool,
+    *,
+    average: str,
+    first_click: str,
+    by: list,
+    confidence: float,
+    n_resamples: int,
+    seed,
+    timings: dict,
+):
     """Summaries, intervals, groups and meta of the values per impression, as an EvalResult."""
     from evaltool.evaluation.result import Column, EvalResult
 
@@ -138,12 +178,26 @@ def click_result(data: ClickValues, requests, per_query: bool, *, average: str, 
     meta = {
         "log": data.path,
         "format": data.format,
-        "options": {"average": average, "first_click": first_click, "confidence": confidence,
-                    "resamples": n_resamples, "seed": seed, "by": by},
+        "options": {
+            "average": average,
+            "first_click": first_click,
+            "confidence": confidence,
+            "resamples": n_resamples,
+            "seed": seed,
+            "by": by,
+        },
         "counts": dict(data.counts),
         "clicks": details,
     }
     if by:
         meta["clicks_groups"] = group_details
-    return EvalResult(qids, columns, summary, meta, timings=timings, per_query_requested=per_query,
-                      strategies=dict.fromkeys(qids, "clicks"), groups=groups)
+    return EvalResult(
+        qids,
+        columns,
+        summary,
+        meta,
+        timings=timings,
+        per_query_requested=per_query,
+        strategies=dict.fromkeys(qids, "clicks"),
+        groups=groups,
+    )

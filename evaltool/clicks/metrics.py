@@ -97,8 +97,16 @@ def click_measure(name: str, *, takes_cutoff: bool = False, needs_timestamps: bo
     def register(kernel: Callable):
         if name in CLICK_REGISTRY:
             raise RuntimeError(f"click measure {name} declared twice")
-        declared = Measure(name, kernel, Params.NAMED if takes_cutoff else Params.NONE, (), Agg.MEAN_DEFINED,
-                           doc=kernel.__doc__ or "", family="clicks", options=(CUTOFF,) if takes_cutoff else ())
+        declared = Measure(
+            name,
+            kernel,
+            Params.NAMED if takes_cutoff else Params.NONE,
+            (),
+            Agg.MEAN_DEFINED,
+            doc=kernel.__doc__ or "",
+            family="clicks",
+            options=(CUTOFF,) if takes_cutoff else (),
+        )
         CLICK_REGISTRY[name] = ClickMeasure(declared, takes_cutoff, needs_timestamps)
         return kernel
 

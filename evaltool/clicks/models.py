@@ -57,7 +57,7 @@ class Judgment:
     doc_id: str
     score: float
     grade: int
-    impressions: int        # sdbn: times examined
+    impressions: int  # sdbn: times examined
     clicks: int
 
 
@@ -68,7 +68,7 @@ class ClickJudgments:
     model: str
     grades: tuple[float, ...]
     rows: list[Judgment]
-    prior: dict[int, float] | None = None      # coec: click-through rate per position
+    prior: dict[int, float] | None = None  # coec: click-through rate per position
 
     def to_qrels_dict(self) -> dict[str, dict[str, int]]:
         """``{query_id: {doc_id: grade}}``, which :func:`evaltool.evaluate` takes as qrels."""
@@ -83,8 +83,10 @@ class ClickJudgments:
         for row in self.rows:
             qid = qrels_id(row.query_id)
             if owners.setdefault(qid, row.query_id) != row.query_id:
-                raise InputError(f"queries {owners[qid]!r} and {row.query_id!r} both become the qrels id {qid!r}; "
-                                 "give the log query_id values")
+                raise InputError(
+                    f"queries {owners[qid]!r} and {row.query_id!r} both become the qrels id {qid!r}; "
+                    "give the log query_id values"
+                )
             if _WHITESPACE.search(row.doc_id):
                 raise InputError(f"document id {row.doc_id!r} has whitespace, which TREC qrels cannot hold")
             lines.append(f"{qid} 0 {row.doc_id} {row.grade}\n")
@@ -108,8 +110,10 @@ def parse_grades(text: str | None, model: str) -> tuple[float, ...]:
         return DEFAULT_GRADES[model]
     values = [finite_float(part) for part in text.split(",")]
     if not values or any(v is None for v in values) or any(b <= a for a, b in pairwise(values)):
-        raise EvaltoolError(f"grades {text!r}: expected increasing numbers separated by commas, such as 0.1,0.3,0.5 "
-                            "(the score a document needs for grade 1, 2, 3...)")
+        raise EvaltoolError(
+            f"grades {text!r}: expected increasing numbers separated by commas, such as 0.1,0.3,0.5 "
+            "(the score a document needs for grade 1, 2, 3...)"
+        )
     return tuple(values)
 
 
@@ -119,7 +123,7 @@ def _rows(log):
     doc, pos = log.shown_doc, log.shown_pos
     n_docs = max(len(log.doc_ids), 1)
     pair = imp.astype(np.int64) * n_docs + doc
-    _, first = np.unique(pair, return_index=True)          # rows are in position order within an impression
+    _, first = np.unique(pair, return_index=True)  # rows are in position order within an impression
     keep = np.sort(first)
     imp, doc, pos, pair = imp[keep], doc[keep], pos[keep], pair[keep]
     click_imp = np.repeat(np.arange(log.n_impressions), log.n_clicks)
@@ -131,8 +135,9 @@ def _grade(scores: np.ndarray, grades: tuple[float, ...]) -> np.ndarray:
     return np.searchsorted(np.asarray(grades), scores, side="right")
 
 
-def click_judgments(log, model: str = "coec", grades: tuple[float, ...] | None = None,
-                    min_impressions: int = 1) -> ClickJudgments:
+def click_judgments(
+    log, model: str = "coec", grades: tuple[float, ...] | None = None, min_impressions: int = 1
+) -> ClickJudgments:
     """Score and grade every (query, document) of ``log`` with ``model`` (see the module docstring)."""
     if model not in MODELS:
         raise EvaltoolError(f"click model {model!r}: expected one of {', '.join(MODELS)}")
@@ -145,7 +150,7 @@ def click_judgments(log, model: str = "coec", grades: tuple[float, ...] | None =
     if model == "sdbn":
         last = np.zeros(log.n_impressions, np.int64)
         np.maximum.at(last, imp[clicked], pos[clicked])
-        examined = pos <= last[imp]                      # impressions without a click: last 0, nothing examined
+        examined = pos <= last[imp]  # impressions without a click: last 0, nothing examined
         evidence_rows = examined
         satisfied = clicked & (pos == last[imp])
     else:
@@ -175,9 +180,16 @@ def click_judgments(log, model: str = "coec", grades: tuple[float, ...] | None =
     grade = _grade(scores, grades)
     q_codes, d_codes = keys // n_docs, keys % n_docs
     doc_ids = log.doc_ids.take(d_codes).to_pylist()
-    rows = [Judgment(log.query_ids[q], d, float(s), int(g), int(e), int(c))
-            for q, d, s, g, e, c in zip(q_codes.tolist(), doc_ids, scores.tolist(), grade.tolist(),
-                                        evidence.tolist(), clicks.tolist())]
-    rows.sort(key=lambda r: (qrels_id(r.query_id).encode("utf-8", "surrogateescape"),
-                             r.doc_id.encode("utf-8", "surrogateescape")))
+    rows = [
+        Judgment(log.query_ids[q], d, float(s), int(g), int(e), int(c))
+        for q, d, s, g, e, c in zip(
+            q_codes.tolist(), doc_ids, scores.tolist(), grade.tolist(), evidence.tolist(), clicks.tolist()
+        )
+    ]
+    rows.sort(
+        key=lambda r: (
+            qrels_id(r.query_id).encode("utf-8", "surrogateescape"),
+            r.doc_id.encode("utf-8", "surrogateescape"),
+        )
+    )
     return ClickJudgments(model, grades, rows, prior)

@@ -30,8 +30,9 @@ MULTINOMIAL_MAX_DISTINCT = 4096
 GATHER_CHUNK = 1 << 23
 
 
-def bootstrap_interval(values: np.ndarray, *, confidence: float = 0.95, n_resamples: int = 2000,
-                       seed: int | None = 0) -> tuple[float | None, float | None]:
+def bootstrap_interval(
+    values: np.ndarray, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int | None = 0
+) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of the mean of the finite ``values``; (None, None) without any."""
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values)]
@@ -50,7 +51,7 @@ def bootstrap_interval(values: np.ndarray, *, confidence: float = 0.95, n_resamp
         step = max(1, GATHER_CHUNK // n)
         for start in range(0, n_resamples, step):
             size = min(step, n_resamples - start)
-            means[start:start + size] = values[rng.integers(0, n, size=(size, n))].mean(axis=1)
+            means[start : start + size] = values[rng.integers(0, n, size=(size, n))].mean(axis=1)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return float(low), float(high)
@@ -73,8 +74,16 @@ def per_query_means(values: np.ndarray, imp_query: np.ndarray, n_queries: int) -
     return means, counts
 
 
-def summarise(values: np.ndarray, imp_query: np.ndarray, n_queries: int, *, average: str, confidence: float,
-              n_resamples: int, seed: int | None) -> dict:
+def summarise(
+    values: np.ndarray,
+    imp_query: np.ndarray,
+    n_queries: int,
+    *,
+    average: str,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+) -> dict:
     """Micro and macro means, the interval of the chosen one, the impressions and queries behind it.
 
     ``query_means`` holds each query's mean (nan where it has no defined value).
@@ -83,6 +92,12 @@ def summarise(values: np.ndarray, imp_query: np.ndarray, n_queries: int, *, aver
     micro, macro = defined_mean(values), defined_mean(query_means)
     sample = values if average == "micro" else query_means
     low, high = bootstrap_interval(sample, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    return {"value": micro if average == "micro" else macro, "micro": micro, "macro": macro,
-            "ci": [low, high], "impressions": int(np.isfinite(values).sum()), "queries": int((counts > 0).sum()),
-            "query_means": query_means}
+    return {
+        "value": micro if average == "micro" else macro,
+        "micro": micro,
+        "macro": macro,
+        "ci": [low, high],
+        "impressions": int(np.isfinite(values).sum()),
+        "queries": int((counts > 0).sum()),
+        "query_means": query_means,
+    }

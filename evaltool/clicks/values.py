@@ -21,16 +21,18 @@ class ClickValues:
 
     path: str
     format: str
-    query_ids: list[str]          # first-seen order
-    imp_query: np.ndarray         # query code of each impression
-    fields: dict                  # field -> value per impression (None where absent)
+    query_ids: list[str]  # first-seen order
+    imp_query: np.ndarray  # query code of each impression
+    fields: dict  # field -> value per impression (None where absent)
     counts: dict
     has_timestamps: bool
-    values: dict                  # output name -> value per impression (nan where undefined)
+    values: dict  # output name -> value per impression (nan where undefined)
 
 
 def impression_values(clicks, requests, first_click: str) -> dict[str, np.ndarray]:
     """Each measure's value per impression of one log (or part of one)."""
     view = Impressions(clicks)
-    return {request.names[0]: request.measure.kernel(view, request_cutoff(request), first_click=first_click)
-            for request in requests}
+    return {
+        request.names[0]: request.measure.kernel(view, request_cutoff(request), first_click=first_click)
+        for request in requests
+    }

@@ -40,9 +40,9 @@ import numpy as np
 
 from evaltool.errors import EvaltoolError, ParseError
 
-BLOCK_BYTES = 64 << 20       # bytes of whole lines a worker reads and splits at a time
-PARTITION_BYTES = 32 << 20   # default partition count: about this many bytes of the run each
-CONNECT_TIMEOUT = "30s"      # how long to wait for a scheduler named by address
+BLOCK_BYTES = 64 << 20  # bytes of whole lines a worker reads and splits at a time
+PARTITION_BYTES = 32 << 20  # default partition count: about this many bytes of the run each
+CONNECT_TIMEOUT = "30s"  # how long to wait for a scheduler named by address
 COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"\x28\xb5\x2f\xfd")  # gzip, bz2, xz, zstd
 
 _clients: dict = {}
@@ -65,9 +65,13 @@ def get_client(scheduler: str | None = None):
     distributed = _dask()
     try:
         if scheduler is None:
-            cluster = distributed.LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1,
-                                               processes=True, dashboard_address=":0",
-                                               silence_logs=logging.ERROR)
+            cluster = distributed.LocalCluster(
+                n_workers=os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            )
             client = distributed.Client(cluster)
         else:
             client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
@@ -148,7 +152,7 @@ def read_lines_block(path: str, offset: int, length: int | None) -> bytes:
 
     with open_url(path) as handle:
         data = read_block(handle, offset, length, delimiter=b"\n")
-    return data[len(BOM):] if offset == 0 and data.startswith(BOM) else data
+    return data[len(BOM) :] if offset == 0 and data.startswith(BOM) else data
 
 
 def _segments(data: bytes):
@@ -199,7 +203,7 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
     view = memoryview(data)
     for start, end, qid in _segments(data):
         lines = data.count(b"\n", start, end)
-        whole = lines + (0 if data[end - 1:end] == b"\n" else 1)
+        whole = lines + (0 if data[end - 1 : end] == b"\n" else 1)
         part = 0 if qid is None else cache.get(qid)
         if part is None:
             part = cache[qid] = partition_of(qid, partitions)
@@ -215,10 +219,12 @@ def split_block(path: str, offset: int, length: int | None, partitions: int) -> 
         line += whole
     tag = b""
     if last_content is not None:
-        last_line = data[last_content[0]:last_content[1]].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()
+        last_line = data[last_content[0] : last_content[1]].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()
         tag = last_line[5] if len(last_line) >= 6 else b""
-    parts = [(b"".join(p), np.asarray(f, dtype=np.int64), np.asarray(c, dtype=np.int64))
-             for p, f, c in zip(pieces, firsts, counts)]
+    parts = [
+        (b"".join(p), np.asarray(f, dtype=np.int64), np.asarray(c, dtype=np.int64))
+        for p, f, c in zip(pieces, firsts, counts)
+    ]
     return {"parts": parts, "lines": line - 1, "tag": tag, "first_qids": first_qids}
 
 
@@ -238,13 +244,19 @@ def _qrels_part(qrels, part: int, partitions: int):
     """The judgments of the queries of one partition (its own query vocabulary, every id used)."""
     from dataclasses import replace
 
-    keep_code = np.array([partition_of(q.encode("utf-8", "surrogateescape"), partitions) == part
-                          for q in qrels.qid_vocab], dtype=bool)
+    keep_code = np.array(
+        [partition_of(q.encode("utf-8", "surrogateescape"), partitions) == part for q in qrels.qid_vocab], dtype=bool
+    )
     mask = keep_code[qrels.qid_codes] if len(qrels.qid_vocab) else np.zeros(0, dtype=bool)
     used, codes = np.unique(qrels.qid_codes[mask], return_inverse=True)
-    return replace(qrels, qid_vocab=[qrels.qid_vocab[c] for c in used], qid_codes=codes.astype(qrels.qid_codes.dtype),
-                   doc_codes=qrels.doc_codes[mask], grades=qrels.grades[mask],
-                   lines=None if qrels.lines is None else qrels.lines[mask])
+    return replace(
+        qrels,
+        qid_vocab=[qrels.qid_vocab[c] for c in used],
+        qid_codes=codes.astype(qrels.qid_codes.dtype),
+        doc_codes=qrels.doc_codes[mask],
+        grades=qrels.grades[mask],
+        lines=None if qrels.lines is None else qrels.lines[mask],
+    )
 
 
 class _Failure:
@@ -279,8 +291,9 @@ def _parse_partition(path: str, data: bytes, on_duplicate: str):
     return run
 
 
-def score_partition(path: str, part: int, partitions: int, pieces: list, counts: list[int], qrels, scoring,
-                    on_duplicate: str):
+def score_partition(
+    path: str, part: int, partitions: int, pieces: list, counts: list[int], qrels, scoring, on_duplicate: str
+):
     """Parse, rank and score one partition: per-query values only, or a :class:`_Failure`."""
     from evaltool.evaluation.scoring import score_chunk
 
@@ -306,8 +319,14 @@ def score_partition(path: str, part: int, partitions: int, pieces: list, counts:
         moved = ParseError(exc.path, whole_file_line(exc.line), exc.text, expected)
         return _Failure(moved, duplicate=exc.expected.startswith("each ("))
     qids, columns, missing, unjudged = score_chunk(_qrels_part(qrels, part, partitions), run, scoring)
-    return {"qids": qids, "values": [c.values for c in columns], "missing": missing, "unjudged": unjudged,
-            "rows": len(run), "duplicates": run.duplicates_resolved}
+    return {
+        "qids": qids,
+        "values": [c.values for c in columns],
+        "missing": missing,
+        "unjudged": unjudged,
+        "rows": len(run),
+        "duplicates": run.duplicates_resolved,
+    }
 
 
 def _no_judged_query(qrels_t, path: str, first_qids: list[bytes], options) -> None:
@@ -319,8 +338,11 @@ def _no_judged_query(qrels_t, path: str, first_qids: list[bytes], options) -> No
 
     sample = [decode(q) for q in sorted(set(first_qids))[:3]]
     codes = np.arange(len(sample), dtype=np.int64)
-    rank(qrels_t, Run(sample, codes, ["-"], np.zeros(len(sample), np.int64), np.zeros(len(sample)), codes + 1,
-                      path=path), options)
+    rank(
+        qrels_t,
+        Run(sample, codes, ["-"], np.zeros(len(sample), np.int64), np.zeros(len(sample)), codes + 1, path=path),
+        options,
+    )
 
 
 def score(plan, judgments, run):
@@ -330,10 +352,16 @@ def score(plan, judgments, run):
     from evaltool.io.kinds import streamed_format
 
     run_kind = plan.inputs.run_format or streamed_format(run)
-    if (not isinstance(judgments, Qrels) or plan.relevance.mode not in ("auto", "qrels") or run_kind != "trec"
-            or plan.engine.stream):
-        raise EvaltoolError("--engine dask reads a TREC run scored against TREC qrels; queries files, "
-                            "JSONL results, --relevance and --stream need the local engine")
+    if (
+        not isinstance(judgments, Qrels)
+        or plan.relevance.mode not in ("auto", "qrels")
+        or run_kind != "trec"
+        or plan.engine.stream
+    ):
+        raise EvaltoolError(
+            "--engine dask reads a TREC run scored against TREC qrels; queries files, "
+            "JSONL results, --relevance and --stream need the local engine"
+        )
     clock = time.perf_counter()
     pieces, counts = dask_parts(plan, judgments, run)
     return Scored(pieces, counts, judgments, run_kind, timings={"dask": time.perf_counter() - clock})
@@ -350,8 +378,10 @@ def dask_parts(plan, qrels_t, run, block_bytes: int | None = None):
     scoring, on_duplicate = plan.scoring, plan.inputs.on_duplicate
     scheduler, partitions = plan.engine.scheduler, plan.engine.partitions
     if not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-":
-        raise EvaltoolError("--engine dask reads a run file (a path or URL every worker can reach); "
-                            "dicts, DataFrames and stdin are evaluated locally")
+        raise EvaltoolError(
+            "--engine dask reads a run file (a path or URL every worker can reach); "
+            "dicts, DataFrames and stdin are evaluated locally"
+        )
     path = os.fspath(run)
     try:
         ranges, size = block_ranges(path, BLOCK_BYTES if block_bytes is None else block_bytes)
@@ -370,8 +400,10 @@ def dask_parts(plan, qrels_t, run, block_bytes: int | None = None):
     # a literal of the graph, not scattered data: a worker lost mid-run costs a recomputation, not the run
     qrels_ref = dask.delayed(qrels_t, name=f"qrels-{uuid.uuid4().hex}", traverse=False)
     score_task = dask.delayed(score_partition, pure=True)
-    scored = [score_task(path, p, partitions, [piece(s, p) for s in splits], counts, qrels_ref, scoring, on_duplicate)
-              for p in range(partitions)]
+    scored = [
+        score_task(path, p, partitions, [piece(s, p) for s in splits], counts, qrels_ref, scoring, on_duplicate)
+        for p in range(partitions)
+    ]
     tags = [dask.delayed(_tag, pure=True)(s) for s in splits]
     results, tags = client.gather(client.compute([scored, tags]))
     failures = [r for r in results if isinstance(r, _Failure)]
@@ -385,8 +417,12 @@ def dask_parts(plan, qrels_t, run, block_bytes: int | None = None):
             continue
         # a partition none of whose queries is judged has no columns
         columns = columns_of(scoring.requests, result["values"]) if len(result["qids"]) else []
-        scores.add((result["qids"], columns, result["missing"], result["unjudged"]), rows=result["rows"],
-                   duplicates=result["duplicates"], tag="")
+        scores.add(
+            (result["qids"], columns, result["missing"], result["unjudged"]),
+            rows=result["rows"],
+            duplicates=result["duplicates"],
+            tag="",
+        )
     if not any(result is not None for result in results):
         parse_run(path, b"")  # the local reader's message for a run without a result line
     scores.tag = decode(next((tag for tag, _ in reversed(tags) if tag), b""))

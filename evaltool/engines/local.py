@@ -33,9 +33,15 @@ def _whole(plan, judgments, run) -> Scored:
     clock = time.perf_counter()
     inputs, relevance, scoring = plan.inputs, plan.relevance, plan.scoring
     results, run_kind = load_results(run, inputs.on_duplicate, inputs.runid, inputs.run_format, inputs.jobs)
-    resolution = resolve(judgments, results, mode=relevance.mode, packs=relevance.packs,
-                         f1_threshold=relevance.f1_threshold, relevance_level=scoring.ranking.relevance_level,
-                         f1_depth=relevance.f1_depth)
+    resolution = resolve(
+        judgments,
+        results,
+        mode=relevance.mode,
+        packs=relevance.packs,
+        f1_threshold=relevance.f1_threshold,
+        relevance_level=scoring.ranking.relevance_level,
+        f1_depth=relevance.f1_depth,
+    )
     qrels_t, run_t = resolution.qrels, resolution.run
     if inputs.runid is not None:
         run_t.runid = inputs.runid
@@ -47,9 +53,15 @@ def _whole(plan, judgments, run) -> Scored:
     clock = time.perf_counter()
     pieces = [(batch.qids, batch_columns(scoring.requests, batch, scoring.ztable))]
     timings["measures"] = time.perf_counter() - clock
-    counts = {"runid": ranking.runid, "path": run_t.path, "rows": len(run_t), "duplicates": run_t.duplicates_resolved,
-              "skipped": ranking.skipped_qrels_queries, "unjudged": ranking.unjudged_run_queries,
-              "missing": int(batch.missing.sum())}
+    counts = {
+        "runid": ranking.runid,
+        "path": run_t.path,
+        "rows": len(run_t),
+        "duplicates": run_t.duplicates_resolved,
+        "skipped": ranking.skipped_qrels_queries,
+        "unjudged": ranking.unjudged_run_queries,
+        "missing": int(batch.missing.sum()),
+    }
     return Scored(pieces, counts, qrels_t, run_kind, resolution, timings)
 
 
@@ -60,8 +72,10 @@ def _streamed(plan, judgments, run) -> Scored:
 
     run_kind = plan.inputs.run_format or streamed_format(run)
     if not isinstance(judgments, Qrels) or plan.relevance.mode not in ("auto", "qrels") or run_kind != "trec":
-        raise EvaltoolError("--stream reads a TREC run scored against TREC qrels; "
-                            "queries files, JSONL results and --relevance need it off")
+        raise EvaltoolError(
+            "--stream reads a TREC run scored against TREC qrels; "
+            "queries files, JSONL results and --relevance need it off"
+        )
     if not isinstance(run, (str, os.PathLike)):
         raise EvaltoolError("--stream reads a run file; give a path")
     clock = time.perf_counter()
@@ -71,8 +85,12 @@ def _streamed(plan, judgments, run) -> Scored:
     def consume(chunks) -> ChunkedScores:
         scores = ChunkedScores()
         for chunk in chunks:
-            scores.add(score_chunk(judgments, chunk, plan.scoring), rows=len(chunk),
-                       duplicates=chunk.duplicates_resolved, tag=chunk.runid)
+            scores.add(
+                score_chunk(judgments, chunk, plan.scoring),
+                rows=len(chunk),
+                duplicates=chunk.duplicates_resolved,
+                tag=chunk.runid,
+            )
         return scores
 
     try:

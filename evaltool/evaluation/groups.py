@@ -17,7 +17,9 @@ from evaltool.measures.base import Agg
 NO_GROUP = "(none)"
 
 
-def group_queries(qids: Sequence[str], value_of: Mapping[str, object], order: Sequence[str] = ()) -> dict[str, list[int]]:
+def group_queries(
+    qids: Sequence[str], value_of: Mapping[str, object], order: Sequence[str] = ()
+) -> dict[str, list[int]]:
     """Positions in ``qids`` of each group: the queries whose ``value_of[qid]`` is the same.
 
     Queries without a value form the group ``(none)``. Groups come in ``order`` (a topics
@@ -66,9 +68,11 @@ def group_summaries(series: Sequence[Series], groups: Mapping[str, Sequence[int]
 
 def summary_series(result) -> list[Series]:
     """The columns of ``result`` that have a numeric summary, as :class:`Series`."""
-    return [Series(c.name, np.asarray(c.values), c.measure.agg, c.integer_summary and not result.zscores)
-            for c in result.columns
-            if c.measure.agg not in (Agg.NONE, Agg.RUNID) and not isinstance(c.values, list)]
+    return [
+        Series(c.name, np.asarray(c.values), c.measure.agg, c.integer_summary and not result.zscores)
+        for c in result.columns
+        if c.measure.agg not in (Agg.NONE, Agg.RUNID) and not isinstance(c.values, list)
+    ]
 
 
 def field_values(topics, field: str) -> dict[str, str]:
@@ -86,5 +90,4 @@ def ungrouped_note(topics, field: str, qids: Sequence[str], groups: Mapping[str,
     left = groups.get(NO_GROUP)
     if not left:
         return None
-    return (f"note: {len(left)} of {len(qids)} queries have no {field} in {topics.path}; "
-            f"they form the group {NO_GROUP}")
+    return f"note: {len(left)} of {len(qids)} queries have no {field} in {topics.path}; they form the group {NO_GROUP}"

@@ -69,8 +69,10 @@ def parse_thresholds(specs: Iterable[str], base: Mapping[str, float] = DEFAULT_T
 SUMMARY_LABELS = {"good": "efficient", "fair": "acceptable", "poor": "needs improvement"}
 VOCABULARY = {
     "en": {"row": {"good": "good", "fair": "fair", "poor": "poor"}, "summary": SUMMARY_LABELS},
-    "es": {"row": {"good": "Bueno", "fair": "Regular", "poor": "Mejorable"},
-           "summary": {"good": "Eficiente", "fair": "Aceptable", "poor": "Mejorable"}},
+    "es": {
+        "row": {"good": "Bueno", "fair": "Regular", "poor": "Mejorable"},
+        "summary": {"good": "Eficiente", "fair": "Aceptable", "poor": "Mejorable"},
+    },
 }
 
 
@@ -90,8 +92,9 @@ def _thresholded(values: Mapping, thresholds: Mapping[str, float]) -> list[tuple
     by_identity: dict[str, object] = {}
     for name, value in values.items():
         by_identity.setdefault(_identity(name), value)
-    return [(by_identity[_identity(name)], limit) for name, limit in thresholds.items()
-            if _identity(name) in by_identity]
+    return [
+        (by_identity[_identity(name)], limit) for name, limit in thresholds.items() if _identity(name) in by_identity
+    ]
 
 
 def label(values: Mapping[str, float], thresholds: Mapping[str, float] = DEFAULT_THRESHOLDS) -> str | None:
@@ -99,8 +102,11 @@ def label(values: Mapping[str, float], thresholds: Mapping[str, float] = DEFAULT
     present = _thresholded(values, thresholds)
     if not present:
         return None
-    held = sum(1 for value, limit in present
-               if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= limit)
+    held = sum(
+        1
+        for value, limit in present
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= limit
+    )
     if held == len(present):
         return "good"
     return "fair" if 2 * held >= len(present) else "poor"
@@ -111,12 +117,16 @@ def check_thresholds(thresholds: Mapping[str, float], measures: Sequence[str], g
     evaluated = {_identity(m) for m in measures}
     for name in given:
         if name in thresholds and _identity(name) not in evaluated:
-            raise EvaltoolError(f"threshold for {name}: {name} is not among the measures evaluated "
-                                f"({', '.join(measures)}); add it with -m")
+            raise EvaltoolError(
+                f"threshold for {name}: {name} is not among the measures evaluated "
+                f"({', '.join(measures)}); add it with -m"
+            )
     if not any(_identity(name) in evaluated for name in thresholds):
         wanted = ", ".join(f"{k} >= {v:g}" for k, v in thresholds.items()) or "none left"
-        raise EvaltoolError(f"--labels: none of the measures evaluated ({', '.join(measures)}) has a threshold "
-                            f"({wanted}); evaluate one of them or give --threshold NAME=VALUE")
+        raise EvaltoolError(
+            f"--labels: none of the measures evaluated ({', '.join(measures)}) has a threshold "
+            f"({wanted}); evaluate one of them or give --threshold NAME=VALUE"
+        )
 
 
 def threshold_request(thresholds) -> tuple[dict[str, float] | None, list[str]]:

@@ -20,7 +20,12 @@ from collections.abc import Mapping, Sequence
 
 from evaltool.errors import EvaltoolError
 from evaltool.evaluation.groups import (
-    field_order, field_values, group_queries, group_summaries, summary_series, ungrouped_note,
+    field_order,
+    field_values,
+    group_queries,
+    group_summaries,
+    summary_series,
+    ungrouped_note,
 )
 from evaltool.evaluation.labels import row_labels
 from evaltool.evaluation.plan import OPTIONS, EvalPlan
@@ -108,8 +113,9 @@ def evaluate(
     options = {name: value for name, value in locals().items() if name in OPTIONS}  # the keywords, as given
     plan = _plan(measures, options)
     clock = time.perf_counter()
-    judgments, qrels_kind = load_judgments(qrels, plan.inputs.on_duplicate, plan.inputs.qrels_format,
-                                           subtopics=plan.subtopics, jobs=plan.inputs.jobs)
+    judgments, qrels_kind = load_judgments(
+        qrels, plan.inputs.on_duplicate, plan.inputs.qrels_format, subtopics=plan.subtopics, jobs=plan.inputs.jobs
+    )
     topics_table = None
     if plan.grouping.fields or plan.grouping.topics is not None:
         from evaltool.io.topics import resolve_topics
@@ -129,8 +135,10 @@ def _plan(measures, options: Mapping) -> EvalPlan:
     if isinstance(measures, EvalPlan):
         changed = sorted(name for name, value in options.items() if value != OPTIONS[name])
         if changed:
-            raise TypeError(f"evaluate() was given an EvalPlan and the option(s) {', '.join(changed)}; "
-                            "put every option in the plan (EvalPlan.build(measures, **options))")
+            raise TypeError(
+                f"evaluate() was given an EvalPlan and the option(s) {', '.join(changed)}; "
+                "put every option in the plan (EvalPlan.build(measures, **options))"
+            )
         return measures
     return EvalPlan.build(measures, **options)
 
@@ -142,8 +150,13 @@ def _result(plan: EvalPlan, scored: Scored, qrels_kind: str, per_query: bool, to
     clock = time.perf_counter()
     qids, columns = merge(scored.pieces)
     qrels_t, counts, ranking = scored.qrels, scored.run, plan.ranking
-    summary = summarize_columns(columns, len(qids), counts["runid"], zscores=plan.scoring.ztable is not None,
-                                qrels_if_complete=qrels_t if ranking.complete else None)
+    summary = summarize_columns(
+        columns,
+        len(qids),
+        counts["runid"],
+        zscores=plan.scoring.ztable is not None,
+        qrels_if_complete=qrels_t if ranking.complete else None,
+    )
     timings = scored.timings
     timings["measures"] = timings.get("measures", 0.0) + time.perf_counter() - clock
     meta = {
@@ -164,19 +177,34 @@ def _result(plan: EvalPlan, scored: Scored, qrels_kind: str, per_query: bool, to
         "run_queries_without_judgments": counts["unjudged"],
     }
     relevance = plan.relevance
-    meta["relevance"] = relevance_meta(scored.resolution, qids, qrels_t, mode=relevance.mode,
-                                       relevance_level=ranking.relevance_level, cutoffs=plan.cutoffs,
-                                       f1_threshold=relevance.f1_threshold,
-                                       inputs={"qrels": qrels_kind, "run": scored.run_kind})
+    meta["relevance"] = relevance_meta(
+        scored.resolution,
+        qids,
+        qrels_t,
+        mode=relevance.mode,
+        relevance_level=ranking.relevance_level,
+        cutoffs=plan.cutoffs,
+        f1_threshold=relevance.f1_threshold,
+        inputs={"qrels": qrels_kind, "run": scored.run_kind},
+    )
     meta["relevance"]["f1_total"] = relevance.f1_total
     strategies = scored.resolution.strategies if scored.resolution else {}
-    result = EvalResult(qids, columns, summary, meta, zscores=plan.scoring.ztable is not None, timings=timings,
-                        per_query_requested=per_query, strategies={q: strategies.get(q, "qrels") for q in qids})
+    result = EvalResult(
+        qids,
+        columns,
+        summary,
+        meta,
+        zscores=plan.scoring.ztable is not None,
+        timings=timings,
+        per_query_requested=per_query,
+        strategies={q: strategies.get(q, "qrels") for q in qids},
+    )
     return finish(result, fields=plan.grouping.fields, topics=topics, thresholds=plan.grouping.thresholds)
 
 
-def finish(result: EvalResult, *, fields: Sequence[str] = (), topics=None,
-           thresholds: Mapping[str, float] | None = None) -> EvalResult:
+def finish(
+    result: EvalResult, *, fields: Sequence[str] = (), topics=None, thresholds: Mapping[str, float] | None = None
+) -> EvalResult:
     """Add warnings, groups and labels to a freshly computed result (``evaluate``'s last step).
 
     ``fields`` and ``topics`` come from :func:`~evaltool.io.topics.resolve_topics`,
@@ -217,18 +245,23 @@ class Evaluator:
     def __init__(self, qrels, measures=None, **options):
         if isinstance(measures, EvalPlan):
             if options:
-                raise TypeError(f"Evaluator() was given an EvalPlan and the option(s) {', '.join(sorted(options))}; "
-                                "put every option in the plan")
+                raise TypeError(
+                    f"Evaluator() was given an EvalPlan and the option(s) {', '.join(sorted(options))}; "
+                    "put every option in the plan"
+                )
             self.plan = measures
         else:
             unknown = sorted(set(options) - set(OPTIONS))
             if unknown:
-                raise TypeError(f"Evaluator() got unexpected keyword argument(s) {', '.join(unknown)}; "
-                                f"it takes evaluate()'s: {', '.join(sorted(OPTIONS))}")
+                raise TypeError(
+                    f"Evaluator() got unexpected keyword argument(s) {', '.join(unknown)}; "
+                    f"it takes evaluate()'s: {', '.join(sorted(OPTIONS))}"
+                )
             self.plan = EvalPlan.build(measures, **options)
         inputs = self.plan.inputs
-        judgments, kind = load_judgments(qrels, inputs.on_duplicate, inputs.qrels_format,
-                                         subtopics=self.plan.subtopics, jobs=inputs.jobs)
+        judgments, kind = load_judgments(
+            qrels, inputs.on_duplicate, inputs.qrels_format, subtopics=self.plan.subtopics, jobs=inputs.jobs
+        )
         self._judgments = Loaded(judgments, kind)
 
     def evaluate(self, run, per_query: bool = False) -> EvalResult:
@@ -256,8 +289,9 @@ class Evaluator:
         min_bytes = columnar_for_many(runs)
 
         def work(run):
-            return self.evaluate(read_run_ahead(run, inputs.on_duplicate, inputs.run_format, inputs.jobs, min_bytes),
-                                 per_query)
+            return self.evaluate(
+                read_run_ahead(run, inputs.on_duplicate, inputs.run_format, inputs.jobs, min_bytes), per_query
+            )
 
         from evaltool.io.columnar import threads
         from evaltool.io.common import in_order

@@ -137,8 +137,9 @@ class EvalPlan:
         """
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
-            raise TypeError(f"unexpected evaluation option(s) {', '.join(unknown)}; "
-                            f"expected some of: {', '.join(sorted(OPTIONS))}")
+            raise TypeError(
+                f"unexpected evaluation option(s) {', '.join(unknown)}; expected some of: {', '.join(sorted(OPTIONS))}"
+            )
         o = {**OPTIONS, **options}
         specs = [measures] if isinstance(measures, str) else measures
         specs = None if specs is None else tuple(specs)
@@ -236,7 +237,9 @@ def _relevance(o: Mapping, requests) -> RelevanceSettings:
     if f1_total == "top-k":
         found = cutoffs(requests)
         if not found:
-            raise EvaltoolError("--f1-total top-k judges the top K items; give a measure with a cutoff "
-                                "(such as ndcg@10 or recall.5) to say K")
+            raise EvaltoolError(
+                "--f1-total top-k judges the top K items; give a measure with a cutoff "
+                "(such as ndcg@10 or recall.5) to say K"
+            )
         f1_depth = max(found)
     return RelevanceSettings(o["relevance"], o["packs"], o["f1_threshold"], f1_total, f1_depth)

@@ -159,8 +159,11 @@ class EvalResult:
             out["groups"] = self.groups
         if self.thresholds is not None:
             queries = set(self.qids)
-            out["labels"] = {row: value for row, value in self.labels.items()
-                             if per_query or row not in queries or row == SUMMARY_ROW}
+            out["labels"] = {
+                row: value
+                for row, value in self.labels.items()
+                if per_query or row not in queries or row == SUMMARY_ROW
+            }
             out["thresholds"] = self.thresholds
         return out
 
@@ -186,8 +189,9 @@ def require_pandas(what: str):
     return pd
 
 
-def summarize_columns(columns: Sequence[Column], n_queries: int, runid: str, *, zscores: bool = False,
-                      qrels_if_complete=None) -> dict:
+def summarize_columns(
+    columns: Sequence[Column], n_queries: int, runid: str, *, zscores: bool = False, qrels_if_complete=None
+) -> dict:
     """The summary row: each column combined over the queries as its measure declares.
 
     ``qrels_if_complete`` (the qrels, under ``-c``) is what a measure that declares a

@@ -53,8 +53,9 @@ class Scoring:
     ztable: Mapping | None = None
 
     @classmethod
-    def of(cls, specs=None, ranking: RankOptions = RankOptions(), num_docs_in_coll: int = 0,
-           ztable: Mapping | None = None) -> Scoring:
+    def of(
+        cls, specs=None, ranking: RankOptions = RankOptions(), num_docs_in_coll: int = 0, ztable: Mapping | None = None
+    ) -> Scoring:
         """Parse ``specs`` (``"P.5"``, ``["map", "nDCG@10"]`` or None) into a Scoring."""
         if isinstance(specs, str):
             specs = [specs]
@@ -155,8 +156,12 @@ def score_chunk(qrels_t, chunk: Run, scoring: Scoring):
     except InputError:
         return [], [], np.zeros(0, dtype=bool), set(chunk.qid_vocab)
     batch = ranking.batch
-    return (batch.qids, batch_columns(scoring.requests, batch, scoring.ztable), batch.missing,
-            set(ranking.unjudged_run_queries))
+    return (
+        batch.qids,
+        batch_columns(scoring.requests, batch, scoring.ztable),
+        batch.missing,
+        set(ranking.unjudged_run_queries),
+    )
 
 
 class ChunkedScores:
@@ -192,14 +197,23 @@ class ChunkedScores:
             keep = np.array([q not in self.seen for q in ranking.batch.qids])
             columns = batch_columns(scoring.requests, ranking.batch, scoring.ztable)
             for column in columns:
-                column.values = ([v for v, k in zip(column.values, keep) if k] if isinstance(column.values, list)
-                                 else column.values[keep])
+                column.values = (
+                    [v for v, k in zip(column.values, keep) if k]
+                    if isinstance(column.values, list)
+                    else column.values[keep]
+                )
             parts.append(([q for q, k in zip(ranking.batch.qids, keep) if k], columns, ranking.batch.missing[keep]))
         if not self.seen:  # also under -c, where every judged query would score 0
             raise InputError(f"no query of {path} has judgments in {qrels_t.path}")
         missing = int(sum(p[2].sum() for p in parts))
         skipped = [] if options.complete else absent
-        info = {"runid": runid if runid is not None else self.tag, "path": path, "rows": self.rows,
-                "duplicates": self.duplicates, "skipped": skipped,
-                "unjudged": sorted(self.unjudged - qrels_qids), "missing": missing}
+        info = {
+            "runid": runid if runid is not None else self.tag,
+            "path": path,
+            "rows": self.rows,
+            "duplicates": self.duplicates,
+            "skipped": skipped,
+            "unjudged": sorted(self.unjudged - qrels_qids),
+            "missing": missing,
+        }
         return [(q, c) for q, c, _ in parts], info

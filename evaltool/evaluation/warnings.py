@@ -17,6 +17,7 @@ from evaltool.errors import EvaltoolWarning, QueriesSkippedWarning, clip
 if TYPE_CHECKING:
     from evaltool.evaluation.result import EvalResult
 
+
 def warn(messages: list[str], message: str, category: type[Warning] = EvaltoolWarning) -> None:
     """Record ``message`` on a result (its ``warnings`` list) and issue it through :mod:`warnings`.
 
@@ -50,27 +51,37 @@ def evaluation_warnings(result: EvalResult) -> list[tuple[str, type[Warning]]]:
     unjudged = rel.get("unjudged_queries") or []
     if unjudged:
         n = len(unjudged)
-        add(f"warning: {n} {'query' if n == 1 else 'queries'} of {meta['qrels']} could not be judged "
+        add(
+            f"warning: {n} {'query' if n == 1 else 'queries'} of {meta['qrels']} could not be judged "
             f"with --relevance {rel['mode']} ({lacking(rel['mode'])}) and {'is' if n == 1 else 'are'} "
-            f"not scored: {shown(unjudged)}")
+            f"not scored: {shown(unjudged)}"
+        )
     without_text = rel.get("items_without_text")
     if without_text:
-        add(f"warning: {without_text} retrieved {'item has' if without_text == 1 else 'items have'} no text, "
-            "so token F1 could not judge them; they count as unjudged")
+        add(
+            f"warning: {without_text} retrieved {'item has' if without_text == 1 else 'items have'} no text, "
+            "so token F1 could not judge them; they count as unjudged"
+        )
     skipped = meta.get("skipped_queries") or []
     if skipped:
-        add(f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no results "
+        add(
+            f"warning: {len(skipped)} of the {len(skipped) + len(result.qids)} qrels queries have no results "
             f"in {meta['run']} and were skipped ({shown(skipped)}); use -c to score them as trec_eval does",
-            QueriesSkippedWarning)
+            QueriesSkippedWarning,
+        )
     absent = meta.get("counts", {}).get("queries_missing_from_run", 0)
     if meta.get("options", {}).get("complete") and 2 * absent > len(result.qids):
         # judgments of another collection score zeros under -c: no number should hide that
-        add(f"warning: only {len(result.qids) - absent} of the {len(result.qids)} queries judged in "
+        add(
+            f"warning: only {len(result.qids) - absent} of the {len(result.qids)} queries judged in "
             f"{meta['qrels']} have results in {meta['run']}; the other {absent} score as queries without "
-            "results under -c (are these judgments for this run?)")
+            "results under -c (are these judgments for this run?)"
+        )
     for side in ("qrels", "run"):
         dropped = meta.get("counts", {}).get(f"{side}_duplicates_resolved")
         if dropped:
-            add(f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by "
-                f"--on-duplicate {meta['options']['on_duplicate']}")
+            add(
+                f"note: {dropped} duplicate (query, document) rows in {meta[side]} resolved by "
+                f"--on-duplicate {meta['options']['on_duplicate']}"
+            )
     return out

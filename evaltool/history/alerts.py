@@ -41,8 +41,14 @@ class Verdict:
         return [row for row in self.rows if row["dropped"]]
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "latest": self.latest, "against": self.against, "tolerance": self.tolerance,
-                "measures": self.rows, "note": self.note}
+        return {
+            "ok": self.ok,
+            "latest": self.latest,
+            "against": self.against,
+            "tolerance": self.tolerance,
+            "measures": self.rows,
+            "note": self.note,
+        }
 
 
 def _judged(execution) -> list[str]:
@@ -50,12 +56,16 @@ def _judged(execution) -> list[str]:
     from evaltool.history.series import better
     from evaltool.measures.base import Better
 
-    return [m for m, v in execution.summary.items()
-            if v is not None and better(m, execution.aggregates.get(m)) is not Better.NEITHER]
+    return [
+        m
+        for m, v in execution.summary.items()
+        if v is not None and better(m, execution.aggregates.get(m)) is not Better.NEITHER
+    ]
 
 
-def check(db=None, name: str | None = None, against: str = "previous", tolerance: float = 1e-4,
-          measures=None) -> Verdict:
+def check(
+    db=None, name: str | None = None, against: str = "previous", tolerance: float = 1e-4, measures=None
+) -> Verdict:
     """Compare the latest execution with ``against`` (``previous``, ``best`` or an id); see the module."""
     from evaltool.history.queries import get_execution, list_executions
     from evaltool.history.series import better, identity, resolve_measures, series, value
@@ -70,16 +80,24 @@ def check(db=None, name: str | None = None, against: str = "previous", tolerance
             raise HistoryError(f"--against {against!r}: expected previous, best or an execution id") from None
     newest = list_executions(db, name=name, limit=1, newest_first=True)
     if not newest:
-        raise HistoryError("no execution to check" + (f" named {name!r}" if name else "") +
-                           " (see 'evaltool history list')")
+        raise HistoryError(
+            "no execution to check" + (f" named {name!r}" if name else "") + " (see 'evaltool history list')"
+        )
     latest = newest[0]
     summary = {"id": latest.id, "name": latest.name, "recorded_at": latest.recorded_at}
     if against in AGAINST:
-        earlier = [e for e in list_executions(db, name=latest.name, newest_first=True)
-                   if (e.recorded_at, e.id) < (latest.recorded_at, latest.id)]
+        earlier = [
+            e
+            for e in list_executions(db, name=latest.name, newest_first=True)
+            if (e.recorded_at, e.id) < (latest.recorded_at, latest.id)
+        ]
         if not earlier:
-            return Verdict(summary, against, tolerance,
-                           note=f"execution {latest.id} is the first named {latest.name!r}: nothing to compare against")
+            return Verdict(
+                summary,
+                against,
+                tolerance,
+                note=f"execution {latest.id} is the first named {latest.name!r}: nothing to compare against",
+            )
         candidates = earlier[:1] if against == "previous" else earlier
     else:
         candidates = [get_execution(db, against, per_query=False)]
@@ -105,8 +123,17 @@ def check(db=None, name: str | None = None, against: str = "previous", tolerance
             reference, reference_id = known[0]
         gain = direction.gain(current, reference)
         dropped = abs(current - reference) > tolerance if gain is None else gain < -tolerance
-        verdict.rows.append({"measure": m, "latest": current, "reference": reference, "reference_id": reference_id,
-                             "delta": current - reference, "better": direction.value, "dropped": dropped})
+        verdict.rows.append(
+            {
+                "measure": m,
+                "latest": current,
+                "reference": reference,
+                "reference_id": reference_id,
+                "delta": current - reference,
+                "better": direction.value,
+                "dropped": dropped,
+            }
+        )
     if not verdict.rows:
         verdict.note = f"execution {latest.id} shares no measure with what it is checked against"
     return verdict

@@ -59,8 +59,9 @@ def _text(value, what: str) -> str:
     return text
 
 
-def log_write(conn, *, actor: str, role: str, action: str, subject_kind: str, subject, detail: dict | None = None,
-              at=None) -> int:
+def log_write(
+    conn, *, actor: str, role: str, action: str, subject_kind: str, subject, detail: dict | None = None, at=None
+) -> int:
     """Add one entry on ``conn``, an open write transaction (``history.writing()``), and return its id.
 
     ``at`` defaults to now; ``detail`` is a JSON-ready dict or None. Raises HistoryError for an
@@ -81,9 +82,15 @@ def log_write(conn, *, actor: str, role: str, action: str, subject_kind: str, su
             raise HistoryError(f"audit: detail is not JSON-ready ({exc})") from None
         if len(encoded) > MAX_DETAIL:
             raise HistoryError(f"audit: detail of {len(encoded)} characters; at most {MAX_DETAIL}")
-    row = {"at": stamp(parse_when(at, "at") if at is not None else now()), "actor": _text(actor, "actor"),
-           "role": role, "action": _text(action, "action"), "subject_kind": _text(subject_kind, "subject kind"),
-           "subject": _text(subject, "subject"), "detail": encoded}
+    row = {
+        "at": stamp(parse_when(at, "at") if at is not None else now()),
+        "actor": _text(actor, "actor"),
+        "role": role,
+        "action": _text(action, "action"),
+        "subject_kind": _text(subject_kind, "subject kind"),
+        "subject": _text(subject, "subject"),
+        "detail": encoded,
+    }
     return int(conn.execute(schema.audit.insert().values(**row)).inserted_primary_key[0])
 
 
@@ -124,5 +131,16 @@ def list_audit(db, subject_kind: str | None = None, subject=None, *, limit: int 
     finally:
         if not isinstance(db, History):
             history.close()
-    return [AuditEntry(r.id, r.at, r.actor, r.role, r.action, r.subject_kind, r.subject,
-                       json.loads(r.detail) if r.detail is not None else None) for r in reversed(rows)]
+    return [
+        AuditEntry(
+            r.id,
+            r.at,
+            r.actor,
+            r.role,
+            r.action,
+            r.subject_kind,
+            r.subject,
+            json.loads(r.detail) if r.detail is not None else None,
+        )
+        for r in reversed(rows)
+    ]

@@ -26,8 +26,16 @@ def _mean(values: list) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def report(db=None, date_from=None, date_to=None, name: str | None = None, tags=None, measures=None,
-           labels: bool = False, lang: str = "en") -> dict:
+def report(
+    db=None,
+    date_from=None,
+    date_to=None,
+    name: str | None = None,
+    tags=None,
+    measures=None,
+    labels: bool = False,
+    lang: str = "en",
+) -> dict:
     """The comparative report as the dict ``history report -o json`` prints::
 
         {"rows": [{"id", "name", "recorded_at", "values": {measure: value}, "label"}],
@@ -52,12 +60,20 @@ def report(db=None, date_from=None, date_to=None, name: str | None = None, tags=
     rows = []
     for execution in executions:
         key = label(execution.summary, execution.thresholds) if labels else None
-        rows.append({"id": execution.id, "name": execution.name, "recorded_at": execution.recorded_at,
-                     "values": {m: value(execution, groups[m]) for m in shown}, "label": label_word(key, lang)})
+        rows.append(
+            {
+                "id": execution.id,
+                "name": execution.name,
+                "recorded_at": execution.recorded_at,
+                "values": {m: value(execution, groups[m]) for m in shown},
+                "label": label_word(key, lang),
+            }
+        )
     means = {m: _mean([value(e, spellings) for e in executions]) for m, spellings in groups.items()}
     summary_label = None
     if labels and executions:  # thresholds name measures in any spelling; label() pairs them by identity
-        summary_label = label_word(label({m: v for m, v in means.items() if v is not None},
-                                         executions[-1].thresholds), lang, summary=True)
+        summary_label = label_word(
+            label({m: v for m, v in means.items() if v is not None}, executions[-1].thresholds), lang, summary=True
+        )
     summary = {"count": len(executions), "values": {m: means[m] for m in shown}, "label": summary_label}
     return {"rows": rows, "summary": summary, "from": low, "to": high}

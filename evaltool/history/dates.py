@@ -38,7 +38,8 @@ EXPECTED = "an ISO-8601 date or time such as 2025-01-28, 2025-01-28T09:30 or 202
 
 def _is_day(value) -> bool:
     return (isinstance(value, date) and not isinstance(value, datetime)) or (
-        isinstance(value, str) and bool(DATE_ONLY.match(value.strip())))
+        isinstance(value, str) and bool(DATE_ONLY.match(value.strip()))
+    )
 
 
 class OutsideDates(HistoryError):
@@ -80,8 +81,10 @@ def recording_date(value, what: str = "--at") -> datetime:
         moment = None
     latest = now() + FUTURE
     if moment is None or not EARLIEST <= moment <= latest:
-        raise HistoryError(f"{what} {quote(str(value), 60)}: a recording date lies between "
-                           f"{stamp(EARLIEST)[:10]} and {stamp(latest)[:10]} (UTC); check the year")
+        raise HistoryError(
+            f"{what} {quote(str(value), 60)}: a recording date lies between "
+            f"{stamp(EARLIEST)[:10]} and {stamp(latest)[:10]} (UTC); check the year"
+        )
     return moment
 
 

@@ -21,8 +21,19 @@ def _summary(execution) -> dict:
     return {"id": execution.id, "name": execution.name, "recorded_at": execution.recorded_at}
 
 
-def diff(db, a, b, measures=None, *, test: str = "t", correction: str = "holm", alpha: float = 0.05,
-         trials: int = 10000, seed: int = 0, moved: int = MOVED) -> dict:
+def diff(
+    db,
+    a,
+    b,
+    measures=None,
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    trials: int = 10000,
+    seed: int = 0,
+    moved: int = MOVED,
+) -> dict:
     """``{"a", "b", "test", "correction", "queries", "only_in_a", "only_in_b", "measures": {measure:
     {"mean_a", "mean_b", "delta", "better", "p_value", "p_adjusted", "ci", "wins", "ties", "losses",
     "moved": [{"query_id", "a", "b", "delta"}], "spellings"}}, "warnings": [...]}``.
@@ -45,8 +56,11 @@ def diff(db, a, b, measures=None, *, test: str = "t", correction: str = "holm", 
     first, second = get_executions(db, [a, b])
     for execution in (first, second):
         if not execution.per_query:
-            raise HistoryError(f"execution {execution.id} ({execution.name}) has no per-query values; "
-                               "diff pairs queries, so it needs them")
+            raise HistoryError(
+                f"execution {execution.id} ({execution.name}) has no per-query values; "
+                "diff pairs queries, so it needs them"
+            )
+
     def with_values(execution) -> dict[str, str]:  # identity -> the spelling it has per-query values under
         per_query = {m for values in execution.per_query.values() for m in values}
         return {identity(m): m for m in execution.summary if m in per_query}
@@ -59,13 +73,17 @@ def diff(db, a, b, measures=None, *, test: str = "t", correction: str = "holm", 
         raise HistoryError(f"executions {first.id} and {second.id} share no measure with per-query values")
     shared = sorted(set(first.per_query) & set(second.per_query))
     if len(shared) < 2:
-        raise HistoryError(f"executions {first.id} and {second.id} share {len(shared)} quer"
-                           f"{'y' if len(shared) == 1 else 'ies'}; a paired comparison needs at least 2")
+        raise HistoryError(
+            f"executions {first.id} and {second.id} share {len(shared)} quer"
+            f"{'y' if len(shared) == 1 else 'ies'}; a paired comparison needs at least 2"
+        )
     warnings = []
     qa, qb = first.fingerprints.get("qrels"), second.fingerprints.get("qrels")
     if qa != qb:
-        warnings.append(f"executions {first.id} and {second.id} were scored against different qrels "
-                        f"({(qa or 'unknown')[:12]} vs {(qb or 'unknown')[:12]}); their values may not be comparable")
+        warnings.append(
+            f"executions {first.id} and {second.id} were scored against different qrels "
+            f"({(qa or 'unknown')[:12]} vs {(qb or 'unknown')[:12]}); their values may not be comparable"
+        )
 
     def column(execution, m):
         return np.array([np.nan if (v := execution.per_query[q].get(m)) is None else v for q in shared], dtype=float)
@@ -73,20 +91,41 @@ def diff(db, a, b, measures=None, *, test: str = "t", correction: str = "holm", 
     cells, out = {}, {}
     for m in shown:
         base, other = column(first, spelling_in_a[m]), column(second, m)
-        cells[m] = paired_cell(base, other, test, trials=trials, seed=seed, level=1 - alpha,
-                               better=better(m, second.aggregates.get(m)))
+        cells[m] = paired_cell(
+            base, other, test, trials=trials, seed=seed, level=1 - alpha, better=better(m, second.aggregates.get(m))
+        )
         change = other - base
         order = [i for i in np.argsort(-np.abs(np.nan_to_num(change)), kind="stable") if change[i] != 0][:moved]
-        out[m] = {"moved": [{"query_id": shared[i], "a": float(base[i]), "b": float(other[i]),
-                             "delta": float(change[i])} for i in order]}
+        out[m] = {
+            "moved": [
+                {"query_id": shared[i], "a": float(base[i]), "b": float(other[i]), "delta": float(change[i])}
+                for i in order
+            ]
+        }
     adjust_cells(list(cells.values()), correction)
     for m, cell in cells.items():
-        out[m] = {"mean_a": summarize(Agg.MEAN, column(first, spelling_in_a[m]), len(shared)), "mean_b": cell.mean,
-                  "delta": cell.delta, "better": better(m, second.aggregates.get(m)).value,
-                  "p_value": cell.p_value, "p_adjusted": cell.p_adjusted, "ci": list(cell.ci), "wins": cell.wins,
-                  "ties": cell.ties, "losses": cell.losses, **out[m], "spellings": [spelling_in_a[m], m]}
-    return {"a": _summary(first), "b": _summary(second), "test": test, "correction": correction,
-            "queries": len(shared),
-            "only_in_a": sorted(set(first.per_query) - set(second.per_query)),
-            "only_in_b": sorted(set(second.per_query) - set(first.per_query)),
-            "measures": out, "warnings": warnings}
+        out[m] = {
+            "mean_a": summarize(Agg.MEAN, column(first, spelling_in_a[m]), len(shared)),
+            "mean_b": cell.mean,
+            "delta": cell.delta,
+            "better": better(m, second.aggregates.get(m)).value,
+            "p_value": cell.p_value,
+            "p_adjusted": cell.p_adjusted,
+            "ci": list(cell.ci),
+            "wins": cell.wins,
+            "ties": cell.ties,
+            "losses": cell.losses,
+            **out[m],
+            "spellings": [spelling_in_a[m], m],
+        }
+    return {
+        "a": _summary(first),
+        "b": _summary(second),
+        "test": test,
+        "correction": correction,
+        "queries": len(shared),
+        "only_in_a": sorted(set(first.per_query) - set(second.per_query)),
+        "only_in_b": sorted(set(second.per_query) - set(first.per_query)),
+        "measures": out,
+        "warnings": warnings,
+    }

@@ -105,9 +105,18 @@ def enqueue(history, suite_name: str, *, author: str | None = None, audit=None) 
         busy = conn.execute(sa.select(j.c.id, j.c.state).where(j.c.suite == suite.name, j.c.state.in_(OPEN))).first()
         if busy is not None:
             raise JobConflict(f"suite {suite.name} has a job {busy.state} already (job {busy.id})")
-        job_id = conn.execute(j.insert().values(
-            suite=suite.name, suite_version=suite.version, state=QUEUED, author=author, created_at=stamp(now()),
-            done=0, total=len(suite.queries or []), failures=0)).inserted_primary_key[0]
+        job_id = conn.execute(
+            j.insert().values(
+                suite=suite.name,
+                suite_version=suite.version,
+                state=QUEUED,
+                author=author,
+                created_at=stamp(now()),
+                done=0,
+                total=len(suite.queries or []),
+                failures=0,
+            )
+        ).inserted_primary_key[0]
         if audit is not None:
             audit(conn, job_id)
         return _read(conn, job_id)
@@ -150,8 +159,7 @@ def claim(history, job_id, work_dir: str) -> Job | None:
     """Mark a queued job running (None when another worker took it or it was cancelled meanwhile)."""
     from evaltool.history.dates import now, stamp
 
-    if not _update(history, job_id, where_states=(QUEUED,), state=RUNNING, started_at=stamp(now()),
-                   work_dir=work_dir):
+    if not _update(history, job_id, where_states=(QUEUED,), state=RUNNING, started_at=stamp(now()), work_dir=work_dir):
         return None
     return get_job(history, job_id)
 
@@ -165,8 +173,16 @@ def finish(history, job: Job, state: str, *, execution_id: int | None = None, er
     from evaltool.history.dates import now, stamp
 
     current = get_job(history, job.id)
-    _update(history, job.id, where_states=(RUNNING, CANCELLING), state=state, finished_at=stamp(now()),
-            elapsed_seconds=current.elapsed(), execution_id=execution_id, error=error)
+    _update(
+        history,
+        job.id,
+        where_states=(RUNNING, CANCELLING),
+        state=state,
+        finished_at=stamp(now()),
+        elapsed_seconds=current.elapsed(),
+        execution_id=execution_id,
+        error=error,
+    )
 
 
 def cancel(history, job_id, *, audit=None) -> Job:
@@ -180,8 +196,11 @@ def cancel(history, job_id, *, audit=None) -> Job:
         job = _read(conn, job_id)
         if job.state in (DONE, FAILED, CANCELLED):
             raise JobConflict(f"job {job.id} has ended ({job.state}); there is nothing to cancel")
-        values = {"state": CANCELLING} if job.state in (RUNNING, CANCELLING) else {
-            "state": CANCELLED, "finished_at": stamp(now())}
+        values = (
+            {"state": CANCELLING}
+            if job.state in (RUNNING, CANCELLING)
+            else {"state": CANCELLED, "finished_at": stamp(now())}
+        )
         conn.execute(j.update().where(j.c.id == job.id).values(**values))
         if audit is not None:
             audit(conn, job.id)
@@ -222,8 +241,11 @@ def mark_interrupted(history) -> list[int]:
         for row in rows:
             job = _job(row)
             ended = {"state": CANCELLED if job.state == CANCELLING else INTERRUPTED}
-            conn.execute(j.update().where(j.c.id == job.id).values(
-                finished_at=stamp(now()), elapsed_seconds=job.elapsed(), **ended))
+            conn.execute(
+                j.update()
+                .where(j.c.id == job.id)
+                .values(finished_at=stamp(now()), elapsed_seconds=job.elapsed(), **ended)
+            )
     return [r.id for r in rows if r.state == RUNNING]
 
 

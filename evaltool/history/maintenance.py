@@ -69,9 +69,14 @@ def prune(db=None, keep: int = 100, name: str | None = None) -> list[int]:
             if seen[row.name] > keep:
                 doomed.append(row.id)
         for start in range(0, len(doomed), 500):
-            part = doomed[start:start + 500]
-            for table in (schema.query_values, schema.summary_values, schema.tags, schema.query_outcomes,
-                          schema.returned):
+            part = doomed[start : start + 500]
+            for table in (
+                schema.query_values,
+                schema.summary_values,
+                schema.tags,
+                schema.query_outcomes,
+                schema.returned,
+            ):
                 conn.execute(table.delete().where(table.c.execution_id.in_(part)))
             conn.execute(e.delete().where(e.c.id.in_(part)))
     return sorted(doomed)

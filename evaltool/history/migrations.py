@@ -14,10 +14,25 @@ import sqlalchemy as sa
 
 from evaltool.errors import EvaltoolError
 from evaltool.history import schema
-from evaltool.history.schema import (add_column, audit, executions, jobs, judging_tasks, judgment_set_versions,
-                                     judgment_sets, judgments, query_outcomes, rebuild_sqlite_table, returned,
-                                     schema_table, suite_queries, suite_versions, suites, task_documents,
-                                     task_queries)
+from evaltool.history.schema import (
+    add_column,
+    audit,
+    executions,
+    jobs,
+    judging_tasks,
+    judgment_set_versions,
+    judgment_sets,
+    judgments,
+    query_outcomes,
+    rebuild_sqlite_table,
+    returned,
+    schema_table,
+    suite_queries,
+    suite_versions,
+    suites,
+    task_documents,
+    task_queries,
+)
 from evaltool.history.suite_content import write_version, parse_queries_file
 
 
@@ -27,7 +42,8 @@ def _add_suites(conn) -> None:
 
 # the suites table as versions 2 to 4 have it (a queries file's path); version 5 replaces it
 _VERSION_2_SUITES = sa.Table(
-    "suites", sa.MetaData(),
+    "suites",
+    sa.MetaData(),
     sa.Column("name", sa.Text, primary_key=True),
     sa.Column("queries_file", sa.Text, nullable=False),
     sa.Column("backend", sa.Text, nullable=False),
@@ -84,20 +100,44 @@ def import_version_2_suite(conn, row: dict) -> None:
         digest = hashlib.sha256(data).hexdigest()
         queries = parse_queries_file(path, data)
     except OSError as exc:
-        problem = (f"its queries file {path} could not be read when the history was upgraded "
-                   f"({exc.strerror or exc}); import it with 'evaltool suite import {row['name']} FILE'")
+        problem = (
+            f"its queries file {path} could not be read when the history was upgraded "
+            f"({exc.strerror or exc}); import it with 'evaltool suite import {row['name']} FILE'"
+        )
     except EvaltoolError as exc:
-        problem = (f"its queries file {path} was not valid when the history was upgraded ({str(exc)[:300]}); "
-                   f"import a corrected one with 'evaltool suite import {row['name']} FILE'")
-    conn.execute(schema.suites.insert().values(
-        name=row["name"], backend=row["backend"], measures=row["measures"], settings=row["settings"],
-        active=row["active"], created_at=row["created_at"], version=1, source=path, problem=problem))
-    write_version(conn, row["name"], 1, queries, row["created_at"], None,
-                   {"what": "upgraded" if problem is None else "upgrade_failed", "file": path})
+        problem = (
+            f"its queries file {path} was not valid when the history was upgraded ({str(exc)[:300]}); "
+            f"import a corrected one with 'evaltool suite import {row['name']} FILE'"
+        )
+    conn.execute(
+        schema.suites.insert().values(
+            name=row["name"],
+            backend=row["backend"],
+            measures=row["measures"],
+            settings=row["settings"],
+            active=row["active"],
+            created_at=row["created_at"],
+            version=1,
+            source=path,
+            problem=problem,
+        )
+    )
+    write_version(
+        conn,
+        row["name"],
+        1,
+        queries,
+        row["created_at"],
+        None,
+        {"what": "upgraded" if problem is None else "upgrade_failed", "file": path},
+    )
     if digest is not None:
         e = schema.executions
-        conn.execute(e.update().where(e.c.name == row["name"], e.c.kind == "suite", e.c.queries_sha256 == digest)
-                     .values(suite_version=1))
+        conn.execute(
+            e.update()
+            .where(e.c.name == row["name"], e.c.kind == "suite", e.c.queries_sha256 == digest)
+            .values(suite_version=1)
+        )
 
 
 def _judgments(conn) -> None:
@@ -107,5 +147,10 @@ def _judgments(conn) -> None:
 
 
 # version n -> the step that turns a version-n history into version n + 1 (on an open transaction)
-MIGRATIONS = {1: _add_suites, 2: _add_audit, 3: _ids_never_reused_and_a_change_counter, 4: _suites_in_the_history,
-              5: _judgments}
+MIGRATIONS = {
+    1: _add_suites,
+    2: _add_audit,
+    3: _ids_never_reused_and_a_change_counter,
+    4: _suites_in_the_history,
+    5: _judgments,
+}

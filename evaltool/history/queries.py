@@ -64,24 +64,36 @@ def opened(db, create: bool = False):
 def _execution(row, summaries, tag_rows) -> Execution:
     where = f"execution {row.id}"
     return Execution(
-        id=_whole(row.id, "an execution id"), name=text_value(row.name, f"{where}: name"),
-        recorded_at=text_value(row.recorded_at, f"{where}: recorded_at"), kind=text_value(row.kind, f"{where}: kind"),
+        id=_whole(row.id, "an execution id"),
+        name=text_value(row.name, f"{where}: name"),
+        recorded_at=text_value(row.recorded_at, f"{where}: recorded_at"),
+        kind=text_value(row.kind, f"{where}: kind"),
         note=text_value(row.note, f"{where}: note", optional=True),
-        tags={text_value(t.key, f"{where}: a tag key"): text_value(t.value, f"{where}: tag {named(t.key)}") for t in tag_rows},
-        summary={text_value(s.measure, f"{where}: a measure"): _number(s.value, f"{where}: {named(s.measure)}")
-                 for s in summaries},
+        tags={
+            text_value(t.key, f"{where}: a tag key"): text_value(t.value, f"{where}: tag {named(t.key)}")
+            for t in tag_rows
+        },
+        summary={
+            text_value(s.measure, f"{where}: a measure"): _number(s.value, f"{where}: {named(s.measure)}")
+            for s in summaries
+        },
         query_count=_whole(row.query_count, f"{where}: query_count", optional=True),
         evaltool_version=text_value(row.evaltool_version, f"{where}: evaltool_version"),
         options=json_object(row.options, f"{where}: options"),
-        thresholds={k: _number(v, f"{where}: threshold {named(k)}")
-                    for k, v in json_object(row.thresholds, f"{where}: thresholds").items()},
+        thresholds={
+            k: _number(v, f"{where}: threshold {named(k)}")
+            for k, v in json_object(row.thresholds, f"{where}: thresholds").items()
+        },
         sources=json_object(row.sources, f"{where}: sources"),
-        fingerprints={kind: text_value(value, f"{where}: {kind}_sha256", optional=True)
-                      for kind, value in (("qrels", row.qrels_sha256), ("run", row.run_sha256),
-                                          ("queries", row.queries_sha256))},
+        fingerprints={
+            kind: text_value(value, f"{where}: {kind}_sha256", optional=True)
+            for kind, value in (("qrels", row.qrels_sha256), ("run", row.run_sha256), ("queries", row.queries_sha256))
+        },
         git_commit=text_value(row.git_commit, f"{where}: git_commit", optional=True),
-        aggregates={s.measure: text_value(s.aggregate, f"{where}: aggregate of {named(s.measure)}", optional=True)
-                    for s in summaries},
+        aggregates={
+            s.measure: text_value(s.aggregate, f"{where}: aggregate of {named(s.measure)}", optional=True)
+            for s in summaries
+        },
         suite_version=_whole(row.suite_version, f"{where}: suite_version", optional=True),
     )
 
@@ -124,7 +136,7 @@ def json_value(text, what: str, expected: str):
     if isinstance(text, str):
         try:
             return json.loads(text)
-        except (ValueError, RecursionError):   # RecursionError: nested deeper than the parser goes
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             pass
     raise damaged(text, what, expected)
 
@@ -180,18 +192,25 @@ def _load(conn, rows) -> list[Execution]:
     summaries: dict[int, list] = {i: [] for i in ids}
     tag_rows: dict[int, list] = {i: [] for i in ids}
     for chunk in range(0, len(ids), 500):
-        part = ids[chunk:chunk + 500]
+        part = ids[chunk : chunk + 500]
         s, t = schema.summary_values, schema.tags
-        for r in conn.execute(sa.select(s).where(s.c.execution_id.in_(part)).order_by(s.c.execution_id,
-                                                                                       s.c.position)):
+        for r in conn.execute(sa.select(s).where(s.c.execution_id.in_(part)).order_by(s.c.execution_id, s.c.position)):
             summaries[r.execution_id].append(r)
         for r in conn.execute(sa.select(t).where(t.c.execution_id.in_(part)).order_by(t.c.execution_id, t.c.key)):
             tag_rows[r.execution_id].append(r)
     return [_execution(r, summaries[r.id], tag_rows[r.id]) for r in rows]
 
 
-def list_executions(db=None, date_from=None, date_to=None, name: str | None = None, tags=None,
-                    limit: int | None = None, offset: int = 0, newest_first: bool = False) -> list[Execution]:
+def list_executions(
+    db=None,
+    date_from=None,
+    date_to=None,
+    name: str | None = None,
+    tags=None,
+    limit: int | None = None,
+    offset: int = 0,
+    newest_first: bool = False,
+) -> list[Execution]:
     """Executions recorded between ``date_from`` and ``date_to`` (ISO-8601, inclusive, UTC),
     oldest first (``newest_first`` reverses), optionally of one ``name`` and with every
     ``tags`` pair (a dict or ``K=V`` texts); ``limit`` / ``offset`` page through them."""
@@ -234,10 +253,12 @@ def _with_per_query(conn, execution: Execution) -> Execution:
     for r in conn.execute(sa.select(q).where(q.c.execution_id == execution.id).order_by(q.c.query_id)):
         qid = text_value(r.query_id, f"{where}: a query id")
         per_query.setdefault(qid, {})[text_value(r.measure, f"{where}: a measure of query {named(qid)}")] = _number(
-            r.value, f"{where}: {named(r.measure)} of query {named(qid)}")
+            r.value, f"{where}: {named(r.measure)} of query {named(qid)}"
+        )
     order = list(execution.summary)
-    execution.per_query = {qid: dict(sorted(values.items(), key=lambda kv: _position(order, kv[0])))
-                           for qid, values in per_query.items()}
+    execution.per_query = {
+        qid: dict(sorted(values.items(), key=lambda kv: _position(order, kv[0]))) for qid, values in per_query.items()
+    }
     return execution
 
 
@@ -257,14 +278,20 @@ def _with_results(conn, execution: Execution) -> Execution:
     documents: dict[str, list] = {}
     for row in conn.execute(sa.select(r).where(r.c.execution_id == execution.id).order_by(r.c.query_id, r.c.rank)):
         documents.setdefault(row.query_id, []).append(
-            {"rank": row.rank, "doc_id": row.doc_id, "score": row.score, "title": row.title,
-             "snippet": row.snippet})
+            {"rank": row.rank, "doc_id": row.doc_id, "score": row.score, "title": row.title, "snippet": row.snippet}
+        )
     execution.results = [
-        {"query_id": row.query_id, "text": row.text,
-         "judgments": None if row.judgments is None else json.loads(row.judgments),
-         "latency_ms": row.latency_ms, "error": row.error, "returned": row.returned,
-         "documents": documents.get(row.query_id, [])}
-        for row in conn.execute(sa.select(o).where(o.c.execution_id == execution.id).order_by(o.c.position))]
+        {
+            "query_id": row.query_id,
+            "text": row.text,
+            "judgments": None if row.judgments is None else json.loads(row.judgments),
+            "latency_ms": row.latency_ms,
+            "error": row.error,
+            "returned": row.returned,
+            "documents": documents.get(row.query_id, []),
+        }
+        for row in conn.execute(sa.select(o).where(o.c.execution_id == execution.id).order_by(o.c.position))
+    ]
     return execution
 
 

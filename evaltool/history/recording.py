@@ -45,8 +45,14 @@ def sha256_file(path) -> str | None:
 def git_commit(folder: str | None = None) -> str | None:
     """The commit checked out in ``folder`` (default: the current directory), None outside git."""
     try:
-        done = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=folder, capture_output=True,
-                              text=True, timeout=10, check=False)
+        done = subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "HEAD"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     commit = done.stdout.strip()
@@ -92,22 +98,39 @@ def _parts(result) -> tuple[dict, dict, dict, dict]:
         summary = getattr(result, "summary", None)
         per_query, meta = getattr(result, "per_query", None) or {}, getattr(result, "meta", None) or {}
     if not isinstance(summary, Mapping):
-        raise HistoryError("record(): the result has no summary values to record (expected an EvalResult "
-                           "or its JSON: {'summary': {measure: value}, 'per_query': ..., 'meta': ...})")
+        raise HistoryError(
+            "record(): the result has no summary values to record (expected an EvalResult "
+            "or its JSON: {'summary': {measure: value}, 'per_query': ..., 'meta': ...})"
+        )
     facts = meta.get("measures") if isinstance(meta, Mapping) else None
     aggregates = {}
     if isinstance(facts, Mapping):
-        aggregates = {name: fact.get("aggregate") for name, fact in facts.items()
-                      if isinstance(fact, Mapping) and isinstance(fact.get("aggregate"), str)}
+        aggregates = {
+            name: fact.get("aggregate")
+            for name, fact in facts.items()
+            if isinstance(fact, Mapping) and isinstance(fact.get("aggregate"), str)
+        }
     return dict(summary), dict(per_query), dict(meta), aggregates
 
 
-def record(result, db=None, *, name: str | None = None, note: str | None = None,
-           tags: Mapping[str, str] | None = None, at=None, kind: str = "eval",
-           thresholds: Mapping[str, float] | None = None, options: Mapping | None = None,
-           sources: Mapping[str, str] | None = None, fingerprints=AUTO, commit=AUTO,
-           results: list[dict] | None = None, suite_version: int | None = None,
-           audit: Mapping | None = None) -> int:
+def record(
+    result,
+    db=None,
+    *,
+    name: str | None = None,
+    note: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    at=None,
+    kind: str = "eval",
+    thresholds: Mapping[str, float] | None = None,
+    options: Mapping | None = None,
+    sources: Mapping[str, str] | None = None,
+    fingerprints=AUTO,
+    commit=AUTO,
+    results: list[dict] | None = None,
+    suite_version: int | None = None,
+    audit: Mapping | None = None,
+) -> int:
     """Store one evaluation in the history ``db`` and return its id.
 
     ``result`` is an :class:`~evaltool.evaluation.result.EvalResult` (or its ``to_dict()`` JSON).
@@ -157,23 +180,35 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
         runid = meta.get("runid")
         run_file = sources.get("run", "")
         name = (os.path.basename(run_file) if run_file not in ("", "-") else "") or (
-            runid if isinstance(runid, str) and runid else "run")
+            runid if isinstance(runid, str) and runid else "run"
+        )
     if not str(name).strip():
         raise HistoryError("--name: an execution needs a non-empty name")
     if fingerprints is AUTO:
-        fingerprints = {side: sha256_file(path) for side, path in sources.items() if side in ("qrels", "run", "queries")}
+        fingerprints = {
+            side: sha256_file(path) for side, path in sources.items() if side in ("qrels", "run", "queries")
+        }
     fingerprints = dict(fingerprints or {})
     if commit is AUTO:
         commit = git_commit()
-    summary_rows = [{"position": i, "measure": _storable_text(measure), "value": _number(value),
-                     "aggregate": aggregates.get(measure)}
-                    for i, (measure, value) in enumerate(summary.items())
-                    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))]
+    summary_rows = [
+        {
+            "position": i,
+            "measure": _storable_text(measure),
+            "value": _number(value),
+            "aggregate": aggregates.get(measure),
+        }
+        for i, (measure, value) in enumerate(summary.items())
+        if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    ]
     if not summary_rows:
         raise HistoryError("record(): the result has no summary value of a measure to record")
-    query_rows = [{"query_id": _storable_text(qid), "measure": _storable_text(measure), "value": _number(value)}
-                  for qid, values in per_query.items() for measure, value in values.items()
-                  if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    query_rows = [
+        {"query_id": _storable_text(qid), "measure": _storable_text(measure), "value": _number(value)}
+        for qid, values in per_query.items()
+        for measure, value in values.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    ]
     counts = meta.get("counts") or {}
     query_count = counts.get("queries_evaluated", len(per_query) or None)
     row = {
@@ -201,12 +236,18 @@ def record(result, db=None, *, name: str | None = None, note: str | None = None,
             if query_rows:
                 conn.execute(schema.query_values.insert(), [dict(r, execution_id=execution_id) for r in query_rows])
             if tags:
-                conn.execute(schema.tags.insert(), [{"execution_id": execution_id, "key": _storable_text(k),
-                                                     "value": _storable_text(v)} for k, v in tags.items()])
+                conn.execute(
+                    schema.tags.insert(),
+                    [
+                        {"execution_id": execution_id, "key": _storable_text(k), "value": _storable_text(v)}
+                        for k, v in tags.items()
+                    ],
+                )
             for table, rows in ((schema.query_outcomes, outcome_rows), (schema.returned, returned_rows)):
                 for start in range(0, len(rows), 5000):
-                    conn.execute(table.insert(), [dict(r, execution_id=execution_id)
-                                                  for r in rows[start:start + 5000]])
+                    conn.execute(
+                        table.insert(), [dict(r, execution_id=execution_id) for r in rows[start : start + 5000]]
+                    )
             if audit is not None:
                 from evaltool.history.audit import log_write
 
@@ -229,14 +270,28 @@ def _result_rows(results: list[dict]) -> tuple[list[dict], list[dict]]:
         qid = _storable_text(r["query_id"])
         listed = list(r.get("returned") or ())
         judgments = r.get("judgments")
-        outcomes.append({"query_id": qid, "position": position, "text": r.get("text"),
-                         "judgments": None if judgments is None else json.dumps(judgments),
-                         "latency_ms": _number(r.get("latency_ms")), "error": r.get("error"),
-                         "returned": len(listed)})
+        outcomes.append(
+            {
+                "query_id": qid,
+                "position": position,
+                "text": r.get("text"),
+                "judgments": None if judgments is None else json.dumps(judgments),
+                "latency_ms": _number(r.get("latency_ms")),
+                "error": r.get("error"),
+                "returned": len(listed),
+            }
+        )
         for rank, doc in enumerate(listed[:per_query] if per_query else listed, 1):
-            returned.append({"query_id": qid, "rank": rank, "doc_id": _storable_text(doc["doc_id"]),
-                             "score": _number(doc.get("score")), "title": doc.get("title"),
-                             "snippet": doc.get("snippet")})
+            returned.append(
+                {
+                    "query_id": qid,
+                    "rank": rank,
+                    "doc_id": _storable_text(doc["doc_id"]),
+                    "score": _number(doc.get("score")),
+                    "title": doc.get("title"),
+                    "snippet": doc.get("snippet"),
+                }
+            )
     return outcomes, returned
 
 
@@ -248,11 +303,19 @@ def bench_results(bench) -> list[dict]:
         outcome = bench.outcomes[query.qid]
         texts = outcome.texts or [{}] * len(outcome.ids)
         scores = outcome.scores or [None] * len(outcome.ids)
-        out.append({"query_id": query.qid, "text": query.text, "judgments": dict(query.judgments),
-                    "latency_ms": outcome.execution_time_ms, "error": outcome.error,
-                    "returned": [{"doc_id": doc, "score": score, "title": text.get("title"),
-                                  "snippet": text.get("snippet")}
-                                 for doc, score, text in zip(outcome.ids, scores, texts)]})
+        out.append(
+            {
+                "query_id": query.qid,
+                "text": query.text,
+                "judgments": dict(query.judgments),
+                "latency_ms": outcome.execution_time_ms,
+                "error": outcome.error,
+                "returned": [
+                    {"doc_id": doc, "score": score, "title": text.get("title"), "snippet": text.get("snippet")}
+                    for doc, score, text in zip(outcome.ids, scores, texts)
+                ],
+            }
+        )
     return out
 
 
@@ -262,14 +325,35 @@ def record_bench(bench, db=None, *, name: str | None = None, kind: str = "bench"
     qrels it wrote. ``name`` defaults to the run name; ``details`` are :func:`record`'s keywords."""
     metadata = bench.report["metadata"]
     names = list(bench.plan.names)
-    per_query = {query.qid: {m: entry["metrics"][m] for m in names if m in entry["metrics"]}
-                 for query, entry in zip(bench.queries, bench.report["detailed_results"]) if entry["metrics"]}
-    options = {key: metadata.get(key) for key in ("limit", "relevance_level", "backend", "backend_kind",
-                                                  "concurrency", "timeout_seconds", "retries")}
-    values = {"summary": {m: bench.report["aggregate_metrics"].get(m) for m in names}, "per_query": per_query,
-              "meta": {"options": dict(options, complete=True),
-                       "counts": {"queries_evaluated": metadata["evaluated_queries"]}}}
-    sources = {"queries": metadata["queries_file"], "qrels": bench.qrels_path, "run": bench.run_path,
-               "backend": metadata["backend"]}
-    return record(values, db=db, name=name or metadata["run_name"], kind=kind, sources=sources,
-                  results=bench_results(bench), **details)
+    per_query = {
+        query.qid: {m: entry["metrics"][m] for m in names if m in entry["metrics"]}
+        for query, entry in zip(bench.queries, bench.report["detailed_results"])
+        if entry["metrics"]
+    }
+    options = {
+        key: metadata.get(key)
+        for key in ("limit", "relevance_level", "backend", "backend_kind", "concurrency", "timeout_seconds", "retries")
+    }
+    values = {
+        "summary": {m: bench.report["aggregate_metrics"].get(m) for m in names},
+        "per_query": per_query,
+        "meta": {
+            "options": dict(options, complete=True),
+            "counts": {"queries_evaluated": metadata["evaluated_queries"]},
+        },
+    }
+    sources = {
+        "queries": metadata["queries_file"],
+        "qrels": bench.qrels_path,
+        "run": bench.run_path,
+        "backend": metadata["backend"],
+    }
+    return record(
+        values,
+        db=db,
+        name=name or metadata["run_name"],
+        kind=kind,
+        sources=sources,
+        results=bench_results(bench),
+        **details,
+    )

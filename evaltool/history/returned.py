@@ -31,8 +31,9 @@ def judged(result: dict, relevance_level: int = 1) -> dict:
         marks.append([doc["doc_id"], mark, grade])
     listed = {doc["doc_id"] for doc in result.get("documents") or ()}
     complete = result.get("returned", len(listed)) <= len(listed)  # a list cut for storage hides the rest
-    missed = [doc for doc, grade in judgments.items() if grade >= relevance_level and doc not in listed] \
-        if complete else []
+    missed = (
+        [doc for doc, grade in judgments.items() if grade >= relevance_level and doc not in listed] if complete else []
+    )
     return {**result, "marks": marks, "missed": missed}
 
 

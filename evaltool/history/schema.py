@@ -41,13 +41,15 @@ CURRENT_VERSION = 6
 metadata = sa.MetaData()
 
 schema_table = sa.Table(
-    "evaltool_schema", metadata,
+    "evaltool_schema",
+    metadata,
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("changes", sa.Integer, nullable=False, server_default="0"),  # write transactions committed
 )
 
 executions = sa.Table(
-    "executions", metadata,
+    "executions",
+    metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("name", sa.Text, nullable=False),
     sa.Column("recorded_at", sa.String(20), nullable=False),
@@ -69,7 +71,8 @@ executions = sa.Table(
 )
 
 summary_values = sa.Table(
-    "summary_values", metadata,
+    "summary_values",
+    metadata,
     sa.Column("execution_id", sa.Integer, sa.ForeignKey("executions.id"), primary_key=True),
     sa.Column("position", sa.Integer, nullable=False),  # the measures' order in the evaluation
     sa.Column("measure", sa.Text, primary_key=True),
@@ -78,7 +81,8 @@ summary_values = sa.Table(
 )
 
 query_values = sa.Table(
-    "query_values", metadata,
+    "query_values",
+    metadata,
     sa.Column("execution_id", sa.Integer, sa.ForeignKey("executions.id"), primary_key=True),
     sa.Column("query_id", sa.Text, primary_key=True),
     sa.Column("measure", sa.Text, primary_key=True),
@@ -86,7 +90,8 @@ query_values = sa.Table(
 )
 
 tags = sa.Table(
-    "tags", metadata,
+    "tags",
+    metadata,
     sa.Column("execution_id", sa.Integer, sa.ForeignKey("executions.id"), primary_key=True),
     sa.Column("key", sa.Text, primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
@@ -94,7 +99,8 @@ tags = sa.Table(
 )
 
 suites = sa.Table(
-    "suites", metadata,
+    "suites",
+    metadata,
     sa.Column("name", sa.Text, primary_key=True),
     sa.Column("backend", sa.Text, nullable=False),
     sa.Column("measures", sa.Text, nullable=False),  # JSON list of -m values; [] for the runner's default
@@ -107,7 +113,8 @@ suites = sa.Table(
 )
 
 suite_versions = sa.Table(
-    "suite_versions", metadata,
+    "suite_versions",
+    metadata,
     sa.Column("suite", sa.Text, primary_key=True),
     sa.Column("version", sa.Integer, primary_key=True),
     sa.Column("created_at", sa.String(20), nullable=False),
@@ -116,7 +123,8 @@ suite_versions = sa.Table(
 )
 
 suite_queries = sa.Table(
-    "suite_queries", metadata,
+    "suite_queries",
+    metadata,
     sa.Column("suite", sa.Text, primary_key=True),
     sa.Column("version", sa.Integer, primary_key=True),
     sa.Column("position", sa.Integer, primary_key=True),
@@ -130,7 +138,8 @@ suite_queries = sa.Table(
 )
 
 query_outcomes = sa.Table(
-    "query_outcomes", metadata,
+    "query_outcomes",
+    metadata,
     sa.Column("execution_id", sa.Integer, primary_key=True),
     sa.Column("query_id", sa.Text, primary_key=True),
     sa.Column("position", sa.Integer, nullable=False),
@@ -142,7 +151,8 @@ query_outcomes = sa.Table(
 )
 
 returned = sa.Table(
-    "returned", metadata,
+    "returned",
+    metadata,
     sa.Column("execution_id", sa.Integer, primary_key=True),
     sa.Column("query_id", sa.Text, primary_key=True),
     sa.Column("rank", sa.Integer, primary_key=True),  # 1, 2, ...
@@ -153,12 +163,15 @@ returned = sa.Table(
 )
 
 jobs = sa.Table(
-    "jobs", metadata,
+    "jobs",
+    metadata,
     # AUTOINCREMENT: a job's number is never given to another, even after the newest is deleted
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("suite", sa.Text, nullable=False),
     sa.Column("suite_version", sa.Integer, nullable=False),
-    sa.Column("state", sa.String(20), nullable=False),  # queued | running | cancelling | done | failed | cancelled | interrupted
+    sa.Column(
+        "state", sa.String(20), nullable=False
+    ),  # queued | running | cancelling | done | failed | cancelled | interrupted
     sa.Column("author", sa.Text),
     sa.Column("created_at", sa.String(20), nullable=False),
     sa.Column("started_at", sa.String(20)),
@@ -175,7 +188,8 @@ jobs = sa.Table(
 )
 
 audit = sa.Table(
-    "audit", metadata,
+    "audit",
+    metadata,
     # AUTOINCREMENT: an entry's number is never given to another, even after the newest is deleted
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("at", sa.String(20), nullable=False),
@@ -190,7 +204,8 @@ audit = sa.Table(
 )
 
 judgment_sets = sa.Table(
-    "judgment_sets", metadata,
+    "judgment_sets",
+    metadata,
     sa.Column("name", sa.Text, primary_key=True),
     sa.Column("scale", sa.Text, nullable=False),  # JSON: {"kind": binary | graded | labels, "labels": {label: grade}}
     sa.Column("version", sa.Integer, nullable=False),  # the current version: each change makes one
@@ -200,7 +215,8 @@ judgment_sets = sa.Table(
 )
 
 judgment_set_versions = sa.Table(
-    "judgment_set_versions", metadata,
+    "judgment_set_versions",
+    metadata,
     sa.Column("set_name", sa.Text, primary_key=True),
     sa.Column("version", sa.Integer, primary_key=True),
     sa.Column("created_at", sa.String(20), nullable=False),
@@ -209,7 +225,8 @@ judgment_set_versions = sa.Table(
 )
 
 judgments = sa.Table(
-    "judgments", metadata,
+    "judgments",
+    metadata,
     sa.Column("set_name", sa.Text, primary_key=True),
     sa.Column("query_id", sa.Text, primary_key=True),
     sa.Column("doc_id", sa.Text, primary_key=True),
@@ -224,7 +241,8 @@ judgments = sa.Table(
 )
 
 judging_tasks = sa.Table(
-    "judging_tasks", metadata,
+    "judging_tasks",
+    metadata,
     # AUTOINCREMENT: a task's number is never given to another, even after the newest is deleted
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("set_name", sa.Text, nullable=False),  # where its judgments go
@@ -237,7 +255,8 @@ judging_tasks = sa.Table(
 )
 
 task_queries = sa.Table(
-    "task_queries", metadata,
+    "task_queries",
+    metadata,
     sa.Column("task_id", sa.Integer, primary_key=True),
     sa.Column("query_id", sa.Text, primary_key=True),
     sa.Column("position", sa.Integer, nullable=False),
@@ -247,7 +266,8 @@ task_queries = sa.Table(
 )
 
 task_documents = sa.Table(
-    "task_documents", metadata,
+    "task_documents",
+    metadata,
     sa.Column("task_id", sa.Integer, primary_key=True),
     sa.Column("query_id", sa.Text, primary_key=True),
     sa.Column("doc_id", sa.Text, primary_key=True),

@@ -59,8 +59,10 @@ def _url(db: str):
         url = url.set(drivername="postgresql+psycopg")
     backend = url.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
-        raise HistoryError(f"--db {url.render_as_string(hide_password=True)}: unsupported database {backend!r}; "
-                           "expected a SQLite file or postgresql://")
+        raise HistoryError(
+            f"--db {url.render_as_string(hide_password=True)}: unsupported database {backend!r}; "
+            "expected a SQLite file or postgresql://"
+        )
     if backend == "postgresql":
         try:
             import psycopg  # noqa: F401
@@ -111,9 +113,10 @@ class History:
             raise HistoryError(describe(exc, self.where)) from None
         except DamagedHistory as exc:
             raise HistoryError(f"{self.where}: damaged history: {exc}") from None
-        except UnicodeDecodeError as exc:   # SQLite hands back the bytes of a damaged text cell as they are
-            raise HistoryError(f"{self.where}: damaged history: a text value that is not UTF-8 "
-                               f"({exc.reason} at byte {exc.start})") from None
+        except UnicodeDecodeError as exc:  # SQLite hands back the bytes of a damaged text cell as they are
+            raise HistoryError(
+                f"{self.where}: damaged history: a text value that is not UTF-8 ({exc.reason} at byte {exc.start})"
+            ) from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -141,8 +144,9 @@ def checked_version(value) -> int:
     evaltool.history.store.DamagedHistory: evaltool_schema holds the version 'abc'; expected a whole number from 1
     """
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DamagedHistory(f"evaltool_schema holds the version {quote(str(value), 40)}; expected a whole number "
-                             "from 1")
+        raise DamagedHistory(
+            f"evaltool_schema holds the version {quote(str(value), 40)}; expected a whole number from 1"
+        )
     return value
 
 
@@ -239,8 +243,11 @@ def upgrade(db=None) -> tuple[int, int]:
             for step in range(version, schema.CURRENT_VERSION):
                 MIGRATIONS[step](conn)
             if version != schema.CURRENT_VERSION:
-                conn.execute(schema.schema_table.update().values(version=schema.CURRENT_VERSION,
-                                                                 changes=schema.schema_table.c.changes + 1))
+                conn.execute(
+                    schema.schema_table.update().values(
+                        version=schema.CURRENT_VERSION, changes=schema.schema_table.c.changes + 1
+                    )
+                )
     finally:
         if history is not db:
             history.close()
@@ -285,8 +292,10 @@ def _stored_version(history: History, conn) -> int | None:
         foreign = sorted(names - set(schema.TABLES))
         if foreign:
             shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-            raise HistoryError(f"{history.where}: a database, but not an evaltool history (it has the tables "
-                               f"{shown}); give another --db")
+            raise HistoryError(
+                f"{history.where}: a database, but not an evaltool history (it has the tables "
+                f"{shown}); give another --db"
+            )
         return None
     rows = conn.execute(sa.select(schema.schema_table.c.version)).scalars().all()
     if len(rows) != 1:
@@ -298,16 +307,20 @@ def _newer(history: History, version: int) -> str:
     from evaltool import __version__
     from evaltool.history.schema import CURRENT_VERSION
 
-    return (f"{history.where}: written by a newer evaltool (history schema version {version}); "
-            f"evaltool {__version__} reads versions up to {CURRENT_VERSION}: upgrade evaltool to read it")
+    return (
+        f"{history.where}: written by a newer evaltool (history schema version {version}); "
+        f"evaltool {__version__} reads versions up to {CURRENT_VERSION}: upgrade evaltool to read it"
+    )
 
 
 def _older(history: History, version: int) -> str:
     from evaltool.history.schema import CURRENT_VERSION
 
-    return (f"{history.where}: a history of schema version {version}; this evaltool uses version "
-            f"{CURRENT_VERSION}: bring it forward with 'evaltool history upgrade --db {history.where}' "
-            "(back it up first: older evaltool versions cannot read an upgraded history)")
+    return (
+        f"{history.where}: a history of schema version {version}; this evaltool uses version "
+        f"{CURRENT_VERSION}: bring it forward with 'evaltool history upgrade --db {history.where}' "
+        "(back it up first: older evaltool versions cannot read an upgraded history)"
+    )
 
 
 @contextmanager
@@ -331,8 +344,7 @@ def _prepare(history: History, create: bool) -> None:
         version = _stored_version(history, conn)
         if version is None:
             if not create:
-                raise HistoryError(f"{history.where}: no evaltool history there yet "
-                                   "(record one with --record first)")
+                raise HistoryError(f"{history.where}: no evaltool history there yet (record one with --record first)")
             schema.metadata.create_all(conn)
             conn.execute(schema.schema_table.insert().values(version=schema.CURRENT_VERSION, changes=0))
             return

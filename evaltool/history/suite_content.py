@@ -57,10 +57,18 @@ class SuiteQuery:
 
 def _query(bench) -> SuiteQuery:
     known = {"category", "difficulty"}
-    return SuiteQuery(bench.qid, bench.text, bench.category, bench.difficulty, bench.expected_field,
-                      dict(bench.judgments),
-                      {**({"version": bench.version} if bench.version is not None else {}),
-                       **{k: v for k, v in bench.fields.items() if k not in known}})
+    return SuiteQuery(
+        bench.qid,
+        bench.text,
+        bench.category,
+        bench.difficulty,
+        bench.expected_field,
+        dict(bench.judgments),
+        {
+            **({"version": bench.version} if bench.version is not None else {}),
+            **{k: v for k, v in bench.fields.items() if k not in known},
+        },
+    )
 
 
 def check_queries(where: str, entries) -> list[SuiteQuery]:
@@ -92,8 +100,9 @@ def _csv_entries(where: str, text: str) -> list[tuple[int, dict]]:
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) > len(header):
-                raise HistoryError(f"{where}:{line}: {len(row)} cells, the header names {len(header)}: "
-                                   f"{','.join(row)[:200]!r}")
+                raise HistoryError(
+                    f"{where}:{line}: {len(row)} cells, the header names {len(header)}: {','.join(row)[:200]!r}"
+                )
             obj: dict = {}
             for name, cell in zip(header, row):
                 cell = cell.strip()
@@ -118,8 +127,9 @@ def _csv_grades(where: str, line: int, cell: str) -> dict[str, int]:
             continue
         doc, sep, grade = part.rpartition(":")
         if not sep or not doc or not re.fullmatch(r"-?\d+", grade):
-            raise HistoryError(f"{where}:{line}: qrels cell {cell[:200]!r}: expected id:grade pairs such as "
-                               "'doc-1:2 doc-7:1'")
+            raise HistoryError(
+                f"{where}:{line}: qrels cell {cell[:200]!r}: expected id:grade pairs such as 'doc-1:2 doc-7:1'"
+            )
         grades[doc] = int(grade)
     return grades
 
@@ -130,7 +140,7 @@ def parse_queries_file(where: str, data: bytes) -> list[SuiteQuery]:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            line = data[:exc.start].count(b"\n") + 1
+            line = data[: exc.start].count(b"\n") + 1
             raise HistoryError(f"{where}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
         return check_queries(where, _csv_entries(where, text))
     from evaltool.io.jsonl import query_entries
@@ -158,11 +168,27 @@ def write_version(conn, name: str, version: int, queries: list[SuiteQuery], at: 
     what changed, as the suite's history shows it), on the open transaction ``conn``."""
     from evaltool.history import schema
 
-    conn.execute(schema.suite_versions.insert().values(suite=name, version=version, created_at=at, author=author,
-                                                       change=json.dumps(change)[:2000]))
+    conn.execute(
+        schema.suite_versions.insert().values(
+            suite=name, version=version, created_at=at, author=author, change=json.dumps(change)[:2000]
+        )
+    )
     if queries:
-        conn.execute(schema.suite_queries.insert(), [
-            {"suite": name, "version": version, "position": i, "query_id": q.query_id, "text": q.text,
-             "category": q.category, "difficulty": q.difficulty, "expected_field": q.expected_field,
-             "judgments": json.dumps(q.judgments), "fields": json.dumps(q.fields, sort_keys=True)}
-            for i, q in enumerate(queries)])
+        conn.execute(
+            schema.suite_queries.insert(),
+            [
+                {
+                    "suite": name,
+                    "version": version,
+                    "position": i,
+                    "query_id": q.query_id,
+                    "text": q.text,
+                    "category": q.category,
+                    "difficulty": q.difficulty,
+                    "expected_field": q.expected_field,
+                    "judgments": json.dumps(q.judgments),
+                    "fields": json.dumps(q.fields, sort_keys=True),
+                }
+                for i, q in enumerate(queries)
+            ],
+        )

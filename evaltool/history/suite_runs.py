@@ -45,13 +45,30 @@ def bench_settings(suite, queries_path: str, out_dir: str, *, backend: str | Non
     known = BenchSettings.__dataclass_fields__
     settings = {k: v for k, v in suite.settings.items() if k in known}
     settings["headers"] = tuple(settings.get("headers") or ())
-    return BenchSettings(queries_path=queries_path, backend=backend or suite.backend, measures=tuple(suite.measures),
-                         out_dir=out_dir, resume=resume, run_name=suite.name, **settings)
+    return BenchSettings(
+        queries_path=queries_path,
+        backend=backend or suite.backend,
+        measures=tuple(suite.measures),
+        out_dir=out_dir,
+        resume=resume,
+        run_name=suite.name,
+        **settings,
+    )
 
 
-def run_suite(history, name: str, out_dir: str, *, version: int | None = None, listener=None, resume: bool = False,
-              backend: str | None = None, overrides: dict | None = None, note: str | None = None,
-              tags=None) -> tuple[object, int]:
+def run_suite(
+    history,
+    name: str,
+    out_dir: str,
+    *,
+    version: int | None = None,
+    listener=None,
+    resume: bool = False,
+    backend: str | None = None,
+    overrides: dict | None = None,
+    note: str | None = None,
+    tags=None,
+) -> tuple[object, int]:
     """Run suite ``name`` (its current ``version`` by default) and record it; (the BenchResult, the
     execution id). ``backend`` and ``overrides`` (BenchSettings fields) replace the suite's own, for
     a server that runs only what its operator declared. Raises EvaltoolError (a suite that cannot
@@ -69,6 +86,7 @@ def run_suite(history, name: str, out_dir: str, *, version: int | None = None, l
     path = write_queries_file(suite, out_dir)
     settings = replace(bench_settings(suite, path, out_dir, backend=backend, resume=resume), **(overrides or {}))
     result = run_benchmark(settings, listener)
-    execution_id = record_bench(result, history, name=suite.name, kind="suite", suite_version=suite.version,
-                                note=note, tags=tags)
+    execution_id = record_bench(
+        result, history, name=suite.name, kind="suite", suite_version=suite.version, note=note, tags=tags
+    )
     return result, execution_id

@@ -30,8 +30,14 @@ from typing import Any
 from evaltool.errors import HistoryError, NotFoundError
 from evaltool.measures.sets import DEFAULT_SETS
 from evaltool.history.suite_content import (  # noqa: F401  (re-exported: the suites API)
-    MAX_QUERIES, SuiteQuery, write_version, check_queries, parse_queries_file, queries_from_objects,
-    read_queries_file)
+    MAX_QUERIES,
+    SuiteQuery,
+    write_version,
+    check_queries,
+    parse_queries_file,
+    queries_from_objects,
+    read_queries_file,
+)
 
 # a suite's measures unless -m says otherwise: the comparative report's (MRR, nDCG@10, Precision@5), whose
 # output names are the ones the default label thresholds are set on
@@ -77,11 +83,19 @@ def _suite(row, queries=None, shown=None) -> Suite:
     measures = json_value(row.measures, f"{where}: measures", "a JSON list of measure names")
     if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
         raise damaged(row.measures, f"{where}: measures", "a JSON list of measure names")
-    return Suite(text_value(row.name, "a suite name"), text_value(row.backend, f"{where}: backend"), measures,
-                 json_object(row.settings, f"{where}: settings"), bool(row.active),
-                 text_value(row.created_at, f"{where}: created_at"), row.version,
-                 text_value(row.source, f"{where}: source", optional=True),
-                 text_value(row.problem, f"{where}: problem", optional=True), queries, shown)
+    return Suite(
+        text_value(row.name, "a suite name"),
+        text_value(row.backend, f"{where}: backend"),
+        measures,
+        json_object(row.settings, f"{where}: settings"),
+        bool(row.active),
+        text_value(row.created_at, f"{where}: created_at"),
+        row.version,
+        text_value(row.source, f"{where}: source", optional=True),
+        text_value(row.problem, f"{where}: problem", optional=True),
+        queries,
+        shown,
+    )
 
 
 def _validated_setup(name: str, backend: str, measures, settings) -> tuple[str, list[str], dict]:
@@ -122,8 +136,18 @@ def describe_change(change: str, lang: str = "en") -> str:
     return t(f"change.{what}", lang, **parsed)
 
 
-def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), settings=None, *,
-              queries=None, author: str | None = None, audit=None) -> Suite:
+def add_suite(
+    db,
+    name: str,
+    queries_file=None,
+    backend: str = "",
+    measures=(),
+    settings=None,
+    *,
+    queries=None,
+    author: str | None = None,
+    audit=None,
+) -> Suite:
     """Define a suite (a name not in use yet) with the content of ``queries_file`` or ``queries``
     (:class:`SuiteQuery` s or queries-file objects; none: an empty suite to fill later); returns it.
     ``measures`` default to :data:`SUITE_MEASURES`; ``settings`` are :class:`evaltool.bench.BenchSettings`
@@ -153,11 +177,28 @@ def add_suite(db, name: str, queries_file=None, backend: str = "", measures=(), 
         taken = conn.execute(sa.select(schema.suites.c.name).where(schema.suites.c.name == name)).first()
         if taken:
             raise SuiteConflict(f"suite add: a suite named {name!r} exists already (see 'evaltool suite list')")
-        conn.execute(schema.suites.insert().values(
-            name=name, backend=backend, measures=json.dumps(measures), settings=json.dumps(settings, sort_keys=True),
-            active=True, created_at=at, version=1, source=source, problem=None))
-        write_version(conn, name, 1, content, at, author,
-                       {"what": "imported", "file": source} if source else {"what": "created", "queries": len(content)})
+        conn.execute(
+            schema.suites.insert().values(
+                name=name,
+                backend=backend,
+                measures=json.dumps(measures),
+                settings=json.dumps(settings, sort_keys=True),
+                active=True,
+                created_at=at,
+                version=1,
+                source=source,
+                problem=None,
+            )
+        )
+        write_version(
+            conn,
+            name,
+            1,
+            content,
+            at,
+            author,
+            {"what": "imported", "file": source} if source else {"what": "created", "queries": len(content)},
+        )
         if audit is not None:
             audit(conn)
     return get_suite(db, name)
@@ -203,10 +244,18 @@ def read_suite(conn, name: str, version: int | None = None) -> Suite:
     if not 1 <= shown <= row.version:
         raise NotFoundError(f"suite {name!r} has versions 1 to {row.version}, not {version}")
     q = schema.suite_queries
-    queries = [SuiteQuery(r.query_id, r.text, r.category, r.difficulty, r.expected_field, json.loads(r.judgments),
-                          json.loads(r.fields))
-               for r in conn.execute(sa.select(q).where(q.c.suite == name, q.c.version == shown)
-                                     .order_by(q.c.position))]
+    queries = [
+        SuiteQuery(
+            r.query_id,
+            r.text,
+            r.category,
+            r.difficulty,
+            r.expected_field,
+            json.loads(r.judgments),
+            json.loads(r.fields),
+        )
+        for r in conn.execute(sa.select(q).where(q.c.suite == name, q.c.version == shown).order_by(q.c.position))
+    ]
     return _suite(row, queries, shown)
 
 
@@ -227,18 +276,34 @@ def suite_versions(db, name: str, lang: str = "en") -> list[dict]:
     from evaltool.history.queries import opened
 
     v, q = schema.suite_versions, schema.suite_queries
-    counts = (sa.select(sa.func.count()).where(q.c.suite == v.c.suite, q.c.version == v.c.version)
-              .scalar_subquery())
+    counts = sa.select(sa.func.count()).where(q.c.suite == v.c.suite, q.c.version == v.c.version).scalar_subquery()
     with opened(db) as history, history.reading() as conn:
         rows = conn.execute(sa.select(v, counts.label("queries")).where(v.c.suite == name).order_by(v.c.version)).all()
         if not rows:
             raise NotFoundError(f"no suite named {name!r} (see 'evaltool suite list')")
-    return [{"version": r.version, "created_at": r.created_at, "author": r.author,
-             "change": describe_change(r.change, lang), "queries": r.queries} for r in rows]
+    return [
+        {
+            "version": r.version,
+            "created_at": r.created_at,
+            "author": r.author,
+            "change": describe_change(r.change, lang),
+            "queries": r.queries,
+        }
+        for r in rows
+    ]
 
 
-def save_queries(db, name: str, queries, *, author: str | None = None, change: dict | None = None,
-                 source: str | None = None, expected_version: int | None = None, audit=None) -> Suite:
+def save_queries(
+    db,
+    name: str,
+    queries,
+    *,
+    author: str | None = None,
+    change: dict | None = None,
+    source: str | None = None,
+    expected_version: int | None = None,
+    audit=None,
+) -> Suite:
     """Make ``queries`` the suite's new version (an unchanged content makes none); returns the suite.
 
     ``expected_version``: the version the change was made on; when another change came first the
@@ -259,8 +324,10 @@ def save_queries(db, name: str, queries, *, author: str | None = None, change: d
     with opened(db) as history, history.writing() as conn:
         current = read_suite(conn, name)
         if expected_version is not None and expected_version != current.version:
-            raise SuiteConflict(f"suite {name} changed meanwhile (version {current.version}, the change was made on "
-                                f"version {expected_version}); reload it and make the change again")
+            raise SuiteConflict(
+                f"suite {name} changed meanwhile (version {current.version}, the change was made on "
+                f"version {expected_version}); reload it and make the change again"
+            )
         if [q.to_dict() for q in current.queries or []] == [q.to_dict() for q in queries] and source is None:
             return current
         version = current.version + 1
@@ -281,8 +348,16 @@ def import_queries(db, name: str, path, *, author: str | None = None) -> Suite:
     return save_queries(db, name, queries, author=author, change={"what": "imported", "file": source}, source=source)
 
 
-def put_query(db, name: str, query, *, author: str | None = None, replace_id: str | None = None,
-              expected_version: int | None = None, audit=None) -> Suite:
+def put_query(
+    db,
+    name: str,
+    query,
+    *,
+    author: str | None = None,
+    replace_id: str | None = None,
+    expected_version: int | None = None,
+    audit=None,
+) -> Suite:
     """Add a query, or replace the one with id ``replace_id`` (its id may change); a new version."""
     new = _as_queries([query])[0]
     suite = get_suite(db, name)
@@ -300,20 +375,35 @@ def put_query(db, name: str, query, *, author: str | None = None, replace_id: st
             raise SuiteConflict(f"suite {name}: a query with id {new.query_id!r} exists already")
         queries[ids.index(replace_id)] = new
         change = {"what": "edited", "query": replace_id}
-    return save_queries(db, name, queries, author=author, change=change, audit=audit,
-                        expected_version=suite.version if expected_version is None else expected_version)
+    return save_queries(
+        db,
+        name,
+        queries,
+        author=author,
+        change=change,
+        audit=audit,
+        expected_version=suite.version if expected_version is None else expected_version,
+    )
 
 
-def remove_query(db, name: str, query_id: str, *, author: str | None = None,
-                 expected_version: int | None = None, audit=None) -> Suite:
+def remove_query(
+    db, name: str, query_id: str, *, author: str | None = None, expected_version: int | None = None, audit=None
+) -> Suite:
     """Remove a query (a new version)."""
     suite = get_suite(db, name)
     present = suite.queries or []
     kept = [q for q in present if q.query_id != query_id]
     if len(kept) == len(present):
         raise NotFoundError(f"suite {name}: no query with id {query_id!r}")
-    return save_queries(db, name, kept, author=author, change={"what": "removed", "query": query_id}, audit=audit,
-                        expected_version=suite.version if expected_version is None else expected_version)
+    return save_queries(
+        db,
+        name,
+        kept,
+        author=author,
+        change={"what": "removed", "query": query_id},
+        audit=audit,
+        expected_version=suite.version if expected_version is None else expected_version,
+    )
 
 
 def set_active(db, name: str, active: bool, *, audit=None) -> Suite:
@@ -342,5 +432,6 @@ def runnable(suite: Suite) -> None:
     if suite.problem:
         raise HistoryError(suite.problem)
     if not suite.queries:
-        raise HistoryError(f"it has no queries yet: add some, or import a queries file "
-                           f"('evaltool suite import {suite.name} FILE')")
+        raise HistoryError(
+            f"it has no queries yet: add some, or import a queries file ('evaltool suite import {suite.name} FILE')"
+        )

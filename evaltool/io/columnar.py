@@ -67,10 +67,14 @@ def delimiter_of(head: bytes, fields: int) -> str | None:
     lines = head.split(b"\n")[:-1] or head.split(b"\n")
     for delimiter in (b" ", b"\t"):
         if _uniform(head, delimiter, fields) or all(
-                line.rstrip(b"\r").count(delimiter) == fields - 1 and b"\t " not in line
-                and delimiter * 2 not in line and line[:1] not in (b"#", delimiter)
-                and (delimiter == b"\t" or b"\t" not in line)
-                for line in lines if line.strip()):
+            line.rstrip(b"\r").count(delimiter) == fields - 1
+            and b"\t " not in line
+            and delimiter * 2 not in line
+            and line[:1] not in (b"#", delimiter)
+            and (delimiter == b"\t" or b"\t" not in line)
+            for line in lines
+            if line.strip()
+        ):
             return delimiter.decode()
     return None
 
@@ -81,9 +85,16 @@ def _uniform(head: bytes, delimiter: bytes, fields: int) -> bool:
     leaves the decision to the line by line check."""
     end = head.rfind(b"\n")
     text = head[:end] if end > 0 else head
-    if (not text or text[:1] in (b"#", delimiter, b"\n") or b"\n\n" in text or b"\n#" in text
-            or b"\n" + delimiter in text or b"\t " in text or delimiter * 2 in text
-            or (delimiter == b" " and b"\t" in text)):
+    if (
+        not text
+        or text[:1] in (b"#", delimiter, b"\n")
+        or b"\n\n" in text
+        or b"\n#" in text
+        or b"\n" + delimiter in text
+        or b"\t " in text
+        or delimiter * 2 in text
+        or (delimiter == b" " and b"\t" in text)
+    ):
         return False
     codes = np.frombuffer(text, dtype=np.uint8)
     separators = codes[(codes == ord(delimiter)) | (codes == 10)]
@@ -100,13 +111,18 @@ def _csv_options(names: list[str], columns: dict, delimiter: str, block_size: in
 
     return dict(
         read_options=csv.ReadOptions(column_names=names, block_size=block_size, use_threads=use_threads),
-        parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                       escape_char=False, newlines_in_values=False),
+        parse_options=csv.ParseOptions(
+            delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, newlines_in_values=False
+        ),
         # no null spellings: Arrow would read 'nan', 'NA', 'null', 'N/A' as nulls (0 in numpy),
         # where the line reader rejects them; with none, such values fail here and hand over
-        convert_options=csv.ConvertOptions(include_columns=list(columns), column_types=columns,
-                                           null_values=[], strings_can_be_null=False,
-                                           quoted_strings_can_be_null=False),
+        convert_options=csv.ConvertOptions(
+            include_columns=list(columns),
+            column_types=columns,
+            null_values=[],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
     )
 
 
@@ -119,8 +135,11 @@ def _source(path: str):
     compressed = _compression(path) == "gzip"
     counted = open_counted(path, compressed)  # None unless a caller follows the progress of big reads
     try:
-        yield path if counted is None and not compressed else pa.input_stream(
-            path if counted is None else counted, compression="gzip" if compressed else None)
+        yield (
+            path
+            if counted is None and not compressed
+            else pa.input_stream(path if counted is None else counted, compression="gzip" if compressed else None)
+        )
     finally:
         if counted is not None:
             counted.close()
@@ -142,16 +161,22 @@ def _read(path: str, names: list[str], columns: dict, delimiter: str, jobs: int 
 def numpy_column(column, dtype) -> np.ndarray:
     """A null-free primitive Arrow column as one numpy array (without pyarrow's pandas shim)."""
     chunks = column.chunks if hasattr(column, "chunks") else [column]
-    parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * np.dtype(dtype).itemsize)
-             for c in chunks if len(c)]
+    parts = [
+        np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * np.dtype(dtype).itemsize)
+        for c in chunks
+        if len(c)
+    ]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 def bool_column(column) -> np.ndarray:
     """A null-free boolean Arrow array as a numpy bool array."""
     chunks = column.chunks if hasattr(column, "chunks") else [column]
-    parts = [np.unpackbits(np.frombuffer(c.buffers()[1], dtype=np.uint8), bitorder="little")[c.offset:c.offset + len(c)]
-             for c in chunks if len(c)]
+    parts = [
+        np.unpackbits(np.frombuffer(c.buffers()[1], dtype=np.uint8), bitorder="little")[c.offset : c.offset + len(c)]
+        for c in chunks
+        if len(c)
+    ]
     return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
 
 
@@ -168,7 +193,7 @@ def encode_qids(column, jobs: int | None = None):
     for start, encoded in parts:
         local = np.array([vocab.setdefault(q, len(vocab)) for q in encoded.dictionary.to_pylist()], dtype=np.int32)
         indices = numpy_column(encoded.indices, np.int32)
-        codes[start:start + len(indices)] = local[indices] if len(local) else 0
+        codes[start : start + len(indices)] = local[indices] if len(local) else 0
     names = list(vocab)
     if any(q.startswith("#") for q in names):
         return None
@@ -207,8 +232,9 @@ def _canonical_int64(chunk, pool=None) -> np.ndarray | None:
         return None  # text ids: refused at once (Arrow's failing cast reads the whole chunk first)
     compute = kernels()
     try:
-        values = numpy_column(compute.call_function("cast", [chunk], compute.CastOptions.safe(pa.int64()), pool),
-                              np.int64)
+        values = numpy_column(
+            compute.call_function("cast", [chunk], compute.CastOptions.safe(pa.int64()), pool), np.int64
+        )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if len(values) == 0:
@@ -226,7 +252,7 @@ def _numeric_ids(column, jobs: int | None = None):
     def work(chunk, start):
         values = _canonical_int64(chunk)
         if values is not None:
-            out[start:start + len(values)] = values
+            out[start : start + len(values)] = values
         return values is not None
 
     if len(column) == 0 or not all(_map_chunks(work, column, jobs)):
@@ -286,8 +312,9 @@ class ArrowDocRun(Run):
         # a run with many more ids than asked for (a qrels' ids): the run's ids are probed against the
         # distinct ids asked for, a small hash table, rather than hashing every id of the run into one
         asked = compute.call_function("dictionary_encode", [wanted])
-        found = found_or_missing(compute.call_function("index_in", [dictionary],
-                                                       compute.SetLookupOptions(asked.dictionary)))
+        found = found_or_missing(
+            compute.call_function("index_in", [dictionary], compute.SetLookupOptions(asked.dictionary))
+        )
         key_of_asked = np.full(len(asked.dictionary), -1, dtype=np.int64)
         hit = np.flatnonzero(found >= 0)
         key_of_asked[found[hit]] = hit
@@ -307,7 +334,9 @@ def string_array(texts: list[str]):
     offsets = np.zeros(len(data) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)), out=offsets[1:])
     if offsets[-1] < 1 << 31:
-        return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data)))
+        return pa.StringArray.from_buffers(
+            len(data), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data))
+        )
     return pa.LargeStringArray.from_buffers(len(data), pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
 
 
@@ -319,7 +348,7 @@ def found_or_missing(found) -> np.ndarray:
         values = numpy_column(chunk, np.int32)
         if chunk.null_count:
             valid = np.unpackbits(np.frombuffer(chunk.buffers()[0], dtype=np.uint8), bitorder="little")
-            values = np.where(valid[chunk.offset:chunk.offset + len(chunk)].astype(bool), values, -1)
+            values = np.where(valid[chunk.offset : chunk.offset + len(chunk)].astype(bool), values, -1)
         parts.append(values)
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
@@ -384,7 +413,7 @@ def _repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
         if width * (last - first) > 2 * (bounds[last] - bounds[first]) + DUPLICATE_SLICE_ROWS:
             last = first + 1  # one long group among short ones: on its own
             width = int(sizes[first])
-        part = values[bounds[first]:bounds[last]]
+        part = values[bounds[first] : bounds[last]]
         if np.all(sizes[first:last] == width):
             matrix = part.reshape(last - first, width).astype(dtype)
         else:
@@ -413,14 +442,15 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
     if hasattr(encoded, "combine_chunks"):
         encoded = encoded.combine_chunks()
     codes = numpy_column(encoded.indices, np.int32).astype(np.int64)
-    return ArrowDocRun(vocab, qid_codes, [], codes, scores, None, runid=runid, path=path,
-                       extra={"dictionary": encoded.dictionary})
+    return ArrowDocRun(
+        vocab, qid_codes, [], codes, scores, None, runid=runid, path=path, extra={"dictionary": encoded.dictionary}
+    )
 
 
 RUN_BLOCK_BYTES = 1 << 21  # text per block of the run reader: each is parsed, converted, dropped
-PARSERS = 2                # threads parsing and converting blocks (at most; --jobs 1: none)
-READ_AHEAD = 1             # blocks parsed ahead beyond one per thread
-MIN_LINE_BYTES = 12        # "q 0 d 1 s t\n": no content line of a run is shorter
+PARSERS = 2  # threads parsing and converting blocks (at most; --jobs 1: none)
+READ_AHEAD = 1  # blocks parsed ahead beyond one per thread
+MIN_LINE_BYTES = 12  # "q 0 d 1 s t\n": no content line of a run is shorter
 
 
 class _RunColumns:
@@ -461,7 +491,11 @@ class _RunColumns:
         self.qid_codes[start:end] = local[block.qid_index]
         values = block.keys if self.doc_text is None else None
         if values is not None:
-            if self.doc_codes.dtype != values.dtype and len(values) and values.max() > np.iinfo(self.doc_codes.dtype).max:
+            if (
+                self.doc_codes.dtype != values.dtype
+                and len(values)
+                and values.max() > np.iinfo(self.doc_codes.dtype).max
+            ):
                 wide = np.empty(len(self.doc_codes), dtype=values.dtype)
                 wide[:start] = self.doc_codes[:start]
                 self.doc_codes = wide
@@ -488,8 +522,17 @@ class _RunColumns:
         if hasattr(encoded, "combine_chunks"):
             encoded = encoded.combine_chunks()
         self.doc_codes[:] = numpy_column(encoded.indices, np.int32)
-        return ArrowDocRun(names, self.qid_codes, [], self.doc_codes, self.scores, None, runid=runid, path=path,
-                           extra={"dictionary": encoded.dictionary})
+        return ArrowDocRun(
+            names,
+            self.qid_codes,
+            [],
+            self.doc_codes,
+            self.scores,
+            None,
+            runid=runid,
+            path=path,
+            extra={"dictionary": encoded.dictionary},
+        )
 
 
 class _Block:
@@ -512,10 +555,18 @@ class _Block:
         tags = batch.column("tag") if "tag" in batch.schema.names else None
         self.tag = tags[-1].as_py() if tags is not None else None
         # what the line reader must see at once (it names the line): a comment, a pair given twice here
-        doc_codes = self.keys if self.keys is not None else numpy_column(
-            kernels().call_function("dictionary_encode", [self.docs], None, pool).indices, np.int32).astype(np.int64)
-        self.regular = self.finite and not any(q.startswith("#") for q in self.qids) and not has_duplicates(
-            self.qid_index.astype(np.int64), doc_codes)
+        doc_codes = (
+            self.keys
+            if self.keys is not None
+            else numpy_column(
+                kernels().call_function("dictionary_encode", [self.docs], None, pool).indices, np.int32
+            ).astype(np.int64)
+        )
+        self.regular = (
+            self.finite
+            and not any(q.startswith("#") for q in self.qids)
+            and not has_duplicates(self.qid_index.astype(np.int64), doc_codes)
+        )
 
 
 def _parse(text, options: dict) -> list[_Block]:
@@ -544,7 +595,7 @@ def _texts(handle, size: int, buffers: int):
     while True:
         view = memoryview(ring[turn % buffers])
         turn += 1
-        view[:len(carry)] = carry
+        view[: len(carry)] = carry
         end, done = len(carry), False
         while end < size:
             got = handle.readinto(view[end:])
@@ -645,8 +696,7 @@ def read_qrels(path, jobs: int | None = None) -> Qrels | None:
     delimiter = delimiter_of(head(name), 4)
     if delimiter is None:
         return None
-    table = _read(name, ["q", "iter", "d", "g"], {"q": pa.string(), "d": pa.string(), "g": pa.int64()}, delimiter,
-                  jobs)
+    table = _read(name, ["q", "iter", "d", "g"], {"q": pa.string(), "d": pa.string(), "g": pa.int64()}, delimiter, jobs)
     if table is None or table.num_rows == 0:
         return None
     qids = encode_qids(table["q"], jobs)
@@ -659,5 +709,12 @@ def read_qrels(path, jobs: int | None = None) -> Qrels | None:
         return None
     if len(grades) and (grades.min() < GRADE_MIN or grades.max() > GRADE_MAX):
         return None
-    return Qrels(vocab, qid_codes, docs.dictionary.to_pylist(),
-                 numpy_column(docs.indices, np.int32).astype(np.int64), grades, None, path=name)
+    return Qrels(
+        vocab,
+        qid_codes,
+        docs.dictionary.to_pylist(),
+        numpy_column(docs.indices, np.int32).astype(np.int64),
+        grades,
+        None,
+        path=name,
+    )

@@ -22,8 +22,12 @@ GRADE_RANGE = f"between {GRADE_MIN} and {GRADE_MAX}"
 
 # how a compressed stream starts; gzip, bz2 and xz are read through the standard library
 _COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
-_ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
-             (b"PAR1", "a Parquet file"), (b"\x04\x22\x4d\x18", "lz4-compressed data"))
+_ARCHIVES = (
+    (b"PK\x03\x04", "a zip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+    (b"PAR1", "a Parquet file"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed data"),
+)
 BINARY_PROBE = 1 << 16  # bytes looked at for a NUL byte (text never has one)
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which some editors write first: not part of the first line
 
@@ -49,16 +53,19 @@ def _zstandard(name: str):
     try:
         import zstandard
     except ImportError:
-        raise EvaltoolError(f"{name}: unsupported compression (zstd): install the zstandard package "
-                            "(pip install 'evaltool[zstd]') or decompress the file first") from None
+        raise EvaltoolError(
+            f"{name}: unsupported compression (zstd): install the zstandard package "
+            "(pip install 'evaltool[zstd]') or decompress the file first"
+        ) from None
     return zstandard
 
 
 def _refuse_archive(name: str, start: bytes) -> None:
     for magic, what in _ARCHIVES:
         if start.startswith(magic):
-            raise EvaltoolError(f"{name}: {what}, not a text file; unpack it first (gzip, bz2, xz and zstd "
-                                "files are read as they are)")
+            raise EvaltoolError(
+                f"{name}: {what}, not a text file; unpack it first (gzip, bz2, xz and zstd files are read as they are)"
+            )
 
 
 def check_text(name: str, data: bytes) -> None:
@@ -95,7 +102,7 @@ def skip_bom(handle):
     >>> skip_bom(io.BufferedReader(io.BytesIO(BOM + b"q1 0 d1 1"))).read(), skip_bom(io.BufferedReader(io.BytesIO(b"q1"))).read()
     (b'q1 0 d1 1', b'q1')
     """
-    if handle.peek(len(BOM))[:len(BOM)] == BOM:
+    if handle.peek(len(BOM))[: len(BOM)] == BOM:
         handle.read(len(BOM))
     return handle
 
@@ -193,7 +200,12 @@ def broken_stream(name: str, exc: Exception, kind: str = "compressed") -> ParseE
     """The ParseError for ``exc`` raised while decompressing ``name`` (a ``kind`` stream), None
     when ``exc`` is not about a compressed stream (each library has its own error class)."""
     if isinstance(exc, (OSError, EOFError, zlib.error)) or type(exc).__module__ in (
-            "_lzma", "lzma", "zstandard", "zstd", "zstandard.backend_c"):
+        "_lzma",
+        "lzma",
+        "zstandard",
+        "zstd",
+        "zstandard.backend_c",
+    ):
         return ParseError(name, None, None, f"a readable {kind} stream ({exc})")
     return None
 
@@ -244,7 +256,7 @@ def decompress(name: str, data: bytes) -> bytes:
     except Exception as exc:  # each library has its own error class (lzma.LZMAError, zstandard.ZstdError, ...)
         raise ParseError(name, None, None, f"a readable {kind} stream ({exc})") from None
     check_text(name, data)
-    return data[len(BOM):] if data.startswith(BOM) else data
+    return data[len(BOM) :] if data.startswith(BOM) else data
 
 
 def piped(path) -> bool:
@@ -338,7 +350,8 @@ class TextSource:
         start = self._read_plain(stored, 16)
         self.kind = compression(start)
         self._handle = self._stack.enter_context(
-            _decompressing(self.name, io.BufferedReader(_Prefixed(start, stored)), start))
+            _decompressing(self.name, io.BufferedReader(_Prefixed(start, stored)), start)
+        )
         self._head: bytes | None = None
         self._first = min(FIRST_BLOCK_BYTES, self.block_bytes)
         self._ended = False  # the first block is the whole text
@@ -380,7 +393,7 @@ class TextSource:
             self._head = self._guarded(self._handle.read, self._first)
             self._ended = len(self._head) < self._first  # a buffered read is short only at the end
             if self._head.startswith(BOM):
-                self._head = self._head[len(BOM):]
+                self._head = self._head[len(BOM) :]
             check_text(self.name, self._head)
         return self._head
 

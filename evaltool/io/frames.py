@@ -69,8 +69,9 @@ def _check_ids(source: str, where: str, qid, doc) -> None:
     """Refuse a missing query or document id, which ``str`` would turn into the id "None" or "nan"."""
     for field, value in (("query id", qid), ("document id", doc)):
         if _is_missing(value):
-            raise ParseError(source, None, f"{where}: {field} {value!r}",
-                             f"a {field} in every row, not a missing value (None, NaN)")
+            raise ParseError(
+                source, None, f"{where}: {field} {value!r}", f"a {field} in every row, not a missing value (None, NaN)"
+            )
 
 
 def _build(cls, source, rows, check, on_duplicate, runid=None, queries=(), row_names=None):
@@ -99,7 +100,9 @@ def _build(cls, source, rows, check, on_duplicate, runid=None, queries=(), row_n
 
     def duplicate(first: int, repeated: int) -> None:
         raise ParseError(
-            source, None, f"query {qids.vocab[qc[first]]} document {docs.vocab[dc[first]]}",
+            source,
+            None,
+            f"query {qids.vocab[qc[first]]} document {docs.vocab[dc[first]]}",
             f"each (query, document) pair once; entries {first + 1} and {repeated + 1} (counting from 1) "
             "both give it (use on_duplicate='first' or 'max' to accept duplicates)",
         )
@@ -147,11 +150,13 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     if not n:
         return None
     if not set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= (
-            _GRADE_TYPES if cls is Qrels else _SCORE_TYPES):
+        _GRADE_TYPES if cls is Qrels else _SCORE_TYPES
+    ):
         return None
     try:
-        vals = np.fromiter(chain.from_iterable(map(dict.values, per_query)),
-                           dtype=np.int64 if cls is Qrels else np.float64, count=n)
+        vals = np.fromiter(
+            chain.from_iterable(map(dict.values, per_query)), dtype=np.int64 if cls is Qrels else np.float64, count=n
+        )
     except OverflowError:
         return None
     if cls is Run:
@@ -162,8 +167,7 @@ def _from_plain_dict(cls, data, source: str, runid: str):
         return DictRun(list(data), per_query, vals, runid=runid or "", path=source)
     index: dict = {}
     # a document's code is the row where it first appears (``setdefault`` with a row counter)
-    doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64,
-                            count=n)
+    doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64, count=n)
     if not _all_str(index):
         return None
     counts = [len(d) for d in per_query]
@@ -190,8 +194,9 @@ class DictRun(Run):
     ([0, 0, 1], ['a', 'b', 'b'], [0, 1, 1], [1, -1])
     """
 
-    def __init__(self, qids: list[str], rankings: list[dict], scores: np.ndarray, runid: str = "",
-                 path: str = "<run dict>"):
+    def __init__(
+        self, qids: list[str], rankings: list[dict], scores: np.ndarray, runid: str = "", path: str = "<run dict>"
+    ):
         self.qid_vocab = qids
         self.rankings = rankings
         self.qid_codes = np.repeat(np.arange(len(rankings), dtype=np.int64), [len(d) for d in rankings])
@@ -310,8 +315,12 @@ def _arrow_ids(column):
     if array is None:
         return None
     kind = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
-            or pa.types.is_integer(kind)):
+    if not (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_string_view(kind)
+        or pa.types.is_integer(kind)
+    ):
         return None
     try:
         return array.cast(pa.string())
@@ -360,8 +369,15 @@ def _columnar_qrels(frame, names, source: str) -> Qrels | None:
     qid_codes = encoded_qids[1].astype(np.int64)
     if columnar.has_duplicates(qid_codes, doc_codes):
         return None
-    return Qrels(encoded_qids[0], qid_codes, encoded.dictionary.to_pylist(), doc_codes, grades,
-                 np.arange(1, len(grades) + 1, dtype=np.int64), path=source)
+    return Qrels(
+        encoded_qids[0],
+        qid_codes,
+        encoded.dictionary.to_pylist(),
+        doc_codes,
+        grades,
+        np.arange(1, len(grades) + 1, dtype=np.int64),
+        path=source,
+    )
 
 
 def _columnar_run(frame, names, source: str, runid: str) -> Run | None:

@@ -128,8 +128,9 @@ def _jsonl_objects(name: str, text: str, label: str, objects_only: bool = True):
         try:
             obj = jsontext.loads(line)
         except json.JSONDecodeError as exc:
-            raise ParseError(name, number, _clip(line), f"one JSON object per line ({exc.msg} at column {exc.colno}) "
-                                                        f"({label})") from None
+            raise ParseError(
+                name, number, _clip(line), f"one JSON object per line ({exc.msg} at column {exc.colno}) ({label})"
+            ) from None
         if objects_only and not isinstance(obj, dict):
             raise ParseError(name, number, _clip(line), f"a JSON object, not {type(obj).__name__} ({label})")
         yield number, obj
@@ -154,7 +155,7 @@ def _array(decoder, text: str, pos: int):
     """The elements of the JSON array at ``pos`` with the line each starts on, and the end."""
     out, line, counted = [], 1, 0
     pos = _skip(text, pos + 1)
-    if text[pos:pos + 1] == "]":
+    if text[pos : pos + 1] == "]":
         return out, pos + 1
     while True:
         value, end = jsontext.raw_decode(decoder, text, pos)
@@ -171,7 +172,7 @@ def _wrapped_array(decoder, text: str, pos: int):
     """``{"queries": [...], ...}``: the elements of its ``queries`` array (None if absent), and the end."""
     found = None
     pos = _skip(text, pos + 1)
-    if text[pos:pos + 1] == "}":
+    if text[pos : pos + 1] == "}":
         return found, pos + 1
     while True:
         _expect(text, pos, '"', "Expecting property name enclosed in double quotes")
@@ -179,7 +180,7 @@ def _wrapped_array(decoder, text: str, pos: int):
         pos = _skip(text, pos)
         _expect(text, pos, ":", "Expecting ':' delimiter")
         pos = _skip(text, pos + 1)
-        if key == "queries" and text[pos:pos + 1] == "[":
+        if key == "queries" and text[pos : pos + 1] == "[":
             found, pos = _array(decoder, text, pos)
         else:
             _, pos = jsontext.raw_decode(decoder, text, pos)
@@ -193,9 +194,9 @@ def _json_objects(name: str, text: str, label: str, objects_only: bool = True):
     decoder = json.JSONDecoder()
     pos = _skip(text, 0)
     try:
-        if text[pos:pos + 1] == "[":
+        if text[pos : pos + 1] == "[":
             elements, end = _array(decoder, text, pos)
-        elif text[pos:pos + 1] == "{":
+        elif text[pos : pos + 1] == "{":
             elements, end = _wrapped_array(decoder, text, pos)
         else:
             raise json.JSONDecodeError("Expecting '[' or '{'", text, pos)
@@ -204,8 +205,9 @@ def _json_objects(name: str, text: str, label: str, objects_only: bool = True):
             raise json.JSONDecodeError("Extra data", text, end)
     except json.JSONDecodeError as exc:
         found = text.split("\n")[exc.lineno - 1] if text else ""
-        raise ParseError(name, exc.lineno, _clip(found.strip()), f"valid JSON ({exc.msg} at column {exc.colno}) "
-                                                                 f"({label})") from None
+        raise ParseError(
+            name, exc.lineno, _clip(found.strip()), f"valid JSON ({exc.msg} at column {exc.colno}) ({label})"
+        ) from None
     if elements is None:
         raise ParseError(name, 1, None, f"an array of query objects, or an object with a 'queries' array ({label})")
     for line, obj in elements:
@@ -241,8 +243,9 @@ def _relevant(check: _Lines, line, obj) -> dict[str, int] | None:
         if not isinstance(value, dict):
             check.fail(line, obj, "'qrels' as an object {doc_id: integer grade}")
         return {str(d): _grade(check, line, obj, d, g) for d, g in value.items()}
-    if not isinstance(value, list) or any(isinstance(d, bool) or not isinstance(d, (str, numbers.Integral))
-                                          for d in value):
+    if not isinstance(value, list) or any(
+        isinstance(d, bool) or not isinstance(d, (str, numbers.Integral)) for d in value
+    ):
         check.fail(line, obj, f"'{key}' as a list of document ids (strings or integers)")
     return {str(d): 1 for d in value}
 
@@ -347,8 +350,11 @@ def _scores(check: _Lines, items: list[Item]) -> np.ndarray:
     ranked_only = next(item for item in items if item.score is None)
     for item in items:
         if item.rank is None:
-            check.fail(item.line, None, f"a 'rank' on every line: line {ranked_only.line} gives only a rank, "
-                                        "so items are ordered by rank")
+            check.fail(
+                item.line,
+                None,
+                f"a 'rank' on every line: line {ranked_only.line} gives only a rank, so items are ordered by rank",
+            )
     return -np.array([item.rank for item in items], dtype=np.float64)
 
 
@@ -367,13 +373,25 @@ def parse_results(name: str, data: bytes, on_duplicate: str = "error") -> Result
     lines = np.array([item.line for item in items], dtype=np.int64)
 
     def duplicate(first: int, repeated: int) -> None:
-        check.fail(items[repeated].line, None,
-                   f"each (query, document) pair once; query {quote(items[first].qid)} document {quote(items[first].docid)} "
-                   f"was already given at line {items[first].line} (use --on-duplicate first|max to accept duplicates)")
+        check.fail(
+            items[repeated].line,
+            None,
+            f"each (query, document) pair once; query {quote(items[first].qid)} document {quote(items[first].docid)} "
+            f"was already given at line {items[first].line} (use --on-duplicate first|max to accept duplicates)",
+        )
 
     keep, dropped = resolve_duplicates(on_duplicate, qid_codes, doc_codes, scores, len(docs.vocab), duplicate)
-    run = Run(qids.vocab, qid_codes[keep], docs.vocab, doc_codes[keep], scores[keep], lines[keep],
-              runid=_run_tag(name), path=name, duplicates_resolved=dropped)
+    run = Run(
+        qids.vocab,
+        qid_codes[keep],
+        docs.vocab,
+        doc_codes[keep],
+        scores[keep],
+        lines[keep],
+        runid=_run_tag(name),
+        path=name,
+        duplicates_resolved=dropped,
+    )
     return Results(run, [items[i] for i in keep])
 
 

@@ -68,7 +68,7 @@ def sniff(head: bytes, kind: str) -> str:
     line = head.lstrip(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
     try:
         obj = json.loads(line)
-    except RecursionError:   # a line nested too deep: the JSONL reader names it
+    except RecursionError:  # a line nested too deep: the JSONL reader names it
         return "jsonl"
     except (json.JSONDecodeError, UnicodeDecodeError):
         return "json"
@@ -133,9 +133,12 @@ def columnar(path, min_bytes: int | None = None) -> bool:
     them whole) and not a pipe (read once, by the line reader)."""
     name = os.fspath(path)
     try:
-        return (name != "-" and os.path.isfile(name)
-                and repays_columnar(os.path.getsize(name), min_bytes)
-                and compression(read_head(name, 16)) in (None, "gzip"))
+        return (
+            name != "-"
+            and os.path.isfile(name)
+            and repays_columnar(os.path.getsize(name), min_bytes)
+            and compression(read_head(name, 16)) in (None, "gzip")
+        )
     except OSError:
         return False
 
@@ -178,7 +181,7 @@ def layout_of_first_line(text: str) -> str:
         try:
             obj = jsontext.loads(text)
         except json.JSONDecodeError:
-            return "jsonl"              # the reader names the line
+            return "jsonl"  # the reader names the line
         return "events-jsonl" if isinstance(obj, dict) and "action" in obj else "jsonl"
     return "events-csv"
 
@@ -193,5 +196,9 @@ def click_layout(path: str) -> str:
         return "events-parquet"
     for _, text in lines(path, open_log):
         return layout_of_first_line(text)
-    raise ParseError(path, None, None, "a click log: impression objects (JSON or JSONL) or an events table "
-                                       "(CSV, JSONL, Parquet); the file is empty")
+    raise ParseError(
+        path,
+        None,
+        None,
+        "a click log: impression objects (JSON or JSONL) or an events table (CSV, JSONL, Parquet); the file is empty",
+    )

@@ -16,8 +16,10 @@ from evaltool.io.common import TextSource, piped
 from evaltool.io.kinds import columnar, head_of, input_kind, is_frame, is_jsonl, per_subtopic, sniff
 
 
-SWAPPED = ("; that is a line of a run (query_id Q0 doc_id rank score run_tag): the arguments look swapped, "
-           "give the qrels first, then the run")
+SWAPPED = (
+    "; that is a line of a run (query_id Q0 doc_id rank score run_tag): the arguments look swapped, "
+    "give the qrels first, then the run"
+)
 
 
 def _run_line(text: str | None) -> bool:
@@ -124,8 +126,9 @@ class Loaded:
         self.value, self.kind = value, kind
 
 
-def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, subtopics: bool = False,
-                   jobs: int | None = None):
+def load_judgments(
+    qrels, on_duplicate: str = "error", fmt: str | None = None, subtopics: bool = False, jobs: int | None = None
+):
     """The first input: Qrels (a TREC qrels file, dict, DataFrame) or Queries (a JSON/JSONL queries file).
 
     ``fmt`` forces ``trec``, ``json``, ``jsonl`` or ``subtopics``; by default a file's content
@@ -148,9 +151,11 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
 
             return read_subtopic_qrels(qrels, on_duplicate=on_duplicate, diversity=subtopics), "subtopics"
         given = f"{os.fspath(qrels)} read as {fmt}" if isinstance(qrels, (str, os.PathLike)) else input_kind(qrels)
-        raise InputError("diversity measures and --qrels-format subtopics read judgments per subtopic: a qrels file "
-                         "'query_id subtopic doc_id grade' (ndeval's) or a dict {qid: {subtopic: {docid: grade}}}, "
-                         f"not {given}")
+        raise InputError(
+            "diversity measures and --qrels-format subtopics read judgments per subtopic: a qrels file "
+            "'query_id subtopic doc_id grade' (ndeval's) or a dict {qid: {subtopic: {docid: grade}}}, "
+            f"not {given}"
+        )
     if is_jsonl(qrels, "Queries"):
         return qrels, qrels.format
     if not isinstance(qrels, (str, os.PathLike)):
@@ -178,8 +183,9 @@ def load_judgments(qrels, on_duplicate: str = "error", fmt: str | None = None, s
     return queries, queries.format
 
 
-def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt: str | None = None,
-                 jobs: int | None = None):
+def load_results(
+    run, on_duplicate: str = "error", runid: str | None = None, fmt: str | None = None, jobs: int | None = None
+):
     """The second input: a Run (a TREC run file, dict, DataFrame) or Results (a JSONL results file).
 
     ``fmt`` forces ``trec`` or ``jsonl``; by default a file's content decides (stdin, ``-``,
@@ -200,8 +206,9 @@ def load_results(run, on_duplicate: str = "error", runid: str | None = None, fmt
 def _results_of(name: str, fmt: str, run, on_duplicate: str, jobs: int | None, runid: str | None = None):
     """(results, format) of ``run``: a path, or a :class:`TextSource` opened on a pipe or stdin."""
     if fmt == "json":
-        raise ParseError(name, 1, None, "a JSONL results file (one JSON object per line) or a TREC run, "
-                                        "not a JSON array")
+        raise ParseError(
+            name, 1, None, "a JSONL results file (one JSON object per line) or a TREC run, not a JSON array"
+        )
     if fmt == "jsonl":
         from evaltool.io import jsonl
 
@@ -215,8 +222,9 @@ def _results_of(name: str, fmt: str, run, on_duplicate: str, jobs: int | None, r
     return load_run(run, on_duplicate, runid, jobs), fmt
 
 
-def read_run_ahead(run, on_duplicate: str = "error", fmt: str | None = None, jobs: int | None = None,
-                   min_bytes: int | None = None) -> Loaded:
+def read_run_ahead(
+    run, on_duplicate: str = "error", fmt: str | None = None, jobs: int | None = None, min_bytes: int | None = None
+) -> Loaded:
     """One of several runs, read as :func:`load_results` reads it (by :meth:`evaltool.Evaluator.evaluate_many`).
 
     A TREC run file (plain or gzip) of at least ``min_bytes`` (0: any size) goes to the

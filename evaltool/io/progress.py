@@ -37,7 +37,7 @@ from contextvars import ContextVar
 
 PROGRESS_MIN_BYTES = 100 << 20
 COMPRESSION_RATIO = 4  # text bytes per gzip byte, roughly, for the threshold only
-REPORT_STEPS = 200      # at most this many calls per file (every 0.5%)
+REPORT_STEPS = 200  # at most this many calls per file (every 0.5%)
 BUFFER_BYTES = 1 << 20  # read from disk in pieces this large (one Python call each)
 
 Callback = Callable[[str, int, int, bool], None]

@@ -22,9 +22,9 @@ from evaltool.io import columnar
 from evaltool.io.kinds import pyarrow_available
 from evaltool.io.common import Encoder, check_text, compression, decode, head, piped, reading, resolve_duplicates
 
-CHUNK_ROWS = 1 << 18          # rows per evaluated chunk (at least; cut at a query boundary)
-BLOCK_BYTES = 1 << 23         # bytes of whole lines parsed at a time
-BUCKET_BYTES = 32 << 20       # size of a hash partition of an ungrouped run
+CHUNK_ROWS = 1 << 18  # rows per evaluated chunk (at least; cut at a query boundary)
+BLOCK_BYTES = 1 << 23  # bytes of whole lines parsed at a time
+BUCKET_BYTES = 32 << 20  # size of a hash partition of an ungrouped run
 
 
 def line_of_row(path: str, row: int) -> tuple[int, str]:
@@ -56,7 +56,9 @@ class _Grouping:
             if qid in self.finished:
                 line, text = line_of_row(self.path, row_of(qid))
                 raise NotGroupedError(
-                    self.path, line, text,
+                    self.path,
+                    line,
+                    text,
                     f"a run grouped by query for --stream: query {quote(qid)} appeared earlier and "
                     "again here (group it first, e.g. sort -s -k1,1 run.txt, or drop --stream)",
                 )
@@ -80,10 +82,14 @@ def _chunk_run(path, qids, docs, scores, row0, on_duplicate, runid, jobs: int | 
     def duplicate(first: int, repeated: int) -> None:
         line, text = line_of_row(path, row0 + repeated)
         first_line, _ = line_of_row(path, row0 + first)
-        raise ParseError(path, line, text,
-                         f"each (query, document) pair once; query {quote(run.qid_vocab[run.qid_codes[first]])} "
-                         f"document {quote(run.doc_text(np.array([first]))[0])} was already given at line "
-                         f"{first_line} (use --on-duplicate first|max to accept duplicates)")
+        raise ParseError(
+            path,
+            line,
+            text,
+            f"each (query, document) pair once; query {quote(run.qid_vocab[run.qid_codes[first]])} "
+            f"document {quote(run.doc_text(np.array([first]))[0])} was already given at line "
+            f"{first_line} (use --on-duplicate first|max to accept duplicates)",
+        )
 
     if columnar.has_duplicates(run.qid_codes, run.doc_codes, jobs):
         n_docs = int(run.doc_codes.max()) + 1
@@ -101,13 +107,19 @@ def _arrow_blocks(path: str, delimiter: str, jobs: int | None = None):
     import pyarrow.csv as csv
 
     read_options = csv.ReadOptions(column_names=["q", "iter", "d", "rank", "s", "tag"], block_size=1 << 22)
-    parse_options = csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                     escape_char=False, newlines_in_values=False)
+    parse_options = csv.ParseOptions(
+        delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, newlines_in_values=False
+    )
     convert_options = csv.ConvertOptions(
         include_columns=["q", "d", "s", "tag"],
-        column_types={"q": pa.string(), "d": pa.string(), "s": pa.float64(),
-                      "tag": pa.dictionary(pa.int32(), pa.string())},
-        strings_can_be_null=False, quoted_strings_can_be_null=False,
+        column_types={
+            "q": pa.string(),
+            "d": pa.string(),
+            "s": pa.float64(),
+            "tag": pa.dictionary(pa.int32(), pa.string()),
+        },
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
     )
     pa.set_cpu_count(columnar.threads(jobs))
     carry = b""
@@ -121,8 +133,12 @@ def _arrow_blocks(path: str, delimiter: str, jobs: int | None = None):
             block, carry = data[:cut], data[cut:]
             if block.strip():
                 try:
-                    table = csv.read_csv(pa.BufferReader(block), read_options=read_options,
-                                         parse_options=parse_options, convert_options=convert_options)
+                    table = csv.read_csv(
+                        pa.BufferReader(block),
+                        read_options=read_options,
+                        parse_options=parse_options,
+                        convert_options=convert_options,
+                    )
                 except pa.ArrowInvalid as exc:
                     if "UTF8" not in str(exc):
                         raise
@@ -131,8 +147,12 @@ def _arrow_blocks(path: str, delimiter: str, jobs: int | None = None):
                     yield from _parse_lines(path, enumerate(block.split(b"\n"), line0 + 1))
                 else:
                     if table.num_rows:
-                        yield (table.column("q").combine_chunks(), table.column("d").combine_chunks(),
-                               columnar.numpy_column(table.column("s"), np.float64), table.column("tag")[-1].as_py())
+                        yield (
+                            table.column("q").combine_chunks(),
+                            table.column("d").combine_chunks(),
+                            columnar.numpy_column(table.column("s"), np.float64),
+                            table.column("tag")[-1].as_py(),
+                        )
                 line0 += block.count(b"\n")
             if final:
                 break
@@ -157,8 +177,12 @@ def _parse_lines(path: str, numbered_lines):
             raise ParseError(path, number, line_text(raw.rstrip(b"\n")), RUN_EXPECTED)
         score = parse_score(fields[4])
         if score is None:
-            raise ParseError(path, number, line_text(raw.rstrip(b"\n")),
-                             f"a finite number as the score in field 5, not {quote(decode(fields[4]))}")
+            raise ParseError(
+                path,
+                number,
+                line_text(raw.rstrip(b"\n")),
+                f"a finite number as the score in field 5, not {quote(decode(fields[4]))}",
+            )
         qids.append(decode(fields[0]))
         docs.append(decode(fields[2]))
         scores.append(score)
@@ -193,16 +217,18 @@ def _tail_start(qids) -> int:
     return int(positions[-1]) + 1 if len(positions) else 0
 
 
-def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None = None,
-                    jobs: int | None = None) -> Iterator[Run]:
+def iter_run_chunks(
+    path, *, on_duplicate: str = "error", chunk_rows: int | None = None, jobs: int | None = None
+) -> Iterator[Run]:
     """Yield Runs of whole queries in file order; the last one carries the run's tag (``jobs``: parsing threads)."""
     chunk_rows = chunk_rows or CHUNK_ROWS
     name = os.fspath(path)
     if name == "-":
         raise InputError("--stream reads a file, not stdin")
     if piped(name):
-        raise InputError(f"--stream reads a regular file; {name} is a pipe or device (without --stream it is "
-                         "read whole)")
+        raise InputError(
+            f"--stream reads a regular file; {name} is a pipe or device (without --stream it is read whole)"
+        )
     if not os.path.isfile(name):
         raise InputError(f"cannot read {name}: not a readable file")
     start = head(name)
@@ -229,8 +255,16 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
             done = pending[:-1] + ([(qids[:cut], docs[:cut], scores[:cut])] if cut else [])
             if not done:
                 continue
-            chunk = _chunk_run(name, _concat([p[0] for p in done]), _concat([p[1] for p in done]),
-                               np.concatenate([p[2] for p in done]), row0, on_duplicate, "", jobs)
+            chunk = _chunk_run(
+                name,
+                _concat([p[0] for p in done]),
+                _concat([p[1] for p in done]),
+                np.concatenate([p[2] for p in done]),
+                row0,
+                on_duplicate,
+                "",
+                jobs,
+            )
             _close(grouping, chunk, row0)
             yield chunk
             emitted = True
@@ -246,8 +280,16 @@ def iter_run_chunks(path, *, on_duplicate: str = "error", chunk_rows: int | None
             raise ParseError(name, None, None, f"a run file in TREC format ({exc})") from None
         raise
     if pending_rows:
-        chunk = _chunk_run(name, _concat([p[0] for p in pending]), _concat([p[1] for p in pending]),
-                           np.concatenate([p[2] for p in pending]), row0, on_duplicate, tag, jobs)
+        chunk = _chunk_run(
+            name,
+            _concat([p[0] for p in pending]),
+            _concat([p[1] for p in pending]),
+            np.concatenate([p[2] for p in pending]),
+            row0,
+            on_duplicate,
+            tag,
+            jobs,
+        )
         _close(grouping, chunk, row0)
         yield chunk
     elif not emitted:
@@ -268,18 +310,23 @@ def _close(grouping: _Grouping, chunk: Run, row0: int) -> None:
         for start, code in zip(changes.tolist(), heads.tolist()):
             if code in seen:
                 line, text = line_of_row(grouping.path, row0 + start)
-                raise NotGroupedError(grouping.path, line, text,
-                                 f"a run grouped by query for --stream: query {quote(chunk.qid_vocab[code])} "
-                                 "appeared earlier and again here (group it first, e.g. sort -s -k1,1 run.txt, "
-                                 "or drop --stream)")
+                raise NotGroupedError(
+                    grouping.path,
+                    line,
+                    text,
+                    f"a run grouped by query for --stream: query {quote(chunk.qid_vocab[code])} "
+                    "appeared earlier and again here (group it first, e.g. sort -s -k1,1 run.txt, "
+                    "or drop --stream)",
+                )
             seen.add(code)
     for start, code in zip(changes.tolist(), heads.tolist()):
         first_row.setdefault(chunk.qid_vocab[code], row0 + start)
     grouping.close(present, row0, first_row.__getitem__)
 
 
-def iter_partitions(path, *, on_duplicate: str = "error", bucket_bytes: int | None = None,
-                    jobs: int | None = None) -> Iterator[Run]:
+def iter_partitions(
+    path, *, on_duplicate: str = "error", bucket_bytes: int | None = None, jobs: int | None = None
+) -> Iterator[Run]:
     """Yield Runs of whole queries from an ungrouped run, via temporary hash partitions."""
     bucket_bytes = bucket_bytes or BUCKET_BYTES
     import tempfile

@@ -50,13 +50,17 @@ def subtopic_qrels_from_dict(qrels: dict, *, diversity: bool = False) -> Qrels:
     qids, subtopics, docs, grades = [], [], [], []
     for qid, by_subtopic in qrels.items():
         if not isinstance(by_subtopic, dict) or not all(isinstance(v, dict) for v in by_subtopic.values()):
-            raise InputError(f"subtopic qrels as a dict are {{qid: {{subtopic: {{docid: grade}}}}}}; query {qid!r} "
-                             f"holds {by_subtopic!r}")
+            raise InputError(
+                f"subtopic qrels as a dict are {{qid: {{subtopic: {{docid: grade}}}}}}; query {qid!r} "
+                f"holds {by_subtopic!r}"
+            )
         for subtopic, by_doc in by_subtopic.items():
             for doc, grade in by_doc.items():
                 if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)):
-                    raise InputError(f"query {qid!r} subtopic {subtopic!r} document {doc!r}: the grade must be an "
-                                     f"integer, not {grade!r}")
+                    raise InputError(
+                        f"query {qid!r} subtopic {subtopic!r} document {doc!r}: the grade must be an "
+                        f"integer, not {grade!r}"
+                    )
                 qids.append(str(qid))
                 subtopics.append(str(subtopic))
                 docs.append(str(doc))
@@ -74,17 +78,29 @@ def _judgments(qids, subtopics, docs, grades, lines) -> SubtopicJudgments:
     qid_vocab, qid_codes = _codes(qids)
     subtopic_vocab, subtopic_codes = _codes(subtopics)
     doc_vocab, doc_codes = _codes(docs)
-    return SubtopicJudgments(qid_vocab, qid_codes, subtopic_vocab, subtopic_codes, doc_vocab, doc_codes,
-                             np.asarray(grades, dtype=np.int64), np.asarray(lines, dtype=np.int64))
+    return SubtopicJudgments(
+        qid_vocab,
+        qid_codes,
+        subtopic_vocab,
+        subtopic_codes,
+        doc_vocab,
+        doc_codes,
+        np.asarray(grades, dtype=np.int64),
+        np.asarray(lines, dtype=np.int64),
+    )
 
 
 def _require_subtopics(judgments: SubtopicJudgments, name: str, line: int | None, text: str | None) -> None:
     """Refuse judgments with one subtopic id in all: ordinary qrels, read for a diversity measure."""
     if len(judgments.subtopic_vocab) == 1:
-        raise ParseError(name, line, text,
-                         f"subtopic judgments ({SUBTOPIC_EXPECTED}, ndeval's qrels) for a diversity measure; "
-                         f"the subtopic (field 2) is {quote(judgments.subtopic_vocab[0])} everywhere, so these are "
-                         "ordinary qrels without subtopics")
+        raise ParseError(
+            name,
+            line,
+            text,
+            f"subtopic judgments ({SUBTOPIC_EXPECTED}, ndeval's qrels) for a diversity measure; "
+            f"the subtopic (field 2) is {quote(judgments.subtopic_vocab[0])} everywhere, so these are "
+            "ordinary qrels without subtopics",
+        )
 
 
 def read_subtopic_qrels(path: str | os.PathLike, *, on_duplicate: str = "error", diversity: bool = False) -> Qrels:
@@ -116,17 +132,29 @@ def read_subtopic_qrels(path: str | os.PathLike, *, on_duplicate: str = "error",
 
     def duplicate(first: int, repeated: int) -> None:
         raw = data.split(b"\n")[lines[repeated] - 1]
-        raise ParseError(name, lines[repeated], line_text(raw),
-                         f"each (query, subtopic, document) once; query {quote(every.qid_vocab[every.qid_codes[first]])} "
-                         f"subtopic {quote(every.subtopic_vocab[every.subtopic_codes[first]])} document "
-                         f"{quote(every.doc_vocab[every.doc_codes[first]])} was already given at line {lines[first]} "
-                         "(use --on-duplicate first|max to accept duplicates)")
+        raise ParseError(
+            name,
+            lines[repeated],
+            line_text(raw),
+            f"each (query, subtopic, document) once; query {quote(every.qid_vocab[every.qid_codes[first]])} "
+            f"subtopic {quote(every.subtopic_vocab[every.subtopic_codes[first]])} document "
+            f"{quote(every.doc_vocab[every.doc_codes[first]])} was already given at line {lines[first]} "
+            "(use --on-duplicate first|max to accept duplicates)",
+        )
 
-    keep, dropped = resolve_duplicates(on_duplicate, pair, every.doc_codes, every.grades, len(every.doc_vocab),
-                                       duplicate)
-    judgments = SubtopicJudgments(every.qid_vocab, every.qid_codes[keep], every.subtopic_vocab,
-                                  every.subtopic_codes[keep], every.doc_vocab, every.doc_codes[keep],
-                                  every.grades[keep], every.lines[keep])
+    keep, dropped = resolve_duplicates(
+        on_duplicate, pair, every.doc_codes, every.grades, len(every.doc_vocab), duplicate
+    )
+    judgments = SubtopicJudgments(
+        every.qid_vocab,
+        every.qid_codes[keep],
+        every.subtopic_vocab,
+        every.subtopic_codes[keep],
+        every.doc_vocab,
+        every.doc_codes[keep],
+        every.grades[keep],
+        every.lines[keep],
+    )
     return _per_document(judgments, name, dropped)
 
 
@@ -139,5 +167,14 @@ def _per_document(judgments: SubtopicJudgments, name: str, dropped: int) -> Qrel
     starts = np.flatnonzero(first)
     rows = order[starts]
     best = np.maximum.reduceat(judgments.grades[order], starts)
-    return Qrels(judgments.qid_vocab, judgments.qid_codes[rows], judgments.doc_vocab, judgments.doc_codes[rows], best,
-                 judgments.lines[rows], path=name, duplicates_resolved=dropped, subtopics=judgments)
+    return Qrels(
+        judgments.qid_vocab,
+        judgments.qid_codes[rows],
+        judgments.doc_vocab,
+        judgments.doc_codes[rows],
+        best,
+        judgments.lines[rows],
+        path=name,
+        duplicates_resolved=dropped,
+        subtopics=judgments,
+    )

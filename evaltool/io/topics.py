@@ -31,8 +31,10 @@ class Topics:
 
     def check_field(self, field: str) -> None:
         if field not in self.fields:
-            raise InputError(f"{self.path}: no field {field!r} to group by; the file has "
-                             f"{', '.join(repr(f) for f in self.fields) or 'none'}")
+            raise InputError(
+                f"{self.path}: no field {field!r} to group by; the file has "
+                f"{', '.join(repr(f) for f in self.fields) or 'none'}"
+            )
 
 
 def _text(value) -> str:
@@ -78,7 +80,9 @@ def _read_json(path: str, text: str) -> Topics:
         fields: list[str] = []
         for qid, values in data.items():
             if not isinstance(values, dict):
-                raise ParseError(path, None, f"{qid}: {json.dumps(values)[:60]}", "an object of fields for each query id")
+                raise ParseError(
+                    path, None, f"{qid}: {json.dumps(values)[:60]}", "an object of fields for each query id"
+                )
             _add(path, rows, fields, qid, values, None)
         return Topics(path, fields, rows)
     return _read_jsonl(path, text)
@@ -172,8 +176,10 @@ def resolve_topics(group_by, topics, judgments=None):
     if topics is None:
         topics = topics_of_queries(judgments)
         if topics is None:
-            raise EvaltoolError("--group-by needs --topics FILE (a TSV, JSON or JSONL of query id -> fields), "
-                                "unless QRELS is a queries file that has the field")
+            raise EvaltoolError(
+                "--group-by needs --topics FILE (a TSV, JSON or JSONL of query id -> fields), "
+                "unless QRELS is a queries file that has the field"
+            )
     elif isinstance(topics, Mapping):
         topics = topics_from_mapping(topics)
     elif isinstance(topics, (str, os.PathLike)):

@@ -31,7 +31,15 @@ from evaltool.inputs import Qrels, Run
 from evaltool.io import columnar
 from evaltool.errors import ParseError, quote
 from evaltool.io.common import (
-    check_policy, GRADE_MAX, GRADE_MIN, GRADE_RANGE, Encoder, LastIds, TextSource, decode, resolve_duplicates,
+    check_policy,
+    GRADE_MAX,
+    GRADE_MIN,
+    GRADE_RANGE,
+    Encoder,
+    LastIds,
+    TextSource,
+    decode,
+    resolve_duplicates,
 )
 
 QRELS_EXPECTED = "4 fields 'query_id iteration doc_id grade'"
@@ -86,7 +94,9 @@ def judgment_grade(name: str, number: int, raw: bytes, fields: list[bytes], expe
         raise ParseError(name, number, line_text(raw), expected)
     grade = _parse_grade(fields[-1])
     if grade is None:
-        raise ParseError(name, number, line_text(raw), f"an integer grade in field {width}, not {quote(decode(fields[-1]))}")
+        raise ParseError(
+            name, number, line_text(raw), f"an integer grade in field {width}, not {quote(decode(fields[-1]))}"
+        )
     if not GRADE_MIN <= grade <= GRADE_MAX:
         raise ParseError(name, number, line_text(raw), f"an integer grade {GRADE_RANGE} in field {width}")
     return grade
@@ -106,6 +116,7 @@ def _duplicate_error(path: str, text_of, kind: str, lines: np.ndarray, qids, doc
     """``text_of(line)``: the bytes of a line of the file, None when it cannot be read again (a pipe).
     ``judgments``: the lines are qrels, where two lines differing in their second field are
     subtopic qrels (:mod:`evaltool.io.subtopics`), and the message says how to read them."""
+
     def raise_error(first: int, repeated: int) -> None:
         line = int(lines[repeated])
         first_text, text = text_of(int(lines[first])), text_of(line)
@@ -118,8 +129,12 @@ def _duplicate_error(path: str, text_of, kind: str, lines: np.ndarray, qids, doc
             f"each ({kind}) pair once; query {quote(qids[first])} document {quote(docs[first])} "
             f"was already given at line {int(lines[first])} "
             "(use --on-duplicate first|max to accept duplicates"
-            + ("; the second fields differ, as in subtopic qrels 'query_id subtopic doc_id grade': "
-               "read those with --qrels-format subtopics)" if subtopics else ")"),
+            + (
+                "; the second fields differ, as in subtopic qrels 'query_id subtopic doc_id grade': "
+                "read those with --qrels-format subtopics)"
+                if subtopics
+                else ")"
+            ),
         )
 
     return raise_error
@@ -306,8 +321,9 @@ def _as_keys(ids: np.ndarray) -> np.ndarray:
 
 
 # the ids as a numpy bytes array, and as integer keys, kept for the last list (one qrels' ids, met run after run)
-_encoded = LastIds(lambda docids: np.array([d.encode("utf-8", "surrogateescape") for d in docids]
-                                           or [b""])[: len(docids)])
+_encoded = LastIds(
+    lambda docids: np.array([d.encode("utf-8", "surrogateescape") for d in docids] or [b""])[: len(docids)]
+)
 _encoded_keys = LastIds(lambda docids: _as_keys(_encoded(docids)))
 
 
@@ -327,8 +343,9 @@ class BytesDocRun(Run):
         return np.where(vocab[at] == wanted, at, -1).astype(np.int64)
 
 
-def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int | None = None,
-                  first_line: int | None = None):
+def _fast_columns(
+    data: bytes, fields: int, value_field: int, dtype, jobs: int | None = None, first_line: int | None = None
+):
     """(last token, values, query vocab, query codes, doc vocab, doc codes, line numbers) of a
     regular file without duplicates, or None (the line reader then names what is wrong). The
     line of every row is counted from ``first_line`` when given (else None)."""
@@ -348,7 +365,7 @@ def _fast_columns(data: bytes, fields: int, value_field: int, dtype, jobs: int |
     doc_vocab, doc_codes = _ids(text, *docs)
     if columnar.has_duplicates(qid_codes, doc_codes, jobs):
         return None
-    last = data[int(starts[-1]):int(ends[-1])]
+    last = data[int(starts[-1]) : int(ends[-1])]
     return last, values, _decoded(qid_vocab), qid_codes, doc_vocab, doc_codes, lines
 
 
@@ -432,8 +449,14 @@ def _joined(parts: list):
         doc_codes.append(doc_map[part.doc_codes])
         values.append(part.grades if isinstance(part, Qrels) else part.scores)
         lines.append(part.lines)
-    columns = (list(qids), np.concatenate(qid_codes), list(docs), np.concatenate(doc_codes), np.concatenate(values),
-               np.concatenate(lines))
+    columns = (
+        list(qids),
+        np.concatenate(qid_codes),
+        list(docs),
+        np.concatenate(doc_codes),
+        np.concatenate(values),
+        np.concatenate(lines),
+    )
     dropped = sum(part.duplicates_resolved for part in parts)
     if isinstance(parts[0], Qrels):
         return Qrels(*columns, path=parts[0].path, duplicates_resolved=dropped)
@@ -456,8 +479,9 @@ def parse_qrels(name: str, data: bytes, *, on_duplicate: str = "error", jobs: in
     return _parse_qrels(name, data, on_duplicate, jobs)
 
 
-def _parse_qrels(name: str, data: bytes, on_duplicate: str, jobs: int | None, first_line: int | None = None,
-                 beir: int | None = None) -> Qrels | None:
+def _parse_qrels(
+    name: str, data: bytes, on_duplicate: str, jobs: int | None, first_line: int | None = None, beir: int | None = None
+) -> Qrels | None:
     """``first_line``: ``data`` is a block of a file starting at that line (None: the whole file);
     a block without judgment lines is None. ``beir``: the line of the file's BEIR header (0: none)."""
     beir = _is_beir(data) if beir is None else beir
@@ -517,8 +541,9 @@ def parse_run(name: str, data: bytes, *, on_duplicate: str = "error", jobs: int 
     return _parse_run(name, data, on_duplicate, jobs)
 
 
-def _parse_run(name: str, data: bytes, on_duplicate: str, jobs: int | None,
-               first_line: int | None = None) -> Run | None:
+def _parse_run(
+    name: str, data: bytes, on_duplicate: str, jobs: int | None, first_line: int | None = None
+) -> Run | None:
     """``first_line`` as in :func:`_parse_qrels`."""
     fast = _fast_run(name, data, jobs, first_line)
     if fast is not None:
@@ -531,7 +556,9 @@ def _parse_run(name: str, data: bytes, on_duplicate: str, jobs: int | None,
             raise ParseError(name, number, line_text(raw), RUN_EXPECTED)
         score = parse_score(fields[4])
         if score is None:
-            raise ParseError(name, number, line_text(raw), f"a finite number as the score in field 5, not {quote(decode(fields[4]))}")
+            raise ParseError(
+                name, number, line_text(raw), f"a finite number as the score in field 5, not {quote(decode(fields[4]))}"
+            )
         qid_codes.append(qids(fields[0]))
         doc_codes.append(docs(fields[2]))
         scores.append(score)
@@ -562,8 +589,12 @@ def _apply_duplicates(table, values, policy, text_of, kind):
         values,
         len(table.doc_vocab),
         _duplicate_error(
-            table.path, text_of, kind, table.lines,
-            _Lazy(table.qid_vocab, table.qid_codes), _Lazy(table.doc_vocab, table.doc_codes),
+            table.path,
+            text_of,
+            kind,
+            table.lines,
+            _Lazy(table.qid_vocab, table.qid_codes),
+            _Lazy(table.doc_vocab, table.doc_codes),
             judgments=isinstance(table, Qrels),
         ),
     )

@@ -78,8 +78,10 @@ def consensus(judgments, method: str = "majority", *, rater: str | None = None) 
     if method not in METHODS:
         adjudicators = {r for grades in pairs.values() for r in grades}
         if method not in adjudicators:
-            raise EvaltoolError(f"--consensus {method!r}: expected majority, median or the name of a rater who "
-                                f"adjudicated (raters: {', '.join(sorted(adjudicators)) or 'none'})")
+            raise EvaltoolError(
+                f"--consensus {method!r}: expected majority, median or the name of a rater who "
+                f"adjudicated (raters: {', '.join(sorted(adjudicators)) or 'none'})"
+            )
     for (query, doc), grades in pairs.items():
         if method == "majority":
             out[query][doc] = _majority(list(grades.values()))

@@ -62,13 +62,22 @@ def agreement_figures(human: dict, model: dict, grades) -> dict:
     for h, m in zip(first, second):
         confusion[index[h]][index[m]] += 1
     weighted = "linear" if len(grades) > 2 else None
-    kappas = {w or "unweighted": cohen_kappa(first, second, grades, w) if both else None
-              for w in ((None, "linear", "quadratic") if weighted else (None,))}
-    return {"pairs": len(both), "human_only": len(set(human) - set(model)), "model_only": len(set(model) - set(human)),
-            "grades": list(grades), "cohen_kappa": kappas[weighted or "unweighted"], "weights": weighted,
-            "cohen_kappa_by_weights": kappas, "confusion": confusion,
-            "exact_agreement": sum(h == m for h, m in zip(first, second)) / len(both) if both else None,
-            "mean_difference": sum(m - h for h, m in zip(first, second)) / len(both) if both else None}
+    kappas = {
+        w or "unweighted": cohen_kappa(first, second, grades, w) if both else None
+        for w in ((None, "linear", "quadratic") if weighted else (None,))
+    }
+    return {
+        "pairs": len(both),
+        "human_only": len(set(human) - set(model)),
+        "model_only": len(set(model) - set(human)),
+        "grades": list(grades),
+        "cohen_kappa": kappas[weighted or "unweighted"],
+        "weights": weighted,
+        "cohen_kappa_by_weights": kappas,
+        "confusion": confusion,
+        "exact_agreement": sum(h == m for h, m in zip(first, second)) / len(both) if both else None,
+        "mean_difference": sum(m - h for h, m in zip(first, second)) / len(both) if both else None,
+    }
 
 
 def kendall_tau(first: list[float], second: list[float]) -> float | None:
@@ -120,13 +129,21 @@ def ranking_figures(human_scores: dict[str, float], model_scores: dict[str, floa
     human, model = _ranked(human_scores), _ranked(model_scores)
     rank_h = {r["system"]: r["rank"] for r in human}
     rank_m = {r["system"]: r["rank"] for r in model}
-    swaps = sorted(({"system": s, "human_rank": rank_h[s], "model_rank": rank_m[s], "shift": rank_m[s] - rank_h[s]}
-                    for s in systems if rank_m[s] != rank_h[s]),
-                   key=lambda swap: (-abs(swap["shift"]), swap["human_rank"]))
-    return {"systems": len(systems),
-            "kendall_tau": kendall_tau([human_scores[s] for s in systems], [model_scores[s] for s in systems]),
-            "tau_ap": tau_ap([r["system"] for r in human], [r["system"] for r in model]),
-            "rankings": {"human": human, "model": model}, "swaps": swaps[:SWAPS_SHOWN]}
+    swaps = sorted(
+        (
+            {"system": s, "human_rank": rank_h[s], "model_rank": rank_m[s], "shift": rank_m[s] - rank_h[s]}
+            for s in systems
+            if rank_m[s] != rank_h[s]
+        ),
+        key=lambda swap: (-abs(swap["shift"]), swap["human_rank"]),
+    )
+    return {
+        "systems": len(systems),
+        "kendall_tau": kendall_tau([human_scores[s] for s in systems], [model_scores[s] for s in systems]),
+        "tau_ap": tau_ap([r["system"] for r in human], [r["system"] for r in model]),
+        "rankings": {"human": human, "model": model},
+        "swaps": swaps[:SWAPS_SHOWN],
+    }
 
 
 def _qrels(grades: dict, queries: set[str]) -> dict[str, dict[str, int]]:
@@ -157,8 +174,15 @@ def system_scores(grades: dict, runs: dict, queries: set[str], measure: str) -> 
     return scores
 
 
-def calibrate(human: dict, model: dict, grades, *, runs: dict | None = None, measure: str = DEFAULT_MEASURE,
-              all_pairs: bool = False) -> dict:
+def calibrate(
+    human: dict,
+    model: dict,
+    grades,
+    *,
+    runs: dict | None = None,
+    measure: str = DEFAULT_MEASURE,
+    all_pairs: bool = False,
+) -> dict:
     """The calibration of ``model`` against ``human`` (both ``{(query, doc): grade}``) on a scale of
     ``grades``; with ``runs`` (``{name: run}``), the systems' rankings under each (see the module
     docstring). The JSON the CLI prints and the dashboard shows."""
@@ -174,8 +198,9 @@ def calibrate(human: dict, model: dict, grades, *, runs: dict | None = None, mea
         out["measure"] = measure
         out["ranked_on"] = "all pairs" if all_pairs else "pairs both judged"
         out["queries"] = len(queries)
-        out.update(ranking_figures(system_scores(human, runs, queries, measure),
-                                   system_scores(model, runs, queries, measure)))
+        out.update(
+            ranking_figures(system_scores(human, runs, queries, measure), system_scores(model, runs, queries, measure))
+        )
     return out
 
 

@@ -42,12 +42,17 @@ def read_corpus(path) -> dict[str, tuple[str | None, str]]:
                     item = loads(line)
                 except ValueError:
                     raise ParseError(path, number, line.rstrip("\r\n"), EXPECTED) from None
-                doc, title, text = (item.get(k) for k in ("id", "title", "text")) if isinstance(item, dict) else \
-                    (None, None, None)
+                doc, title, text = (
+                    (item.get(k) for k in ("id", "title", "text")) if isinstance(item, dict) else (None, None, None)
+                )
                 if isinstance(doc, int) and not isinstance(doc, bool):
                     doc = str(doc)
-                if not isinstance(doc, str) or not doc or not isinstance(text, str) or \
-                        not (title is None or isinstance(title, str)):
+                if (
+                    not isinstance(doc, str)
+                    or not doc
+                    or not isinstance(text, str)
+                    or not (title is None or isinstance(title, str))
+                ):
                     raise ParseError(path, number, line.rstrip("\r\n"), EXPECTED)
                 corpus.setdefault(doc, (title, text[:MAX_TEXT]))
         except UnicodeDecodeError as exc:

@@ -61,8 +61,9 @@ def read_file(path, scale: Scale, rater: str | None, fmt: str | None = None) -> 
         query, doc = qrels.qid_vocab[q], qrels.doc_vocab[d]
         if grade not in scale.grades:
             number, text = _find(path, query, doc, grade)
-            raise ParseError(path, number, text,
-                             f"a grade of the {scale.kind} scale ({', '.join(map(str, scale.grades))})")
+            raise ParseError(
+                path, number, text, f"a grade of the {scale.kind} scale ({', '.join(map(str, scale.grades))})"
+            )
         out.append({"query_id": query, "doc_id": doc, "grade": grade, "rater": rater})
     return out
 
@@ -112,14 +113,17 @@ def _read_jsonl(path: str, scale: Scale, rater: str | None) -> list[dict]:
 
 def qrels_text(consensus) -> str:
     """TREC qrels of a :class:`~evaltool.judgments.adjudication.Consensus`."""
-    return "".join(f"{query} 0 {doc} {grade}\n" for query, docs in consensus.qrels.items()
-                   for doc, grade in docs.items())
+    return "".join(
+        f"{query} 0 {doc} {grade}\n" for query, docs in consensus.qrels.items() for doc, grade in docs.items()
+    )
 
 
 def jsonl_text(consensus=None, judgments=None) -> str:
     """JSONL: a consensus's pairs, or (``judgments``) every stored judgment."""
     if consensus is not None:
-        rows = [{"query_id": q, "doc_id": d, "grade": g} for q, docs in consensus.qrels.items() for d, g in docs.items()]
+        rows = [
+            {"query_id": q, "doc_id": d, "grade": g} for q, docs in consensus.qrels.items() for d, g in docs.items()
+        ]
     else:
         rows = [jd.to_dict() for jd in judgments]
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)

@@ -90,8 +90,9 @@ def read_events(path) -> list[tuple[int, dict, str]]:
             data = loads(text)
         except ValueError as exc:
             at = text.count("\n", 0, getattr(exc, "pos", 0)) + 1
-            raise ParseError(path, at, text.splitlines()[at - 1] if text.splitlines() else "",
-                             "a JSON list of rating events") from None
+            raise ParseError(
+                path, at, text.splitlines()[at - 1] if text.splitlines() else "", "a JSON list of rating events"
+            ) from None
         if not isinstance(data, list):
             raise ParseError(path, 1, text.splitlines()[0], "a JSON list of rating events")
         return [(i, item, json.dumps(item, ensure_ascii=False)) for i, item in enumerate(data, 1)]
@@ -108,8 +109,9 @@ def read_events(path) -> list[tuple[int, dict, str]]:
         return out
     lines = text.splitlines()
     reader = csv.DictReader(io.StringIO(text))
-    return [(reader.line_num, row, lines[reader.line_num - 1] if reader.line_num <= len(lines) else "")
-            for row in reader]
+    return [
+        (reader.line_num, row, lines[reader.line_num - 1] if reader.line_num <= len(lines) else "") for row in reader
+    ]
 
 
 def _when(value, path: str, number: int, line: str) -> str:
@@ -139,8 +141,11 @@ def ratings_as_judgments(events, chosen: Mapping, path: str = "<ratings>") -> li
             query = str(query)
         if isinstance(doc, (int, float)) and not isinstance(doc, bool):
             doc = str(doc)
-        if not all(isinstance(v, str) and v.strip() for v in (query, doc)) or user in (None, "") or \
-                rating in (None, ""):
+        if (
+            not all(isinstance(v, str) and v.strip() for v in (query, doc))
+            or user in (None, "")
+            or rating in (None, "")
+        ):
             raise ParseError(path, number, line, f"a rating event with {FIELDS}")
         key = str(rating).strip().lower()
         if isinstance(rating, bool):
@@ -150,9 +155,15 @@ def ratings_as_judgments(events, chosen: Mapping, path: str = "<ratings>") -> li
         if key not in chosen.grades:
             shown = ", ".join(sorted(chosen.grades))
             raise ParseError(path, number, line, f"a rating of the {chosen.name} mapping ({shown})")
-        out.append({"query_id": re.sub(r"\s+", "_", str(query).strip()), "doc_id": str(doc).strip(),
-                    "rater": str(user).strip(),
-                    "grade": chosen.grades[key], "at": _when(event.get("timestamp"), path, number, line)})
+        out.append(
+            {
+                "query_id": re.sub(r"\s+", "_", str(query).strip()),
+                "doc_id": str(doc).strip(),
+                "rater": str(user).strip(),
+                "grade": chosen.grades[key],
+                "at": _when(event.get("timestamp"), path, number, line),
+            }
+        )
     out.sort(key=lambda j: str(j["at"]))
     return out
 
@@ -172,13 +183,20 @@ def user_agreement(judgments, method: str = "median") -> list[dict]:
             if len(grades) > 1:
                 entry["shared"] += 1
                 entry["same"] += grade == agreed[query][doc]
-    return [{"user": u["user"], "ratings": u["ratings"], "shared": u["shared"],
-             "agrees": u["same"] / u["shared"] if u["shared"] else None} for u in sorted(users.values(),
-                                                                                          key=lambda u: u["user"])]
+    return [
+        {
+            "user": u["user"],
+            "ratings": u["ratings"],
+            "shared": u["shared"],
+            "agrees": u["same"] / u["shared"] if u["shared"] else None,
+        }
+        for u in sorted(users.values(), key=lambda u: u["user"])
+    ]
 
 
-def feedback_report(db, path, set_name: str, mapping_text: str = "thumbs", *, run=None, depth: int = 10,
-                    method: str = "median") -> dict:
+def feedback_report(
+    db, path, set_name: str, mapping_text: str = "thumbs", *, run=None, depth: int = 10, method: str = "median"
+) -> dict:
     """Read a ratings log into judgment set ``set_name`` (made on the mapping's scale when new) and
     report: ``events``, ``set``, ``version``, ``users`` (:func:`user_agreement`), ``agreement`` (the
     set's figures, :func:`~evaltool.judgments.reliability.set_agreement`) and, with ``run`` (a TREC
@@ -194,16 +212,25 @@ def feedback_report(db, path, set_name: str, mapping_text: str = "thumbs", *, ru
     except EvaltoolError:
         known = {}
     if set_name in known and known[set_name].scale != chosen.scale:
-        raise EvaltoolError(f"--set {set_name} is on the scale {known[set_name].scale.describe()}, not the "
-                            f"{chosen.name} mapping's ({chosen.scale.describe()})")
+        raise EvaltoolError(
+            f"--set {set_name} is on the scale {known[set_name].scale.describe()}, not the "
+            f"{chosen.name} mapping's ({chosen.scale.describe()})"
+        )
     items = ratings_as_judgments(read_events(path), chosen, path)
     if set_name not in known:
         create_set(db, set_name, chosen.scale)
-    saved = add_judgments(db, set_name, items, change={"what": "feedback", "file": os.path.abspath(path),
-                                                       "events": len(items)})
+    saved = add_judgments(
+        db, set_name, items, change={"what": "feedback", "file": os.path.abspath(path), "events": len(items)}
+    )
     judged = read_judgments(db, set_name)
-    out = {"set": set_name, "version": saved.version, "events": len(items), "users": user_agreement(judged, method),
-           "agreement": set_agreement(db, set_name), "ndcg": None}
+    out = {
+        "set": set_name,
+        "version": saved.version,
+        "events": len(items),
+        "users": user_agreement(judged, method),
+        "agreement": set_agreement(db, set_name),
+        "ndcg": None,
+    }
     if run is not None:
         out["ndcg"] = _ndcg(judged, run, depth, method)
     return out
@@ -221,5 +248,8 @@ def _ndcg(judged, run, depth: int, method: str) -> dict:
         warnings.simplefilter("ignore", EvaltoolWarning)
         result = evaluate(qrels, run, [f"ndcg_cut.{depth}"], per_query=True)
     name = f"ndcg_cut_{depth}"
-    return {"k": depth, "mean": result.summary[name],
-            "per_query": {q: values[name] for q, values in result.per_query.items()}}
+    return {
+        "k": depth,
+        "mean": result.summary[name],
+        "per_query": {q: values[name] for q, values in result.per_query.items()},
+    }

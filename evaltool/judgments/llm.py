@@ -130,8 +130,10 @@ def chat_url(url: str) -> str:
     """
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EvaltoolError(f"--llm {quote(url)}: expected an http(s):// URL of an OpenAI-compatible endpoint "
-                            "(such as http://127.0.0.1:11434/v1)")
+        raise EvaltoolError(
+            f"--llm {quote(url)}: expected an http(s):// URL of an OpenAI-compatible endpoint "
+            "(such as http://127.0.0.1:11434/v1)"
+        )
     path = parts.path.rstrip("/")
     if not path.endswith(CHAT_PATH):
         path += CHAT_PATH
@@ -171,8 +173,10 @@ def read_chat_answer(text: str) -> ChatAnswer:
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise MalformedAnswer(f"the endpoint's answer is not a chat completion (no choices[0].message.content): "
-                              f"{quote(text[:200])}", transient=False) from None
+        raise MalformedAnswer(
+            f"the endpoint's answer is not a chat completion (no choices[0].message.content): {quote(text[:200])}",
+            transient=False,
+        ) from None
     if not isinstance(content, str):
         raise MalformedAnswer("the endpoint's answer has no text in choices[0].message.content", transient=False)
     usage = data.get("usage") if isinstance(data, dict) else None
@@ -194,13 +198,16 @@ class ChatEndpoint:
         headers = ["Content-Type: application/json"]
         if api_key:
             headers.append(f"Authorization: Bearer {api_key}")
-        self.http = HttpBackend(self.url, [], headers=tuple(headers), max_response_bytes=MAX_ANSWER_BYTES,
-                                max_connections=concurrency)
+        self.http = HttpBackend(
+            self.url, [], headers=tuple(headers), max_response_bytes=MAX_ANSWER_BYTES, max_connections=concurrency
+        )
         self.http.label = shown_url(self.url)
 
     def body(self, prompt: str) -> bytes:
-        return json.dumps({"model": self.model, "messages": [{"role": "user", "content": prompt}],
-                           "temperature": 0, "stream": False}, ensure_ascii=False).encode("utf-8")
+        return json.dumps(
+            {"model": self.model, "messages": [{"role": "user", "content": prompt}], "temperature": 0, "stream": False},
+            ensure_ascii=False,
+        ).encode("utf-8")
 
     async def ask(self, prompt: str) -> ChatAnswer:
         from evaltool.bench.backends import Stopwatch
@@ -327,33 +334,50 @@ class JudgeRun:
     counts: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"pairs": len(self.outcomes) + len(self.pending), **self.counts, "pending": len(self.pending),
-                "calls": self.calls, "tokens": self.tokens, "cached": self.cached,
-                "budget_spent": self.budget_spent, "set_version": self.set_version,
-                "seconds": round(self.seconds, 3),
-                "not_judged": [o.to_dict() for o in self.outcomes if o.status != "judged"]}
+        return {
+            "pairs": len(self.outcomes) + len(self.pending),
+            **self.counts,
+            "pending": len(self.pending),
+            "calls": self.calls,
+            "tokens": self.tokens,
+            "cached": self.cached,
+            "budget_spent": self.budget_spent,
+            "set_version": self.set_version,
+            "seconds": round(self.seconds, 3),
+            "not_judged": [o.to_dict() for o in self.outcomes if o.status != "judged"],
+        }
 
 
 def pairs_sha256(pairs: list[Pair]) -> str:
     """A fingerprint of the pairs and their texts (a resumed run must judge the same)."""
     digest = hashlib.sha256()
     for pair in pairs:
-        digest.update(json.dumps([pair.query_id, pair.doc_id, pair.query, pair.description, pair.narrative,
-                                  pair.title, pair.text]).encode("utf-8", "surrogatepass"))
+        digest.update(
+            json.dumps(
+                [pair.query_id, pair.doc_id, pair.query, pair.description, pair.narrative, pair.title, pair.text]
+            ).encode("utf-8", "surrogatepass")
+        )
     return digest.hexdigest()
 
 
 def _open_checkpoint(settings: JudgeSettings, pairs: list[Pair]) -> Checkpoint:
-    header = {"pairs_sha256": pairs_sha256(pairs), "endpoint": shown_url(settings.endpoint.url),
-              "model": settings.endpoint.model, "prompt_sha256": settings.prompt_sha256, "set": settings.set_name,
-              "pairs": len(pairs), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    header = {
+        "pairs_sha256": pairs_sha256(pairs),
+        "endpoint": shown_url(settings.endpoint.url),
+        "model": settings.endpoint.model,
+        "prompt_sha256": settings.prompt_sha256,
+        "set": settings.set_name,
+        "pairs": len(pairs),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     if settings.resume:
         return JudgeCheckpoint.resume(settings.checkpoint_path, header)
     return JudgeCheckpoint.start(settings.checkpoint_path, header, discard=settings.restart)
 
 
-def judge_pairs(pairs: list[Pair], settings: JudgeSettings,
-                on_outcome: Callable[[PairOutcome], None] | None = None) -> JudgeRun:
+def judge_pairs(
+    pairs: list[Pair], settings: JudgeSettings, on_outcome: Callable[[PairOutcome], None] | None = None
+) -> JudgeRun:
     """Grade ``pairs`` with the model (see the module docstring); ``on_outcome`` is called as each
     pair settles. Raises :class:`~evaltool.bench.execute.Interrupted` on Ctrl-C or SIGTERM (the
     settled pairs are in the checkpoint)."""
@@ -377,10 +401,19 @@ def judge_pairs(pairs: list[Pair], settings: JudgeSettings,
     def settled(pair: Pair, answer: ChatAnswer, attempts: int, cached: bool) -> PairOutcome:
         grade, why = read_grade(answer.content, scale)
         if grade is None:
-            return PairOutcome(pair.query_id, pair.doc_id, "unparsed", reason=why, answer=answer.content[:ANSWER_CHARS],
-                               attempts=attempts, cached=cached, tokens=answer.tokens)
-        return PairOutcome(pair.query_id, pair.doc_id, "judged", grade=grade, attempts=attempts, cached=cached,
-                           tokens=answer.tokens)
+            return PairOutcome(
+                pair.query_id,
+                pair.doc_id,
+                "unparsed",
+                reason=why,
+                answer=answer.content[:ANSWER_CHARS],
+                attempts=attempts,
+                cached=cached,
+                tokens=answer.tokens,
+            )
+        return PairOutcome(
+            pair.query_id, pair.doc_id, "judged", grade=grade, attempts=attempts, cached=cached, tokens=answer.tokens
+        )
 
     async def work(pair: Pair) -> PairOutcome | None:
         nonlocal from_cache
@@ -392,8 +425,15 @@ def judge_pairs(pairs: list[Pair], settings: JudgeSettings,
                 return settled(pair, hit, 0, True)
         if budget.spent:
             return None
-        prompt = render(settings.prompt, query=pair.query, title=pair.title, text=pair.text, scale=scale,
-                        description=pair.description, narrative=pair.narrative)
+        prompt = render(
+            settings.prompt,
+            query=pair.query,
+            title=pair.title,
+            text=pair.text,
+            scale=scale,
+            description=pair.description,
+            narrative=pair.narrative,
+        )
         tries = Tries()
 
         async def attempt(left: float) -> ChatAnswer:
@@ -401,14 +441,24 @@ def judge_pairs(pairs: list[Pair], settings: JudgeSettings,
             return await endpoint.ask(prompt)
 
         try:
-            answer = await call_with_retries(attempt, is_transient=endpoint.is_transient, timeout=settings.timeout,
-                                             retries=settings.retries, tries=tries)
+            answer = await call_with_retries(
+                attempt,
+                is_transient=endpoint.is_transient,
+                timeout=settings.timeout,
+                retries=settings.retries,
+                tries=tries,
+            )
         except BudgetSpent:
             return None  # not settled: left for --resume
         except Exception as exc:
             timed_out = isinstance(exc, (TimeoutError, asyncio.TimeoutError))
-            return PairOutcome(pair.query_id, pair.doc_id, "failed", reason=TIMEOUT if timed_out else describe(exc),
-                               attempts=tries.attempts)
+            return PairOutcome(
+                pair.query_id,
+                pair.doc_id,
+                "failed",
+                reason=TIMEOUT if timed_out else describe(exc),
+                attempts=tries.attempts,
+            )
         budget.tokens += answer.tokens
         if cache is not None:
             cache.put(key, answer)
@@ -426,12 +476,22 @@ def judge_pairs(pairs: list[Pair], settings: JudgeSettings,
             run_bounded(todo, work, concurrency=settings.concurrency, on_done=done, backend=endpoint)
     finally:
         checkpoint.close()
-    outcomes = [checkpoint.done[f"{p.query_id} {p.doc_id}"] for p in pairs
-                if f"{p.query_id} {p.doc_id}" in checkpoint.done]
+    outcomes = [
+        checkpoint.done[f"{p.query_id} {p.doc_id}"] for p in pairs if f"{p.query_id} {p.doc_id}" in checkpoint.done
+    ]
     pending = [(p.query_id, p.doc_id) for p in pairs if f"{p.query_id} {p.doc_id}" not in checkpoint.done]
     counts = {state: sum(o.status == state for o in outcomes) for state in STATES}
-    return JudgeRun(outcomes, pending, budget.calls, budget.tokens, from_cache, budget.spent,
-                    settings.checkpoint_path, time.perf_counter() - started, counts=counts)
+    return JudgeRun(
+        outcomes,
+        pending,
+        budget.calls,
+        budget.tokens,
+        from_cache,
+        budget.spent,
+        settings.checkpoint_path,
+        time.perf_counter() - started,
+        counts=counts,
+    )
 
 
 def save_judgments(db, run: JudgeRun, settings: JudgeSettings, *, author: str | None = None):
@@ -440,12 +500,24 @@ def save_judgments(db, run: JudgeRun, settings: JudgeSettings, *, author: str | 
     from evaltool.judgments.sets import add_judgments, get_set
 
     note = f"prompt sha256:{settings.prompt_sha256[:16]}"
-    items = [{"query_id": o.query_id, "doc_id": o.doc_id, "rater": settings.rater, "grade": o.grade, "note": note}
-             for o in run.outcomes if o.status == "judged"]
-    change = {"what": "llm judged", "model": settings.endpoint.model, "endpoint": shown_url(settings.endpoint.url),
-              "prompt_sha256": settings.prompt_sha256, **run.counts, "pending": len(run.pending)}
-    judgment_set = add_judgments(db, settings.set_name, items, author=author or settings.rater, change=change) \
-        if items else get_set(db, settings.set_name)
+    items = [
+        {"query_id": o.query_id, "doc_id": o.doc_id, "rater": settings.rater, "grade": o.grade, "note": note}
+        for o in run.outcomes
+        if o.status == "judged"
+    ]
+    change = {
+        "what": "llm judged",
+        "model": settings.endpoint.model,
+        "endpoint": shown_url(settings.endpoint.url),
+        "prompt_sha256": settings.prompt_sha256,
+        **run.counts,
+        "pending": len(run.pending),
+    }
+    judgment_set = (
+        add_judgments(db, settings.set_name, items, author=author or settings.rater, change=change)
+        if items
+        else get_set(db, settings.set_name)
+    )
     run.set_version = judgment_set.version
     if not run.pending and os.path.exists(run.checkpoint_path):
         os.unlink(run.checkpoint_path)
@@ -479,24 +551,37 @@ def with_texts(keys, queries: dict[str, dict], documents: dict[str, tuple[str | 
     no_text = sorted({d for _, d in keys if not (documents.get(d) or (None, None))[1]})
     problems = []
     if no_query:
-        problems.append(f"{len(no_query)} queries have no text ({', '.join(no_query[:5])}"
-                        f"{', ...' if len(no_query) > 5 else ''}); give --topics")
+        problems.append(
+            f"{len(no_query)} queries have no text ({', '.join(no_query[:5])}"
+            f"{', ...' if len(no_query) > 5 else ''}); give --topics"
+        )
     if no_text:
-        problems.append(f"{len(no_text)} documents have no text ({', '.join(no_text[:5])}"
-                        f"{', ...' if len(no_text) > 5 else ''}); give --corpus")
+        problems.append(
+            f"{len(no_text)} documents have no text ({', '.join(no_text[:5])}"
+            f"{', ...' if len(no_text) > 5 else ''}); give --corpus"
+        )
     if problems:
         raise EvaltoolError("; ".join(problems))
     out = []
     for query_id, doc_id in keys:
         fields = queries[query_id]
         title, text = documents[doc_id]
-        out.append(Pair(query_id, doc_id, fields["text"], str(text), title, fields.get("description"),
-                        fields.get("narrative")))
+        out.append(
+            Pair(query_id, doc_id, fields["text"], str(text), title, fields.get("description"), fields.get("narrative"))
+        )
     return out
 
 
-def pairs_to_judge(source, *, db=None, corpus=None, topics=None, set_name: str | None = None,
-                   only_unjudged: bool = False, texts: dict | None = None) -> tuple[list[Pair], int]:
+def pairs_to_judge(
+    source,
+    *,
+    db=None,
+    corpus=None,
+    topics=None,
+    set_name: str | None = None,
+    only_unjudged: bool = False,
+    texts: dict | None = None,
+) -> tuple[list[Pair], int]:
     """The pairs of ``source`` (a pool file, or the id of a judging task in ``db``) with their texts,
     and how many were left out as judged already (``only_unjudged``: pairs the set ``set_name``
     holds a grade of, by anyone). Query texts come from ``topics`` (a topics file with ``text`` /
@@ -516,8 +601,9 @@ def pairs_to_judge(source, *, db=None, corpus=None, topics=None, set_name: str |
         task = get_task(db, int(source))
         keys = [(q.query_id, d.doc_id) for q in task.queries or () for d in q.documents]
         for q in task.queries or ():
-            queries[q.query_id] = {k: v for k, v in (("text", q.text), ("description", q.description),
-                                                       ("narrative", q.narrative)) if v}
+            queries[q.query_id] = {
+                k: v for k, v in (("text", q.text), ("description", q.description), ("narrative", q.narrative)) if v
+            }
             for d in q.documents:
                 if d.snippet or d.title:
                     documents.setdefault(d.doc_id, (d.title, d.snippet or d.title))

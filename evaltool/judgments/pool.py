@@ -51,8 +51,14 @@ class Pool:
         return "".join(f"{query} {doc}\n" for query, docs in self.pairs.items() for doc in docs)
 
     def to_dict(self) -> dict:
-        return {"method": self.method, "size": self.size, "sources": self.sources, "pairs": len(self),
-                "left_out": self.left_out, "queries": self.pairs}
+        return {
+            "method": self.method,
+            "size": self.size,
+            "sources": self.sources,
+            "pairs": len(self),
+            "left_out": self.left_out,
+            "queries": self.pairs,
+        }
 
 
 def run_lists(run) -> dict[str, list[str]]:
@@ -74,10 +80,15 @@ def run_lists(run) -> dict[str, list[str]]:
 def execution_lists(execution) -> dict[str, list[str]]:
     """What a history execution (read with ``results=True``) returned per query, in its order."""
     if not execution.results:
-        raise EvaltoolError(f"execution {execution.id} has no stored result lists (only bench and suite "
-                            "executions keep what the search returned)")
-    return {r["query_id"]: [d["doc_id"] for d in sorted(r["documents"], key=lambda d: d["rank"])]
-            for r in execution.results if r.get("documents")}
+        raise EvaltoolError(
+            f"execution {execution.id} has no stored result lists (only bench and suite "
+            "executions keep what the search returned)"
+        )
+    return {
+        r["query_id"]: [d["doc_id"] for d in sorted(r["documents"], key=lambda d: d["rank"])]
+        for r in execution.results
+        if r.get("documents")
+    }
 
 
 def _finish(chosen: dict[str, set[str]], judged, method: str, size: int, sources) -> Pool:

@@ -92,8 +92,10 @@ def read_prompt(path) -> str:
     named = set(_PLACEHOLDER.findall(template))
     lacking = [name for name in ("query", "text") if name not in named]
     if lacking:
-        raise EvaltoolError(f"--prompt {path}: the prompt must hold {' and '.join('{' + n + '}' for n in lacking)} "
-                            f"(placeholders: {', '.join('{' + n + '}' for n in PLACEHOLDERS)})")
+        raise EvaltoolError(
+            f"--prompt {path}: the prompt must hold {' and '.join('{' + n + '}' for n in lacking)} "
+            f"(placeholders: {', '.join('{' + n + '}' for n in PLACEHOLDERS)})"
+        )
     return template
 
 
@@ -114,8 +116,16 @@ def grade_lines(scale) -> str:
     return "\n".join(lines)
 
 
-def render(template: str, *, query: str, title: str | None, text: str, scale, description: str | None = None,
-           narrative: str | None = None) -> str:
+def render(
+    template: str,
+    *,
+    query: str,
+    title: str | None,
+    text: str,
+    scale,
+    description: str | None = None,
+    narrative: str | None = None,
+) -> str:
     """The prompt for one pair: the placeholders of ``template`` filled in (see the module docstring).
 
     >>> from evaltool.judgments.scales import Scale
@@ -123,9 +133,14 @@ def render(template: str, *, query: str, title: str | None, text: str, scale, de
     ...        scale=Scale.binary())
     'Q: flat tyre | D: Patch it. | {"keep": 1}'
     """
-    values = {"query": query, "title": title or "", "text": text, "grades": grade_lines(scale),
-              "description": f"Description: {description}" if description else "",
-              "narrative": f"Narrative: {narrative}" if narrative else ""}
+    values = {
+        "query": query,
+        "title": title or "",
+        "text": text,
+        "grades": grade_lines(scale),
+        "description": f"Description: {description}" if description else "",
+        "narrative": f"Narrative: {narrative}" if narrative else "",
+    }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
@@ -158,8 +173,11 @@ def read_grade(answer: str, scale) -> tuple[int | None, str | None]:
     on_scale = ", ".join(str(g) for g in scale.grades)
     if isinstance(value, str) and value in {name for name, _ in scale.labels}:
         return scale.judge(value)[0], None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            (isinstance(value, float) and not value.is_integer()):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not value.is_integer())
+    ):
         return None, f"grade {json.dumps(value)[:40]} is not a whole number of the scale ({on_scale})"
     if int(value) not in scale.grades:
         return None, f"grade {int(value)} is not on the scale ({on_scale})"

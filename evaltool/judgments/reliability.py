@@ -69,7 +69,7 @@ def cohen_kappa(first, second, grades, weights: str | None = None) -> float | No
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / total
     values = np.asarray(grades, dtype=float)
     distance = np.abs(values[:, None] - values[None, :])
-    w = {None: (distance > 0).astype(float), "linear": distance, "quadratic": distance ** 2}[weights]
+    w = {None: (distance > 0).astype(float), "linear": distance, "quadratic": distance**2}[weights]
     chance = (w * expected).sum()
     if chance == 0:
         return None
@@ -87,9 +87,9 @@ def fleiss_kappa(counts: np.ndarray) -> float | None:
     counts, raters = counts[raters >= 2], raters[raters >= 2]
     if len(counts) < 1:
         return None
-    per_item = ((counts ** 2).sum(axis=1) - raters) / (raters * (raters - 1))
+    per_item = ((counts**2).sum(axis=1) - raters) / (raters * (raters - 1))
     shares = counts.sum(axis=0) / raters.sum()
-    chance = (shares ** 2).sum()
+    chance = (shares**2).sum()
     if chance == 1:
         return None
     return _defined((per_item.mean() - chance) / (1 - chance))
@@ -152,21 +152,35 @@ def agreement(judgments, grades) -> dict:
     pairs = by_pair(judgments)
     raters = sorted({r for g in pairs.values() for r in g})
     table = _table(pairs, grades)
-    disagreements = [{"query_id": q, "doc_id": d, "grades": dict(sorted(g.items()))}
-                     for (q, d), g in pairs.items() if len(set(g.values())) > 1]
+    disagreements = [
+        {"query_id": q, "doc_id": d, "grades": dict(sorted(g.items()))}
+        for (q, d), g in pairs.items()
+        if len(set(g.values())) > 1
+    ]
     queries = []
     keys = list(pairs)
     for query in dict.fromkeys(q for q, _ in keys):
         rows = [i for i, (q, _) in enumerate(keys) if q == query]
-        queries.append({"query_id": query, "pairs": len(rows),
-                        "fleiss_kappa": fleiss_kappa(table[rows]),
-                        "krippendorff_alpha": krippendorff_alpha(table[rows], grades),
-                        "disagreements": sum(1 for d in disagreements if d["query_id"] == query)})
-    return {"raters": raters, "grades": list(grades), "pairs": len(pairs),
-            "rated_twice": int((table.sum(axis=1) >= 2).sum()) if len(pairs) else 0,
-            "cohen_kappa": _cohen(pairs, raters, grades), "fleiss_kappa": fleiss_kappa(table),
-            "krippendorff_alpha": krippendorff_alpha(table, grades), "disagreements": disagreements,
-            "queries": queries}
+        queries.append(
+            {
+                "query_id": query,
+                "pairs": len(rows),
+                "fleiss_kappa": fleiss_kappa(table[rows]),
+                "krippendorff_alpha": krippendorff_alpha(table[rows], grades),
+                "disagreements": sum(1 for d in disagreements if d["query_id"] == query),
+            }
+        )
+    return {
+        "raters": raters,
+        "grades": list(grades),
+        "pairs": len(pairs),
+        "rated_twice": int((table.sum(axis=1) >= 2).sum()) if len(pairs) else 0,
+        "cohen_kappa": _cohen(pairs, raters, grades),
+        "fleiss_kappa": fleiss_kappa(table),
+        "krippendorff_alpha": krippendorff_alpha(table, grades),
+        "disagreements": disagreements,
+        "queries": queries,
+    }
 
 
 def set_agreement(db, name: str, version: int | None = None, *, pairs=None) -> dict:
@@ -182,5 +196,9 @@ def set_agreement(db, name: str, version: int | None = None, *, pairs=None) -> d
         judged = judgments_of(conn, name, shown)
     if pairs is not None:
         judged = [jd for jd in judged if (jd.query_id, jd.doc_id) in pairs]
-    return {"set": name, "version": shown, "scale": judgment_set.scale.describe(),
-            **agreement(judged, judgment_set.scale.grades)}
+    return {
+        "set": name,
+        "version": shown,
+        "scale": judgment_set.scale.describe(),
+        **agreement(judged, judgment_set.scale.grades),
+    }

@@ -27,8 +27,15 @@ def stored_run(execution) -> dict[str, dict[str, float]]:
     return run
 
 
-def rescore(db, execution_id, set_name: str, *, consensus: str = "majority", rater: str | None = None,
-            version: int | None = None) -> int:
+def rescore(
+    db,
+    execution_id,
+    set_name: str,
+    *,
+    consensus: str = "majority",
+    rater: str | None = None,
+    version: int | None = None,
+) -> int:
     """Score execution ``execution_id`` under judgment set ``set_name`` (``version``: default the
     current; ``consensus`` / ``rater`` as :func:`~evaltool.judgments.adjudication.consensus` takes them)
     and record the result as a new execution; its id."""
@@ -44,8 +51,10 @@ def rescore(db, execution_id, set_name: str, *, consensus: str = "majority", rat
     with opened(db) as history:
         execution = get_execution(history, execution_id, results=True)
         if not execution.results:
-            raise EvaltoolError(f"execution {execution.id} has no stored result lists to score again (only bench "
-                                "and suite executions keep what the search returned)")
+            raise EvaltoolError(
+                f"execution {execution.id} has no stored result lists to score again (only bench "
+                "and suite executions keep what the search returned)"
+            )
         with history.reading() as conn:
             judgment_set = read_set(conn, set_name)
             shown = judgment_set.version if version is None else int(version)
@@ -53,29 +62,58 @@ def rescore(db, execution_id, set_name: str, *, consensus: str = "majority", rat
         run = stored_run(execution)
         qrels = {q: docs for q, docs in agree(judged, consensus, rater=rater).qrels.items() if q in run}
         if not qrels:
-            raise EvaltoolError(f"judgment set {set_name!r} (version {shown}) judges none of the queries execution "
-                                f"{execution.id} answered")
+            raise EvaltoolError(
+                f"judgment set {set_name!r} (version {shown}) judges none of the queries execution "
+                f"{execution.id} answered"
+            )
         options = execution.options or {}
         level = options.get("relevance_level", 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvaltoolWarning)
-            result = evaluate(qrels, {q: run[q] for q in run if q in qrels} or run, list(execution.summary),
-                              complete=bool(options.get("complete", True)), relevance_level=level,
-                              runid=execution.name)
-        results = [{**r, "judgments": qrels.get(r["query_id"], {}),
-                    "returned": sorted(r.get("documents") or (), key=lambda d: d["rank"])}
-                   for r in execution.results]
+            result = evaluate(
+                qrels,
+                {q: run[q] for q in run if q in qrels} or run,
+                list(execution.summary),
+                complete=bool(options.get("complete", True)),
+                relevance_level=level,
+                runid=execution.name,
+            )
+        results = [
+            {
+                **r,
+                "judgments": qrels.get(r["query_id"], {}),
+                "returned": sorted(r.get("documents") or (), key=lambda d: d["rank"]),
+            }
+            for r in execution.results
+        ]
         marked = f"{set_name}@{shown}"
         via = f"rater {rater}" if rater else f"consensus {consensus}"
-        return record(result, history, name=execution.name, kind=execution.kind,
-                      note=f"re-scored from execution {execution.id} under judgments {marked} ({via})",
-                      tags={**execution.tags, "rescored_from": str(execution.id), "judgments": marked},
-                      options=options, sources={**execution.sources, "judgments": marked},
-                      fingerprints={}, commit=None, results=results, suite_version=execution.suite_version)
+        return record(
+            result,
+            history,
+            name=execution.name,
+            kind=execution.kind,
+            note=f"re-scored from execution {execution.id} under judgments {marked} ({via})",
+            tags={**execution.tags, "rescored_from": str(execution.id), "judgments": marked},
+            options=options,
+            sources={**execution.sources, "judgments": marked},
+            fingerprints={},
+            commit=None,
+            results=results,
+            suite_version=execution.suite_version,
+        )
 
 
-def apply_to_suite(db, set_name: str, suite_name: str, *, consensus: str = "majority", rater: str | None = None,
-                   version: int | None = None, author: str | None = None):
+def apply_to_suite(
+    db,
+    set_name: str,
+    suite_name: str,
+    *,
+    consensus: str = "majority",
+    rater: str | None = None,
+    version: int | None = None,
+    author: str | None = None,
+):
     """Make judgment set ``set_name`` (its consensus, or one ``rater``'s grades, as of ``version``) the ground
     truth of suite ``suite_name``: each suite query the set judges gets the set's grades (as ``qrels``,
     grade 0 kept as judged not relevant); the others keep theirs. A new version of the suite when anything
@@ -92,10 +130,14 @@ def apply_to_suite(db, set_name: str, suite_name: str, *, consensus: str = "majo
             shown = read_set(conn, set_name).version if version is None else int(version)
             qrels = agree(judgments_of(conn, set_name, shown), consensus, rater=rater).qrels
         suite = get_suite(history, suite_name)
-        queries = [replace(q, expected_field="qrels", judgments=dict(qrels[q.query_id])) if q.query_id in qrels else q
-                   for q in suite.queries or ()]
+        queries = [
+            replace(q, expected_field="qrels", judgments=dict(qrels[q.query_id])) if q.query_id in qrels else q
+            for q in suite.queries or ()
+        ]
         if not any(q.query_id in qrels for q in suite.queries or ()):
-            raise EvaltoolError(f"judgment set {set_name!r} (version {shown}) judges none of suite {suite_name}'s "
-                                "queries")
-        return save_queries(history, suite_name, queries, author=author,
-                            change={"what": "judgments", "set": set_name, "version": shown})
+            raise EvaltoolError(
+                f"judgment set {set_name!r} (version {shown}) judges none of suite {suite_name}'s queries"
+            )
+        return save_queries(
+            history, suite_name, queries, author=author, change={"what": "judgments", "set": set_name, "version": shown}
+        )

@@ -60,11 +60,13 @@ class Scale:
         if not text.startswith("labels:"):
             raise EvaltoolError(f"scale {quote(text)}: expected binary, graded or labels:NAME=GRADE,...")
         pairs = []
-        for part in text[len("labels:"):].split(","):
+        for part in text[len("labels:") :].split(","):
             name, eq, grade = part.strip().partition("=")
             if not eq or not _LABEL.fullmatch(name) or not grade.strip().isdigit() or int(grade) > 99:
-                raise EvaltoolError(f"scale {quote(text)}: the label {quote(part.strip())} is not NAME=GRADE "
-                                    "(a name without spaces, '=' or ',', a grade from 0 to 99)")
+                raise EvaltoolError(
+                    f"scale {quote(text)}: the label {quote(part.strip())} is not NAME=GRADE "
+                    "(a name without spaces, '=' or ',', a grade from 0 to 99)"
+                )
             pairs.append((name, int(grade)))
         return cls.of_labels(pairs)
 
@@ -108,8 +110,9 @@ class Scale:
         accepted = ", ".join(str(g) for g in self.grades)
         names = ", ".join(name for name, _ in self.labels)
         shown = quote(value) if isinstance(value, str) else str(value)
-        raise EvaltoolError(f"grade {shown} is not on the {self.kind} scale; expected one of {accepted} "
-                            f"or a label: {names}")
+        raise EvaltoolError(
+            f"grade {shown} is not on the {self.kind} scale; expected one of {accepted} or a label: {names}"
+        )
 
     def to_json(self) -> str:
         return json.dumps({"kind": self.kind, "labels": [list(pair) for pair in self.labels]})

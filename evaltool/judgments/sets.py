@@ -55,10 +55,15 @@ class JudgmentSet:
     description: str | None = None
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "scale": self.scale.describe(),
-                "labels": [{"label": name, "grade": grade} for name, grade in self.scale.labels],
-                "version": self.version, "created_at": self.created_at, "author": self.author,
-                "description": self.description}
+        return {
+            "name": self.name,
+            "scale": self.scale.describe(),
+            "labels": [{"label": name, "grade": grade} for name, grade in self.scale.labels],
+            "version": self.version,
+            "created_at": self.created_at,
+            "author": self.author,
+            "description": self.description,
+        }
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,15 @@ class Judgment:
     since: int | None = None
 
     def to_dict(self) -> dict:
-        return {"query_id": self.query_id, "doc_id": self.doc_id, "rater": self.rater, "grade": self.grade,
-                "label": self.label, "at": self.at, "note": self.note}
+        return {
+            "query_id": self.query_id,
+            "doc_id": self.doc_id,
+            "rater": self.rater,
+            "grade": self.grade,
+            "label": self.label,
+            "at": self.at,
+            "note": self.note,
+        }
 
 
 def check_name(value, what: str, spaces: bool = True) -> str:
@@ -100,8 +112,9 @@ def _row_set(row) -> JudgmentSet:
     return JudgmentSet(row.name, scale, row.version, row.created_at, row.author, row.description)
 
 
-def create_set(db, name: str, scale="graded", *, description: str | None = None, author: str | None = None,
-               audit=None) -> JudgmentSet:
+def create_set(
+    db, name: str, scale="graded", *, description: str | None = None, author: str | None = None, audit=None
+) -> JudgmentSet:
     """Declare a new, empty judgment set (version 0) on ``scale`` (a :class:`Scale` or its text:
     ``binary``, ``graded``, ``labels:NAME=GRADE,...``). ``audit(conn)``, if given, runs in the same
     transaction (the server records who made the change)."""
@@ -117,8 +130,16 @@ def create_set(db, name: str, scale="graded", *, description: str | None = None,
     with opened(db, create=True) as history, history.writing() as conn:
         if conn.execute(sa.select(s.c.name).where(s.c.name == name)).first():
             raise JudgmentConflict(f"a judgment set named {name!r} exists already (see 'evaltool judgments list')")
-        conn.execute(s.insert().values(name=name, scale=scale.to_json(), version=0, created_at=stamp(now()),
-                                       author=author, description=description))
+        conn.execute(
+            s.insert().values(
+                name=name,
+                scale=scale.to_json(),
+                version=0,
+                created_at=stamp(now()),
+                author=author,
+                description=description,
+            )
+        )
         if audit is not None:
             audit(conn)
     return get_set(db, name)
@@ -168,8 +189,10 @@ def set_versions(db, name: str) -> list[dict]:
     with opened(db) as history, history.reading() as conn:
         read_set(conn, name)
         rows = conn.execute(sa.select(v).where(v.c.set_name == name).order_by(v.c.version)).all()
-    return [{"version": r.version, "created_at": r.created_at, "author": r.author, "change": json.loads(r.change)}
-            for r in rows]
+    return [
+        {"version": r.version, "created_at": r.created_at, "author": r.author, "change": json.loads(r.change)}
+        for r in rows
+    ]
 
 
 def checked_judgment(item, scale: Scale, at: str) -> Judgment:
@@ -191,8 +214,9 @@ def checked_judgment(item, scale: Scale, at: str) -> Judgment:
         raise EvaltoolError(f"judgment of {query_id} {doc_id} by {rater}: {exc}") from None
     note = item.get("note")
     if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE):
-        raise EvaltoolError(f"judgment of {query_id} {doc_id} by {rater}: a note is text of at most {MAX_NOTE} "
-                            "characters")
+        raise EvaltoolError(
+            f"judgment of {query_id} {doc_id} by {rater}: a note is text of at most {MAX_NOTE} characters"
+        )
     when = item.get("at")
     if when:
         from evaltool.history.dates import parse_when, stamp
@@ -201,8 +225,9 @@ def checked_judgment(item, scale: Scale, at: str) -> Judgment:
     return Judgment(query_id, doc_id, rater, grade, label, when or at, note or None)
 
 
-def add_judgments(db, name: str, items, *, author: str | None = None, change: dict | None = None,
-                  audit=None) -> JudgmentSet:
+def add_judgments(
+    db, name: str, items, *, author: str | None = None, change: dict | None = None, audit=None
+) -> JudgmentSet:
     """Add ``items`` (dicts with ``query_id``, ``doc_id``, ``rater``, ``grade`` or ``label``, optional
     ``note`` and ``at``) to the set, as one new version; returns the set. A rater's grade of a pair
     replaces that rater's earlier one; a pair given twice in ``items`` by the same rater keeps the
@@ -225,28 +250,66 @@ def add_judgments(db, name: str, items, *, author: str | None = None, change: di
         if not wanted:
             return current
         raters = sorted({key[2] for key in wanted})
-        held = {(r.query_id, r.doc_id, r.rater): (r.grade, r.label, r.note)
-                for r in conn.execute(sa.select(j.c.query_id, j.c.doc_id, j.c.rater, j.c.grade, j.c.label, j.c.note)
-                                      .where(j.c.set_name == name, j.c.until.is_(None), j.c.rater.in_(raters)))}
+        held = {
+            (r.query_id, r.doc_id, r.rater): (r.grade, r.label, r.note)
+            for r in conn.execute(
+                sa.select(j.c.query_id, j.c.doc_id, j.c.rater, j.c.grade, j.c.label, j.c.note).where(
+                    j.c.set_name == name, j.c.until.is_(None), j.c.rater.in_(raters)
+                )
+            )
+        }
         changed = [jd for key, jd in wanted.items() if held.get(key) != (jd.grade, jd.label, jd.note)]
         if not changed:
             return current
         version = current.version + 1
-        replaced = [{"q": jd.query_id, "d": jd.doc_id, "r": jd.rater} for jd in changed
-                    if (jd.query_id, jd.doc_id, jd.rater) in held]
+        replaced = [
+            {"q": jd.query_id, "d": jd.doc_id, "r": jd.rater}
+            for jd in changed
+            if (jd.query_id, jd.doc_id, jd.rater) in held
+        ]
         if replaced:
-            conn.execute(j.update().where(j.c.set_name == name, j.c.until.is_(None),
-                                          j.c.query_id == sa.bindparam("q"), j.c.doc_id == sa.bindparam("d"),
-                                          j.c.rater == sa.bindparam("r")).values(until=version), replaced)
-        conn.execute(j.insert(), [{"set_name": name, "query_id": jd.query_id, "doc_id": jd.doc_id, "rater": jd.rater,
-                                   "since": version, "until": None, "grade": jd.grade, "label": jd.label,
-                                   "at": jd.at, "note": jd.note} for jd in changed])
+            conn.execute(
+                j.update()
+                .where(
+                    j.c.set_name == name,
+                    j.c.until.is_(None),
+                    j.c.query_id == sa.bindparam("q"),
+                    j.c.doc_id == sa.bindparam("d"),
+                    j.c.rater == sa.bindparam("r"),
+                )
+                .values(until=version),
+                replaced,
+            )
+        conn.execute(
+            j.insert(),
+            [
+                {
+                    "set_name": name,
+                    "query_id": jd.query_id,
+                    "doc_id": jd.doc_id,
+                    "rater": jd.rater,
+                    "since": version,
+                    "until": None,
+                    "grade": jd.grade,
+                    "label": jd.label,
+                    "at": jd.at,
+                    "note": jd.note,
+                }
+                for jd in changed
+            ],
+        )
         if change is None:
             first = changed[0]
-            change = ({"what": "judged", "query": first.query_id, "doc": first.doc_id, "grade": first.grade}
-                      if len(changed) == 1 else {"what": "judged", "judgments": len(changed)})
-        conn.execute(v.insert().values(set_name=name, version=version, created_at=at, author=author,
-                                       change=json.dumps(change, sort_keys=True)))
+            change = (
+                {"what": "judged", "query": first.query_id, "doc": first.doc_id, "grade": first.grade}
+                if len(changed) == 1
+                else {"what": "judged", "judgments": len(changed)}
+            )
+        conn.execute(
+            v.insert().values(
+                set_name=name, version=version, created_at=at, author=author, change=json.dumps(change, sort_keys=True)
+            )
+        )
         conn.execute(s.update().where(s.c.name == name).values(version=version))
         if audit is not None:
             audit(conn)
@@ -254,8 +317,9 @@ def add_judgments(db, name: str, items, *, author: str | None = None, change: di
     return current
 
 
-def read_judgments(db, name: str, version: int | None = None, *, rater: str | None = None,
-                   query_id: str | None = None) -> list[Judgment]:
+def read_judgments(
+    db, name: str, version: int | None = None, *, rater: str | None = None, query_id: str | None = None
+) -> list[Judgment]:
     """The judgments of a set as of ``version`` (default: the current one), sorted by query, document,
     rater; ``rater`` / ``query_id`` keep one rater's or one query's."""
     from evaltool.history.queries import opened
@@ -264,8 +328,9 @@ def read_judgments(db, name: str, version: int | None = None, *, rater: str | No
         return judgments_of(conn, name, version, rater=rater, query_id=query_id)
 
 
-def judgments_of(conn, name: str, version: int | None = None, *, rater: str | None = None,
-                 query_id: str | None = None) -> list[Judgment]:
+def judgments_of(
+    conn, name: str, version: int | None = None, *, rater: str | None = None, query_id: str | None = None
+) -> list[Judgment]:
     """:func:`read_judgments` on an open connection."""
     import sqlalchemy as sa
 

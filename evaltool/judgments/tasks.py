@@ -27,8 +27,11 @@ from evaltool.errors import EvaltoolError, NotFoundError
 from evaltool.judgments.sets import check_name
 
 MAX_TASK_PAIRS = 100_000  # pairs one task holds (a page lists a query's at once)
-TEXT_FIELDS = {"text": ("text", "query", "title"), "description": ("description", "desc"),
-               "narrative": ("narrative", "narr")}
+TEXT_FIELDS = {
+    "text": ("text", "query", "title"),
+    "description": ("description", "desc"),
+    "narrative": ("narrative", "narr"),
+}
 
 
 @dataclass
@@ -64,12 +67,26 @@ class Task:
         return {(q.query_id, d.doc_id) for q in self.queries or () for d in q.documents}
 
     def to_dict(self) -> dict:
-        out = {"id": self.id, "set": self.set_name, "name": self.name, "created_at": self.created_at,
-               "author": self.author, "ratings_wanted": self.ratings_wanted, "source": self.source}
+        out = {
+            "id": self.id,
+            "set": self.set_name,
+            "name": self.name,
+            "created_at": self.created_at,
+            "author": self.author,
+            "ratings_wanted": self.ratings_wanted,
+            "source": self.source,
+        }
         if self.queries is not None:
-            out["queries"] = [{"query_id": q.query_id, "text": q.text, "description": q.description,
-                               "narrative": q.narrative,
-                               "documents": [vars(d) for d in q.documents]} for q in self.queries]
+            out["queries"] = [
+                {
+                    "query_id": q.query_id,
+                    "text": q.text,
+                    "description": q.description,
+                    "narrative": q.narrative,
+                    "documents": [vars(d) for d in q.documents],
+                }
+                for q in self.queries
+            ]
         return out
 
 
@@ -85,8 +102,19 @@ def query_fields(row: dict) -> dict:
     return out
 
 
-def create_task(db, set_name: str, pool, *, name: str, ratings_wanted: int = 1, executions=(), queries=None,
-                scale="graded", author: str | None = None, audit=None) -> Task:
+def create_task(
+    db,
+    set_name: str,
+    pool,
+    *,
+    name: str,
+    ratings_wanted: int = 1,
+    executions=(),
+    queries=None,
+    scale="graded",
+    author: str | None = None,
+    audit=None,
+) -> Task:
     """A task judging ``pool`` (a :class:`~evaltool.judgments.pool.Pool`) into ``set_name`` (made on
     ``scale`` when it does not exist). Query texts come from ``queries`` ({query: {"text",
     "description", "narrative"}}), else from the ``executions`` (ids) the pool came from, which
@@ -123,27 +151,51 @@ def create_task(db, set_name: str, pool, *, name: str, ratings_wanted: int = 1, 
         s = schema.judgment_sets
         if conn.execute(sa.select(s.c.name).where(s.c.name == set_name)).first() is None:
             chosen = scale if isinstance(scale, Scale) else Scale.parse(scale)
-            conn.execute(s.insert().values(name=set_name, scale=chosen.to_json(), version=0, created_at=at,
-                                           author=author, description=None))
-        task_id = conn.execute(schema.judging_tasks.insert().values(
-            set_name=set_name, name=name, created_at=at, author=author, ratings_wanted=ratings_wanted,
-            source=json.dumps(source, sort_keys=True))).inserted_primary_key[0]
-        conn.execute(schema.task_queries.insert(), [
-            {"task_id": task_id, "query_id": q, "position": i, **{k: texts.get(q, {}).get(k) for k in TEXT_FIELDS}}
-            for i, q in enumerate(pool.pairs)])
-        rows = [{"task_id": task_id, "query_id": q, "doc_id": d, "position": i,
-                 "title": shown.get((q, d), (None, None))[0], "snippet": shown.get((q, d), (None, None))[1]}
-                for q, docs in pool.pairs.items() for i, d in enumerate(docs)]
+            conn.execute(
+                s.insert().values(
+                    name=set_name, scale=chosen.to_json(), version=0, created_at=at, author=author, description=None
+                )
+            )
+        task_id = conn.execute(
+            schema.judging_tasks.insert().values(
+                set_name=set_name,
+                name=name,
+                created_at=at,
+                author=author,
+                ratings_wanted=ratings_wanted,
+                source=json.dumps(source, sort_keys=True),
+            )
+        ).inserted_primary_key[0]
+        conn.execute(
+            schema.task_queries.insert(),
+            [
+                {"task_id": task_id, "query_id": q, "position": i, **{k: texts.get(q, {}).get(k) for k in TEXT_FIELDS}}
+                for i, q in enumerate(pool.pairs)
+            ],
+        )
+        rows = [
+            {
+                "task_id": task_id,
+                "query_id": q,
+                "doc_id": d,
+                "position": i,
+                "title": shown.get((q, d), (None, None))[0],
+                "snippet": shown.get((q, d), (None, None))[1],
+            }
+            for q, docs in pool.pairs.items()
+            for i, d in enumerate(docs)
+        ]
         for start in range(0, len(rows), 5000):
-            conn.execute(schema.task_documents.insert(), rows[start:start + 5000])
+            conn.execute(schema.task_documents.insert(), rows[start : start + 5000])
         if audit is not None:
             audit(conn, task_id)
     return get_task(db, task_id)
 
 
 def _task(row, queries=None) -> Task:
-    return Task(row.id, row.set_name, row.name, row.created_at, row.author, row.ratings_wanted,
-                json.loads(row.source), queries)
+    return Task(
+        row.id, row.set_name, row.name, row.created_at, row.author, row.ratings_wanted, json.loads(row.source), queries
+    )
 
 
 def read_task(conn, task_id) -> Task:
@@ -160,8 +212,10 @@ def read_task(conn, task_id) -> Task:
     if row is None:
         raise NotFoundError(f"no judging task {key}")
     tq, td = schema.task_queries, schema.task_documents
-    queries = {r.query_id: TaskQuery(r.query_id, r.text, r.description, r.narrative)
-               for r in conn.execute(sa.select(tq).where(tq.c.task_id == key).order_by(tq.c.position))}
+    queries = {
+        r.query_id: TaskQuery(r.query_id, r.text, r.description, r.narrative)
+        for r in conn.execute(sa.select(tq).where(tq.c.task_id == key).order_by(tq.c.position))
+    }
     for r in conn.execute(sa.select(td).where(td.c.task_id == key).order_by(td.c.query_id, td.c.position)):
         queries[r.query_id].documents.append(TaskDocument(r.doc_id, r.title, r.snippet))
     return _task(row, list(queries.values()))
@@ -222,9 +276,16 @@ def progress(db, task_id, rater: str | None = None) -> dict:
         if rater is not None:
             entry["mine"] = sum(rater in graders.get((q.query_id, d.doc_id), {}) for d in q.documents)
         queries.append(entry)
-    return {"task": task.id, "set": task.set_name, "ratings_wanted": task.ratings_wanted,
-            "pairs": sum(e["pairs"] for e in queries), "done": sum(e["done"] for e in queries),
-            "ratings": sum(raters.values()), "raters": dict(sorted(raters.items())), "queries": queries}
+    return {
+        "task": task.id,
+        "set": task.set_name,
+        "ratings_wanted": task.ratings_wanted,
+        "pairs": sum(e["pairs"] for e in queries),
+        "done": sum(e["done"] for e in queries),
+        "ratings": sum(raters.values()),
+        "raters": dict(sorted(raters.items())),
+        "queries": queries,
+    }
 
 
 def rater_view(db, task_id, rater: str) -> dict:
@@ -247,18 +308,28 @@ def rater_view(db, task_id, rater: str) -> dict:
             docs.append({"doc_id": d.doc_id, "title": d.title, "snippet": d.snippet, "grade": mine})
             if mine is None and first is None:
                 first = [q.query_id, d.doc_id]
-        queries.append({"query_id": q.query_id, "text": q.text, "description": q.description,
-                        "narrative": q.narrative, "documents": docs,
-                        "mine": sum(doc["grade"] is not None for doc in docs)})
-    return {"task": {k: v for k, v in task.to_dict().items() if k != "queries"}, "rater": rater,
-            "scale": [{"label": name, "grade": grade, "key": str(i)} for i, (name, grade) in enumerate(scale.labels)],
-            "queries": queries, "next": first,
-            "mine": sum(entry["mine"] for entry in queries),
-            "pairs": sum(len(entry["documents"]) for entry in queries)}
+        queries.append(
+            {
+                "query_id": q.query_id,
+                "text": q.text,
+                "description": q.description,
+                "narrative": q.narrative,
+                "documents": docs,
+                "mine": sum(doc["grade"] is not None for doc in docs),
+            }
+        )
+    return {
+        "task": {k: v for k, v in task.to_dict().items() if k != "queries"},
+        "rater": rater,
+        "scale": [{"label": name, "grade": grade, "key": str(i)} for i, (name, grade) in enumerate(scale.labels)],
+        "queries": queries,
+        "next": first,
+        "mine": sum(entry["mine"] for entry in queries),
+        "pairs": sum(len(entry["documents"]) for entry in queries),
+    }
 
 
-def judge_in_task(db, task_id, rater: str, query_id: str, doc_id: str, value, *, note: str | None = None,
-                  audit=None):
+def judge_in_task(db, task_id, rater: str, query_id: str, doc_id: str, value, *, note: str | None = None, audit=None):
     """``rater``'s grade (a grade or a label of the set's scale) of a pair of task ``task_id``, saved now
     as a new version of the task's set; returns the set. A pair the task does not hold is refused."""
     from evaltool.judgments.sets import add_judgments
@@ -266,15 +337,27 @@ def judge_in_task(db, task_id, rater: str, query_id: str, doc_id: str, value, *,
     task = get_task(db, task_id)
     if (query_id, doc_id) not in task.pair_keys():
         raise NotFoundError(f"task {task.id} has no document {doc_id!r} for query {query_id!r}")
-    return add_judgments(db, task.set_name, [{"query_id": query_id, "doc_id": doc_id, "rater": rater,
-                                             "grade": value, "note": note}],
-                         author=rater, change={"what": "judged", "task": task.id, "query": query_id, "doc": doc_id},
-                         audit=audit)
+    return add_judgments(
+        db,
+        task.set_name,
+        [{"query_id": query_id, "doc_id": doc_id, "rater": rater, "grade": value, "note": note}],
+        author=rater,
+        change={"what": "judged", "task": task.id, "query": query_id, "doc": doc_id},
+        audit=audit,
+    )
 
 
-def unjudged_task(db, execution_id, set_name: str, *, name: str | None = None, ratings_wanted: int = 1,
-                  author: str | None = None, audit=None) -> Task:
-    """"Judge what nobody judged": a task of the documents execution ``execution_id`` returned that
+def unjudged_task(
+    db,
+    execution_id,
+    set_name: str,
+    *,
+    name: str | None = None,
+    ratings_wanted: int = 1,
+    author: str | None = None,
+    audit=None,
+) -> Task:
+    """ "Judge what nobody judged": a task of the documents execution ``execution_id`` returned that
     neither its own ground truth nor the set ``set_name`` judges."""
     from evaltool.history import get_execution
     from evaltool.judgments.pool import Pool
@@ -296,5 +379,13 @@ def unjudged_task(db, execution_id, set_name: str, *, name: str | None = None, r
         if fresh:
             chosen[result["query_id"]] = fresh
     pool = Pool(chosen, "unjudged", 0, left_out, [f"execution {execution.id}"])
-    return create_task(db, set_name, pool, name=name or f"{execution.name} #{execution.id}: unjudged",
-                       ratings_wanted=ratings_wanted, executions=[execution.id], author=author, audit=audit)
+    return create_task(
+        db,
+        set_name,
+        pool,
+        name=name or f"{execution.name} #{execution.id}: unjudged",
+        ratings_wanted=ratings_wanted,
+        executions=[execution.id],
+        author=author,
+        audit=audit,
+    )

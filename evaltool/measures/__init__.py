@@ -57,8 +57,10 @@ def _registries() -> dict:
     if declared != FAMILY_OF:
         wrong = sorted(n for n in set(declared) | set(FAMILY_OF) if declared.get(n) != FAMILY_OF.get(n))
         raise RuntimeError(f"FAMILIES and the modules that declare the measures disagree on {', '.join(wrong)}")
-    return {"MEASURES": {name: REGISTRY[name] for name in TREC_ORDER},
-            "NAMED_MEASURES": {name: NAMED_REGISTRY[name] for name in NAMED_ORDER}}
+    return {
+        "MEASURES": {name: REGISTRY[name] for name in TREC_ORDER},
+        "NAMED_MEASURES": {name: NAMED_REGISTRY[name] for name in NAMED_ORDER},
+    }
 
 
 def __getattr__(name: str):
@@ -72,5 +74,18 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'evaltool.measures' has no attribute {name!r}")
 
 
-__all__ = ["DEFAULT_SETS", "FAMILIES", "MEASURES", "NAMED_MEASURES", "NAMED_ORDER", "NICKNAMES", "TREC_ORDER", "Agg",
-           "Measure", "Params", "Request", "named_measure", "trec_measure"]
+__all__ = [
+    "DEFAULT_SETS",
+    "FAMILIES",
+    "MEASURES",
+    "NAMED_MEASURES",
+    "NAMED_ORDER",
+    "NICKNAMES",
+    "TREC_ORDER",
+    "Agg",
+    "Measure",
+    "Params",
+    "Request",
+    "named_measure",
+    "trec_measure",
+]

@@ -7,7 +7,17 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import (
-    CUTOFF, INFAP_EPSILON, JUDGED_ONLY, MIN_GEO_MEAN, PYTREC, REL, Agg, Params, log2_int, measure, safe_div,
+    CUTOFF,
+    INFAP_EPSILON,
+    JUDGED_ONLY,
+    MIN_GEO_MEAN,
+    PYTREC,
+    REL,
+    Agg,
+    Params,
+    log2_int,
+    measure,
+    safe_div,
 )
 from evaltool.measures.precision import CUTOFFS
 from evaltool.measures.restrict import view
@@ -145,8 +155,9 @@ def inferred_ap(batch, params):
     r = batch.rel_so_far
     k = batch.rank.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        later = (1.0 / (k + 1.0) + (k / (k + 1.0)) * ((r - 1 + n + u) / k)
-                 * ((r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON)))
+        later = 1.0 / (k + 1.0) + (k / (k + 1.0)) * ((r - 1 + n + u) / k) * (
+            (r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON)
+        )
     score = np.where(batch.rank == 0, 1.0, later)
     return safe_div(batch.total(score, batch.is_rel), batch.num_rel)
 

@@ -34,12 +34,12 @@ INFAP_EPSILON = 0.00001
 class Params(Enum):
     """How a measure's parameters are written after the dot (``-m name.params``)."""
 
-    NONE = "none"              # map
-    CUTOFFS = "cutoffs"        # P.5,10: positive integers, sorted, one output each
-    FRACTIONS = "fractions"    # iprec_at_recall.0.1,0.5: numbers, sorted, one output each
-    NUMBERS = "numbers"        # utility.1,-1,0,0: an ordered list, one output
-    PAIRS = "pairs"            # ndcg.1=3,2=9 or rbp.p=0.8: name=value list, one output
-    NAMED = "named"            # nDCG(dcg='exp-log2')@10: ir_measures syntax, one output as written
+    NONE = "none"  # map
+    CUTOFFS = "cutoffs"  # P.5,10: positive integers, sorted, one output each
+    FRACTIONS = "fractions"  # iprec_at_recall.0.1,0.5: numbers, sorted, one output each
+    NUMBERS = "numbers"  # utility.1,-1,0,0: an ordered list, one output
+    PAIRS = "pairs"  # ndcg.1=3,2=9 or rbp.p=0.8: name=value list, one output
+    NAMED = "named"  # nDCG(dcg='exp-log2')@10: ir_measures syntax, one output as written
 
 
 class Agg(Enum):
@@ -47,10 +47,10 @@ class Agg(Enum):
 
     MEAN = "mean"
     SUM = "sum"
-    GEOMETRIC = "geometric"    # kernel returns log values; summary is exp(mean)
-    COUNT = "count"            # number of queries
-    NONE = "none"              # no summary (relstring)
-    RUNID = "runid"            # the run tag
+    GEOMETRIC = "geometric"  # kernel returns log values; summary is exp(mean)
+    COUNT = "count"  # number of queries
+    NONE = "none"  # no summary (relstring)
+    RUNID = "runid"  # the run tag
     MEAN_DEFINED = "mean over queries with a value"  # nan (no value) is left out
 
 
@@ -78,8 +78,13 @@ class Better(Enum):
         return new - old if self is Better.HIGHER else old - new
 
 
-_KIND_NAMES = {int: "an integer", float: "a number", bool: "True or False", str: "a string",
-               dict: "a dict {grade: gain}"}
+_KIND_NAMES = {
+    int: "an integer",
+    float: "a number",
+    bool: "True or False",
+    str: "a string",
+    dict: "a dict {grade: gain}",
+}
 
 
 class Declared:
@@ -116,12 +121,34 @@ class Option(Declared):
     ``maximum`` bound a number inclusively, ``above`` exclusively.
     """
 
-    __slots__ = ("name", "kind", "default", "choices", "doc", "at", "required", "minimum", "needs_at", "maximum",
-                 "above")
+    __slots__ = (
+        "name",
+        "kind",
+        "default",
+        "choices",
+        "doc",
+        "at",
+        "required",
+        "minimum",
+        "needs_at",
+        "maximum",
+        "above",
+    )
 
-    def __init__(self, name: str, kind: type, default: object = None, choices: tuple = (), doc: str = "",
-                 at: bool = False, required: bool = False, minimum: float | None = None,
-                 needs_at: bool = False, maximum: float | None = None, above: float | None = None):
+    def __init__(
+        self,
+        name: str,
+        kind: type,
+        default: object = None,
+        choices: tuple = (),
+        doc: str = "",
+        at: bool = False,
+        required: bool = False,
+        minimum: float | None = None,
+        needs_at: bool = False,
+        maximum: float | None = None,
+        above: float | None = None,
+    ):
         self.name, self.kind, self.default, self.choices, self.doc = name, kind, default, choices, doc
         self.at, self.required, self.minimum, self.maximum, self.above = at, required, minimum, maximum, above
         self.needs_at = needs_at  # a value other than the default needs the @ parameter too
@@ -131,8 +158,14 @@ class Option(Declared):
         where = f"measure '{whole}': {self.name} of {owner}"
         if self.kind is dict:
             if not isinstance(value, dict) or not all(
-                isinstance(k, int) and not isinstance(k, bool) and k >= 0 and isinstance(v, (int, float))
-                and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for k, v in value.items()
+                isinstance(k, int)
+                and not isinstance(k, bool)
+                and k >= 0
+                and isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and math.isfinite(v)
+                and v >= 0
+                for k, v in value.items()
             ):
                 raise MeasureError(f"{where} must be {_KIND_NAMES[dict]} with grades and gains >= 0, not {value!r}")
             return tuple(sorted((k, float(v)) for k, v in value.items() if k != v))
@@ -170,31 +203,74 @@ class Option(Declared):
 class Measure(Declared):
     """One declared measure: every fact :func:`measure` records about its kernel (read-only)."""
 
-    __slots__ = ("name", "kernel", "params", "default", "agg", "integer", "per_query", "on_missing", "doc", "family",
-                 "arity", "on_missing_bare", "options", "aliases", "percent", "same_as", "complete_summary",
-                 "subtopics", "check", "oracle", "better")
+    __slots__ = (
+        "name",
+        "kernel",
+        "params",
+        "default",
+        "agg",
+        "integer",
+        "per_query",
+        "on_missing",
+        "doc",
+        "family",
+        "arity",
+        "on_missing_bare",
+        "options",
+        "aliases",
+        "percent",
+        "same_as",
+        "complete_summary",
+        "subtopics",
+        "check",
+        "oracle",
+        "better",
+    )
 
-    def __init__(self, name: str, kernel: Callable, params: Params = Params.NONE, default: tuple = (),
-                 agg: Agg = Agg.MEAN, integer: bool = False, per_query: bool = True,
-                 on_missing: float | str | None = None, doc: str = "", family: str = "", *,
-                 arity: int | None = None, on_missing_bare: float | str | None = None,
-                 options: tuple[Option, ...] = (), aliases: tuple = (), percent: bool = False,
-                 same_as: str | tuple | None = None, complete_summary: Callable | None = None,
-                 subtopics: bool = False, check: Callable | None = None, oracle: str = "",
-                 better: Better = Better.HIGHER):
+    def __init__(
+        self,
+        name: str,
+        kernel: Callable,
+        params: Params = Params.NONE,
+        default: tuple = (),
+        agg: Agg = Agg.MEAN,
+        integer: bool = False,
+        per_query: bool = True,
+        on_missing: float | str | None = None,
+        doc: str = "",
+        family: str = "",
+        *,
+        arity: int | None = None,
+        on_missing_bare: float | str | None = None,
+        options: tuple[Option, ...] = (),
+        aliases: tuple = (),
+        percent: bool = False,
+        same_as: str | tuple | None = None,
+        complete_summary: Callable | None = None,
+        subtopics: bool = False,
+        check: Callable | None = None,
+        oracle: str = "",
+        better: Better = Better.HIGHER,
+    ):
         self.name, self.kernel, self.params, self.default, self.agg = name, kernel, params, default, agg
-        self.integer, self.per_query, self.on_missing, self.doc, self.family = integer, per_query, on_missing, doc, family
-        self.arity = arity                      # exact number of parameters, where the measure needs one
+        self.integer, self.per_query, self.on_missing, self.doc, self.family = (
+            integer,
+            per_query,
+            on_missing,
+            doc,
+            family,
+        )
+        self.arity = arity  # exact number of parameters, where the measure needs one
         self.on_missing_bare = on_missing_bare
-        self.options = options                  # named-parameter measures only
-        self.aliases = aliases                  # other spellings: "NDCG", "ndcg_at_k", ("SetRelP", {"relative": True})
-        self.percent = percent                  # reports that show percentages show this one as one (P, recall)
-        self.same_as = same_as                  # trec_eval measures: the named measure each output equals
+        self.options = options  # named-parameter measures only
+        self.aliases = aliases  # other spellings: "NDCG", "ndcg_at_k", ("SetRelP", {"relative": True})
+        self.percent = percent  # reports that show percentages show this one as one (P, recall)
+        self.same_as = same_as  # trec_eval measures: the named measure each output equals
         self.complete_summary = complete_summary  # with -c, the summary is this function of the qrels instead
-        self.subtopics = subtopics              # the kernel reads judgments per subtopic (batch.intents)
-        self.check = check                      # named parameters: {name: value} -> what is wrong with them together
-        self.oracle = oracle                    # the peer whose numbers the tests compare it with ("same numbers as")
-        self.better = better                    # which way its value improves (Better)
+        self.subtopics = subtopics  # the kernel reads judgments per subtopic (batch.intents)
+        self.check = check  # named parameters: {name: value} -> what is wrong with them together
+        self.oracle = oracle  # the peer whose numbers the tests compare it with ("same numbers as")
+        self.better = better  # which way its value improves (Better)
 
     @property
     def equivalent(self) -> tuple[str, dict] | None:
@@ -220,16 +296,31 @@ class Measure(Declared):
         return next((o for o in self.options if o.at), None)
 
 
-REGISTRY: dict[str, Measure] = {}        # trec_eval measures, by trec_eval name
+REGISTRY: dict[str, Measure] = {}  # trec_eval measures, by trec_eval name
 NAMED_REGISTRY: dict[str, Measure] = {}  # named-parameter measures, by canonical name
 
 
-def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg: Agg = Agg.MEAN,
-            integer: bool = False, per_query: bool = True, on_missing=None, on_missing_bare=None,
-            arity: int | None = None, options: tuple[Option, ...] | None = None, aliases: tuple = (),
-            percent: bool = False, same_as: str | tuple | None = None, complete_summary: Callable | None = None,
-            check: Callable | None = None, oracle: str | None = None, subtopics: bool = False,
-            better: Better = Better.HIGHER):
+def measure(
+    name: str,
+    *,
+    params: Params = Params.NONE,
+    default: tuple = (),
+    agg: Agg = Agg.MEAN,
+    integer: bool = False,
+    per_query: bool = True,
+    on_missing=None,
+    on_missing_bare=None,
+    arity: int | None = None,
+    options: tuple[Option, ...] | None = None,
+    aliases: tuple = (),
+    percent: bool = False,
+    same_as: str | tuple | None = None,
+    complete_summary: Callable | None = None,
+    check: Callable | None = None,
+    oracle: str | None = None,
+    subtopics: bool = False,
+    better: Better = Better.HIGHER,
+):
     """Declare a measure. ``on_missing`` overrides the value of a query absent from the run (``-c``).
 
     ``on_missing_bare`` does the same only when the output name is the bare measure name:
@@ -257,11 +348,26 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
         if name in registry:
             raise RuntimeError(f"measure {name} declared twice")
         registry[name] = Measure(
-            name, kernel, Params.NAMED if named else params, tuple(default), agg, integer, per_query,
-            on_missing, kernel.__doc__ or "", kernel.__module__.rsplit(".", 1)[-1],
-            arity=arity, on_missing_bare=on_missing_bare, options=tuple(options or ()), aliases=tuple(aliases),
-            percent=percent, same_as=same_as, complete_summary=complete_summary, check=check,
-            oracle=oracle if oracle is not None else ("" if named else TREC_EVAL), subtopics=subtopics,
+            name,
+            kernel,
+            Params.NAMED if named else params,
+            tuple(default),
+            agg,
+            integer,
+            per_query,
+            on_missing,
+            kernel.__doc__ or "",
+            kernel.__module__.rsplit(".", 1)[-1],
+            arity=arity,
+            on_missing_bare=on_missing_bare,
+            options=tuple(options or ()),
+            aliases=tuple(aliases),
+            percent=percent,
+            same_as=same_as,
+            complete_summary=complete_summary,
+            check=check,
+            oracle=oracle if oracle is not None else ("" if named else TREC_EVAL),
+            subtopics=subtopics,
             better=better,
         )
         return kernel
@@ -271,10 +377,8 @@ def measure(name: str, *, params: Params = Params.NONE, default: tuple = (), agg
 
 # the parameters many named-parameter measures share (ir_measures' names and meanings)
 CUTOFF = Option("cutoff", int, doc="rank cutoff k (written @k)", at=True, minimum=1)
-CUTOFF_REQUIRED = Option("cutoff", int, doc="rank cutoff k (written @k; required)", at=True, required=True,
-                         minimum=1)
-REL = Option("rel", int, doc="minimum grade that counts as relevant (default: -l, which defaults to 1)",
-             minimum=0)
+CUTOFF_REQUIRED = Option("cutoff", int, doc="rank cutoff k (written @k; required)", at=True, required=True, minimum=1)
+REL = Option("rel", int, doc="minimum grade that counts as relevant (default: -l, which defaults to 1)", minimum=0)
 JUDGED_ONLY = Option("judged_only", bool, False, doc="drop retrieved documents without a judgment first (as -J)")
 
 
@@ -302,8 +406,7 @@ class Request(Declared):
 
     __slots__ = ("measure", "values", "printable", "spelling")
 
-    def __init__(self, measure: Measure, values: tuple = (), printable: str | None = None,
-                 spelling: str | None = None):
+    def __init__(self, measure: Measure, values: tuple = (), printable: str | None = None, spelling: str | None = None):
         self.measure, self.values, self.printable, self.spelling = measure, values, printable, spelling
 
     @property
@@ -325,8 +428,7 @@ class Request(Declared):
         m = self.measure
         if m.params is Params.NAMED:
             given = dict(self.values)
-            shown = [f"{o.name}={o.text(given[o.name])}" for o in m.options
-                     if not o.at and given[o.name] != o.default]
+            shown = [f"{o.name}={o.text(given[o.name])}" for o in m.options if not o.at and given[o.name] != o.default]
             at = m.at_option
             text = m.name + (f"({','.join(shown)})" if shown else "")
             return text + (f"@{at.text(given[at.name])}" if at and given[at.name] is not None else "")

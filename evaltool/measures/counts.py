@@ -44,7 +44,9 @@ def judged_relevant_in_qrels(qrels) -> float:
     return float(np.count_nonzero(qrels.grades > 0))
 
 
-@measure("num_rel", better=NEITHER, agg=Agg.SUM, integer=True, same_as="NumRel", complete_summary=judged_relevant_in_qrels)
+@measure(
+    "num_rel", better=NEITHER, agg=Agg.SUM, integer=True, same_as="NumRel", complete_summary=judged_relevant_in_qrels
+)
 def num_rel(batch, params):
     """Relevant documents in the qrels (grade >= ``-l``); the summary is the sum.
 
@@ -108,9 +110,16 @@ def named_num_q(batch, p):
     return np.ones(batch.n_queries)
 
 
-@measure("NumRet", better=NEITHER, options=(Option("rel", int, doc="count only retrieved documents with at least this grade",
-                                   minimum=0),),
-         agg=Agg.SUM, integer=True, on_missing=0.0, aliases=(("NumRelRet", {"rel": 1}),), oracle=PYTREC)
+@measure(
+    "NumRet",
+    better=NEITHER,
+    options=(Option("rel", int, doc="count only retrieved documents with at least this grade", minimum=0),),
+    agg=Agg.SUM,
+    integer=True,
+    on_missing=0.0,
+    aliases=(("NumRelRet", {"rel": 1}),),
+    oracle=PYTREC,
+)
 def named_num_ret(batch, p):
     """Documents retrieved; with ``rel``, only those with a grade >= rel. The summary is the sum.
 

@@ -28,8 +28,9 @@ BLOCK = 4000
 CWL_EVAL = "ir_measures (cwl_eval)"
 
 MIN_REL = Option("min_rel", int, 0, doc="grade scaled to gain 0 (lower grades are clipped to it)")
-MAX_REL = Option("max_rel", int, required=True, doc="grade scaled to gain 1 (higher grades are clipped to it; "
-                 "required)")
+MAX_REL = Option(
+    "max_rel", int, required=True, doc="grade scaled to gain 1 (higher grades are clipped to it; required)"
+)
 TARGET = Option("T", float, 1.0, above=0, doc="total gain the user wants (on the scaled [0, 1] gains)")
 
 
@@ -89,6 +90,7 @@ def bejeweled_player_model(batch, p):
     >>> evaluate({"q": {"a": 0, "b": 1, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}, ["BPM(max_rel=1)@3"]).summary
     {'BPM(max_rel=1)@3': 0.5}
     """
+
     def continuation(gains, ranks, p):
         return ((np.cumsum(gains, axis=1) < p.T) & (ranks < p.cutoff)).astype(np.float64)
 
@@ -113,6 +115,7 @@ def inst(batch, p):
     >>> round(evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["INST(max_rel=1)"]).summary["INST(max_rel=1)"], 5)
     0.6083
     """
+
     def continuation(gains, ranks, p):
         remaining = p.T - np.cumsum(gains, axis=1)
         return ((ranks + p.T + remaining - 1.0) / (ranks + p.T + remaining)) ** 2.0
@@ -135,13 +138,22 @@ def insq(batch, p):
     >>> round(evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["INSQ(max_rel=1)"]).summary["INSQ(max_rel=1)"], 5)
     0.38824
     """
-    return expected_rate_of_gain(batch, p, lambda gains, ranks, p: np.broadcast_to(
-        _insq_factor(ranks, p.T), gains.shape))
+    return expected_rate_of_gain(
+        batch, p, lambda gains, ranks, p: np.broadcast_to(_insq_factor(ranks, p.T), gains.shape)
+    )
 
 
-@measure("SDCG", options=(CUTOFF_REQUIRED, Option("dcg", str, "log2", choices=("log2",), doc="DCG discount (only "
-                                                                                            "'log2')"),
-                          MIN_REL, MAX_REL), check=_rel_range, oracle=CWL_EVAL)
+@measure(
+    "SDCG",
+    options=(
+        CUTOFF_REQUIRED,
+        Option("dcg", str, "log2", choices=("log2",), doc="DCG discount (only 'log2')"),
+        MIN_REL,
+        MAX_REL,
+    ),
+    check=_rel_range,
+    oracle=CWL_EVAL,
+)
 def scaled_dcg(batch, p):
     """Scaled DCG@k: DCG of the top k divided by the sum of its discounts, sum_{i<=k} g(i) / log2(i + 1) / sum_{i<=k} 1 / log2(i + 1).
 
@@ -158,6 +170,7 @@ def scaled_dcg(batch, p):
     >>> round(evaluate({"q": {"a": 1}}, {"q": {"a": 2.0, "x": 1.0}}, ["SDCG(max_rel=1)@2"]).summary["SDCG(max_rel=1)@2"], 5)
     0.61315
     """
+
     def continuation(gains, ranks, p):
         ratio = np.log2(ranks + 1.0) / np.log2(ranks + 2.0)
         return np.broadcast_to(np.where(ranks < p.cutoff, ratio, 0.0), gains.shape)
@@ -181,6 +194,7 @@ def nerr_eq8(batch, p):
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 2.0, "x": 1.0}}, ["NERR8(max_rel=1)@5"]).summary
     {'NERR8(max_rel=1)@5': 1.0}
     """
+
     def continuation(gains, ranks, p):
         return np.where(ranks < p.cutoff, 1.0 - gains, 0.0)
 
@@ -201,14 +215,19 @@ def nerr_eq9(batch, p):
     >>> evaluate({"q": {"b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, ["NERR9(max_rel=1)@2"]).summary
     {'NERR9(max_rel=1)@2': 0.3333333333333333}
     """
+
     def continuation(gains, ranks, p):
         return np.where(ranks < p.cutoff, (ranks / (ranks + 1.0)) * (1.0 - gains), 0.0)
 
     return expected_rate_of_gain(batch, p, continuation)
 
 
-@measure("NERR10", options=(Option("p", float, 0.9, minimum=0, maximum=1, doc="persistence, as in RBP"),
-                            MIN_REL, MAX_REL), check=_rel_range, oracle=CWL_EVAL)
+@measure(
+    "NERR10",
+    options=(Option("p", float, 0.9, minimum=0, maximum=1, doc="persistence, as in RBP"), MIN_REL, MAX_REL),
+    check=_rel_range,
+    oracle=CWL_EVAL,
+)
 def nerr_eq10(batch, p):
     """Not-but-nearly ERR, equation 10: C(i) = p * (1 - g(i)), read to full depth (RBP's patience).
 

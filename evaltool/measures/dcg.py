@@ -53,21 +53,45 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.measures.base import (
-    CUTOFF, JUDGED_ONLY, Option, Params, Settings, gain_function, log2_int, measure, safe_div,
+    CUTOFF,
+    JUDGED_ONLY,
+    Option,
+    Params,
+    Settings,
+    gain_function,
+    log2_int,
+    measure,
+    safe_div,
 )
 from evaltool.measures.precision import CUTOFFS
 from evaltool.measures.restrict import judged_only as judged_view
 
-GAIN_FORM = Option("dcg", str, "log2", choices=("log2", "exp-log2"),
-                   doc="gain = grade ('log2') or 2^grade - 1 ('exp-log2')")
+GAIN_FORM = Option(
+    "dcg", str, "log2", choices=("log2", "exp-log2"), doc="gain = grade ('log2') or 2^grade - 1 ('exp-log2')"
+)
 GAINS = Option("gains", dict, (), doc="{grade: gain}: the gain of these grades; other grades gain their grade")
-DISCOUNT = Option("discount", str, "log2", choices=("log2", "jarvelin"),
-                  doc="rank i divides by log2(i + 1) ('log2') or log2(max(i, 2)) ('jarvelin')")
-TIES = Option("ties", str, "trec_eval", choices=("trec_eval", "average"),
-              doc="tied scores ordered by trec_eval's rule ('trec_eval': score descending, then document id "
-                  "descending) or each given the mean gain of its group ('average', scikit-learn's default)")
-IDEAL = Option("ideal", str, "qrels", choices=("qrels", "ranking"),
-               doc="ideal ranking from every judged document ('qrels') or from the retrieved ones ('ranking')")
+DISCOUNT = Option(
+    "discount",
+    str,
+    "log2",
+    choices=("log2", "jarvelin"),
+    doc="rank i divides by log2(i + 1) ('log2') or log2(max(i, 2)) ('jarvelin')",
+)
+TIES = Option(
+    "ties",
+    str,
+    "trec_eval",
+    choices=("trec_eval", "average"),
+    doc="tied scores ordered by trec_eval's rule ('trec_eval': score descending, then document id "
+    "descending) or each given the mean gain of its group ('average', scikit-learn's default)",
+)
+IDEAL = Option(
+    "ideal",
+    str,
+    "qrels",
+    choices=("qrels", "ranking"),
+    doc="ideal ranking from every judged document ('qrels') or from the retrieved ones ('ranking')",
+)
 
 
 def rank_discount(rank: np.ndarray, kind: str) -> np.ndarray:
@@ -80,7 +104,7 @@ def _discounted_sum(seg, pos, gains, kind, cutoff, n_queries, log_base: float = 
     keep = gains != 0 if cutoff is None else (gains != 0) & (pos < cutoff)
     divisor = rank_discount(pos[keep], kind)
     if log_base != 2.0:
-        divisor = divisor / np.log2(log_base)   # log_b(x) = log2(x) / log2(b)
+        divisor = divisor / np.log2(log_base)  # log_b(x) = log2(x) / log2(b)
     return np.bincount(seg[keep], weights=gains[keep] / divisor, minlength=n_queries)
 
 
@@ -96,7 +120,7 @@ def _tie_averaged_sum(batch, gains, kind, cutoff, log_base: float = 2.0) -> np.n
     counted = end if cutoff is None else np.minimum(end, cutoff)
     reach = int(counted.max(initial=0))
     weight = np.log2(log_base) / rank_discount(np.arange(reach), kind)
-    before = np.concatenate(([0.0], np.cumsum(weight)))   # before[i]: the weights of positions < i
+    before = np.concatenate(([0.0], np.cumsum(weight)))  # before[i]: the weights of positions < i
     spread = gains[keep] / (end - start) * (before[counted] - before[start])
     return np.bincount(batch.seg[keep], weights=spread, minlength=batch.n_queries)
 
@@ -114,8 +138,9 @@ def dcg_columns(batch, p, cutoffs, ideal_from: str | None):
     if p.ties == "average":
         got = np.column_stack([_tie_averaged_sum(batch, gains, p.discount, k, base) for k in cutoffs])
     else:
-        got = np.column_stack([_discounted_sum(batch.seg, batch.rank, gains, p.discount, k, batch.n_queries, base)
-                               for k in cutoffs])
+        got = np.column_stack(
+            [_discounted_sum(batch.seg, batch.rank, gains, p.discount, k, batch.n_queries, base) for k in cutoffs]
+        )
     if ideal_from is None:
         return got, None
     if ideal_from == "qrels":
@@ -141,7 +166,12 @@ def normalised_dcg(batch, p, cutoffs) -> np.ndarray:
 LOG_BASE = Option("log_base", float, 2.0, above=1, doc="base of the discount's logarithm (scikit-learn's dcg_score)")
 
 
-@measure("DCG", options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, LOG_BASE, TIES), aliases=("dcg", "dcg_at_k"), oracle="trec_eval 10.0 (dcg); scikit-learn dcg_score(ignore_ties=False) with ties='average'")
+@measure(
+    "DCG",
+    options=(CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, LOG_BASE, TIES),
+    aliases=("dcg", "dcg_at_k"),
+    oracle="trec_eval 10.0 (dcg); scikit-learn dcg_score(ignore_ties=False) with ties='average'",
+)
 def named_dcg(batch, p):
     """Discounted cumulative gain of the top k: sum over ranks i <= k of gain(i) / discount(i).
 
@@ -180,7 +210,12 @@ def named_dcg(batch, p):
 NDCG_OPTIONS = (CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, IDEAL, TIES)
 
 
-@measure("nDCG", options=NDCG_OPTIONS, aliases=("NDCG", "ndcg", "ndcg_at_k"), oracle="ir_measures (pytrec_eval; gdeval with dcg='exp-log2'); scikit-learn ndcg_score(ignore_ties=False) with ideal='ranking',ties='average'")
+@measure(
+    "nDCG",
+    options=NDCG_OPTIONS,
+    aliases=("NDCG", "ndcg", "ndcg_at_k"),
+    oracle="ir_measures (pytrec_eval; gdeval with dcg='exp-log2'); scikit-learn ndcg_score(ignore_ties=False) with ideal='ranking',ties='average'",
+)
 def named_ndcg(batch, p):
     """Normalised DCG: DCG of the top k / DCG of the ideal top k; 0 when the ideal DCG is 0.
 

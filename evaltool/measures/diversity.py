@@ -62,9 +62,14 @@ class Fraction(Option):
         return value
 
 
-ALPHA = Fraction("alpha", float, 0.5, minimum=0,
-                 doc="redundancy intolerance: a document relevant to a subtopic already covered c times gains "
-                     "(1 - alpha)^c for it (ndeval's -alpha)")
+ALPHA = Fraction(
+    "alpha",
+    float,
+    0.5,
+    minimum=0,
+    doc="redundancy intolerance: a document relevant to a subtopic already covered c times gains "
+    "(1 - alpha)^c for it (ndeval's -alpha)",
+)
 ORACLE = "ir_measures (pyndeval)"
 BETA = Fraction("beta", float, 0.5, minimum=0, doc="patience: rank i is weighted beta^(i - 1) (ndeval's -beta)")
 
@@ -74,23 +79,26 @@ class _Judged:
     """What a query's subtopic judgments say at one relevance level."""
 
     n_queries: int
-    n_subtopics: int          # subtopic codes in use (a bound for (query, subtopic) keys)
-    pairs: np.ndarray         # sorted (query, subtopic) keys with a relevant document
-    relevant: np.ndarray      # relevant documents per pair
-    actual: np.ndarray        # A: subtopics with a relevant document, per query
+    n_subtopics: int  # subtopic codes in use (a bound for (query, subtopic) keys)
+    pairs: np.ndarray  # sorted (query, subtopic) keys with a relevant document
+    relevant: np.ndarray  # relevant documents per pair
+    actual: np.ndarray  # A: subtopics with a relevant document, per query
 
 
 def _judged(batch, p) -> tuple:
     """(the batch's intents, the relevance level, _Judged); InputError without subtopic judgments."""
     intents = batch.intents
     if intents is None:
-        raise InputError("diversity measures need judgments per subtopic: qrels read as subtopic qrels "
-                         "('query_id subtopic doc_id grade', --qrels-format subtopics)")
+        raise InputError(
+            "diversity measures need judgments per subtopic: qrels read as subtopic qrels "
+            "('query_id subtopic doc_id grade', --qrels-format subtopics)"
+        )
     level = batch.relevance_level if p.rel is None else p.rel
     n_sub = int(max(intents.judged_subtopic.max(initial=-1), intents.subtopic.max(initial=-1))) + 1
     relevant = intents.judged_grade >= level
-    pairs, counts = np.unique(intents.judged_seg[relevant] * n_sub + intents.judged_subtopic[relevant],
-                              return_counts=True)
+    pairs, counts = np.unique(
+        intents.judged_seg[relevant] * n_sub + intents.judged_subtopic[relevant], return_counts=True
+    )
     actual = np.bincount(pairs // max(n_sub, 1), minlength=batch.n_queries)
     return intents, level, _Judged(batch.n_queries, n_sub, pairs, counts, actual)
 
@@ -159,8 +167,9 @@ def _discounted(batch, p, weight_of_rank) -> tuple:
     seg, rank, _, seen = _retrieved(intents, level, judged)
     inside = rank < p.cutoff
     weight = weight_of_rank(np.arange(p.cutoff))
-    got = np.bincount(seg[inside], weights=_novelty_gain(seen, p.alpha)[inside] * weight[rank[inside]],
-                      minlength=batch.n_queries)
+    got = np.bincount(
+        seg[inside], weights=_novelty_gain(seen, p.alpha)[inside] * weight[rank[inside]], minlength=batch.n_queries
+    )
     ideal = _ideal_gains(intents, level, judged, p.alpha, p.cutoff) @ weight
     return got, _ideal_ideal(judged.actual, p.alpha, weight), ideal
 
@@ -198,8 +207,13 @@ def alpha_dcg(batch, p):
     return safe_div(got, ideal_ideal)
 
 
-@measure("alpha_nDCG", options=(CUTOFF_REQUIRED, ALPHA, REL), aliases=("alpha_ndcg", "alpha_ndcg_at_k"),
-         subtopics=True, oracle=ORACLE)
+@measure(
+    "alpha_nDCG",
+    options=(CUTOFF_REQUIRED, ALPHA, REL),
+    aliases=("alpha_ndcg", "alpha_ndcg_at_k"),
+    subtopics=True,
+    oracle=ORACLE,
+)
 def alpha_ndcg(batch, p):
     """alpha-nDCG@k: alpha-DCG of the top k / alpha-DCG of the greedy ideal top k.
 
@@ -327,7 +341,7 @@ def n_novelty_rbp(batch, p):
     """
     got, judged, intents, level = _rank_biased(batch, p)
     ideal = _ideal_gains(intents, level, judged, p.alpha, None)
-    decay = powers(p.beta, max(ideal.shape[1] - 1, 0))[:ideal.shape[1]]
+    decay = powers(p.beta, max(ideal.shape[1] - 1, 0))[: ideal.shape[1]]
     return safe_div(got, ideal @ decay)
 
 

@@ -78,8 +78,9 @@ def listing() -> list[str]:
     trec = [("measure", "parameters (default)", "same as", "description")]
     for m in MEASURES.values():
         defaults = _defaults(m)
-        trec.append((m.name, m.params.value + (f" ({defaults})" if defaults else ""), _equivalent(m),
-                     plain(m.summary_line())))
+        trec.append(
+            (m.name, m.params.value + (f" ({defaults})" if defaults else ""), _equivalent(m), plain(m.summary_line()))
+        )
     named = [("named measure", "aliases", "description")]
     for m in NAMED_MEASURES.values():
         aliases = ", ".join(a if isinstance(a, str) else a[0] for a in m.aliases)

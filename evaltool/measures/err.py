@@ -7,7 +7,11 @@ import numpy as np
 from evaltool.measures.base import CUTOFF, Option, measure, segment_cumsum
 
 
-@measure("ERR", options=(CUTOFF, Option("max_grade", int, 4, doc="the top of the grade scale, g_max", minimum=1)), oracle="ir_measures (gdeval)")
+@measure(
+    "ERR",
+    options=(CUTOFF, Option("max_grade", int, 4, doc="the top of the grade scale, g_max", minimum=1)),
+    oracle="ir_measures (gdeval)",
+)
 def expected_reciprocal_rank(batch, p):
     """Expected reciprocal rank over the top k: sum over ranks i of R_i / i * prod over j < i of (1 - R_j).
 

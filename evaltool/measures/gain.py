@@ -15,11 +15,21 @@ import numpy as np
 from evaltool.measures import restrict
 from evaltool.measures.base import (
     Better,
-    CUTOFF, Option, Params, discount, gain_function, log2_int, measure, pair_gains, pair_value, powers, safe_div,
+    CUTOFF,
+    Option,
+    Params,
+    discount,
+    gain_function,
+    log2_int,
+    measure,
+    pair_gains,
+    pair_value,
+    powers,
+    safe_div,
     segment_cumsum,
 )
 
-INT_MIN = -(2 ** 31)
+INT_MIN = -(2**31)
 
 
 def _c_gain_compare(a: float, b: float) -> int:
@@ -30,7 +40,7 @@ def _c_gain_compare(a: float, b: float) -> int:
     x86-64's cvttsd2si does.
     """
     diff = a - b
-    if not math.isfinite(diff) or not INT_MIN <= diff < 2 ** 31:
+    if not math.isfinite(diff) or not INT_MIN <= diff < 2**31:
         return INT_MIN
     return math.trunc(diff)
 
@@ -84,9 +94,7 @@ def _plain_gains(pairs) -> bool:
     """
     levels = [int(key) for key, _ in pairs if (key[1:] if key[:1] in "+-" else key).isdigit()]
     gains = list(pair_gains(pairs).values())
-    return len(levels) == len(set(levels)) and all(
-        math.isfinite(g) and g == int(g) and abs(g) < 2 ** 30 for g in gains
-    )
+    return len(levels) == len(set(levels)) and all(math.isfinite(g) and g == int(g) and abs(g) < 2**30 for g in gains)
 
 
 def _gains(batch, pairs):
@@ -412,12 +420,27 @@ def rbp_residual(batch, pairs):
 # ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
 
 
-@measure("RBP", options=(CUTOFF, Option("p", float, 0.8, doc="persistence: the chance of going on to the next rank",
-                                        minimum=0),
-                         Option("rel", int, doc="binary gains: 1 for grade >= rel, else 0 (not given: graded gains, "
-                                "scaled to [0, 1] per query as trec_eval 10 does)", minimum=0),
-                         Option("residual", bool, False, doc="give the residual instead: the most RBP could "
-                                "still rise if every unjudged document were relevant")), oracle="ir_measures (cwl_eval) with rel; trec_eval 10.0 without")
+@measure(
+    "RBP",
+    options=(
+        CUTOFF,
+        Option("p", float, 0.8, doc="persistence: the chance of going on to the next rank", minimum=0),
+        Option(
+            "rel",
+            int,
+            doc="binary gains: 1 for grade >= rel, else 0 (not given: graded gains, "
+            "scaled to [0, 1] per query as trec_eval 10 does)",
+            minimum=0,
+        ),
+        Option(
+            "residual",
+            bool,
+            False,
+            doc="give the residual instead: the most RBP could still rise if every unjudged document were relevant",
+        ),
+    ),
+    oracle="ir_measures (cwl_eval) with rel; trec_eval 10.0 without",
+)
 def named_rank_biased_precision(batch, p):
     """Rank-biased precision: (1 - p) * sum over ranks i of gain(i) * p^(i - 1) (Moffat & Zobel 2008).
 

@@ -108,8 +108,15 @@ def eleven_point_average(batch, levels):
     return total / len(levels)
 
 
-@measure("IPrec", options=(Option("recall", float, doc="recall level in [0, 1] (written @r; required)", at=True,
-                                  required=True, minimum=0), REL, JUDGED_ONLY), oracle=PYTREC)
+@measure(
+    "IPrec",
+    options=(
+        Option("recall", float, doc="recall level in [0, 1] (written @r; required)", at=True, required=True, minimum=0),
+        REL,
+        JUDGED_ONLY,
+    ),
+    oracle=PYTREC,
+)
 def named_interpolated_precision(batch, p):
     """Interpolated precision at recall level r: the best precision at any rank where recall >= r.
 

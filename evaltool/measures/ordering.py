@@ -36,11 +36,19 @@ def _ideal_positions(batch, relevant: np.ndarray) -> np.ndarray:
     return higher + out
 
 
-@measure("Compat", options=(Option("p", float, 0.95, minimum=0, maximum=1, doc="persistence of the rank-biased "
-                                                                                  "overlap"),
-                            Option("normalize", bool, True, doc="divide by the overlap of the ideal ranking with "
-                                                                "itself (finite ideal rankings)")),
-         oracle="ir_measures (compat)")
+@measure(
+    "Compat",
+    options=(
+        Option("p", float, 0.95, minimum=0, maximum=1, doc="persistence of the rank-biased overlap"),
+        Option(
+            "normalize",
+            bool,
+            True,
+            doc="divide by the overlap of the ideal ranking with itself (finite ideal rankings)",
+        ),
+    ),
+    oracle="ir_measures (compat)",
+)
 def compatibility(batch, p):
     """Compatibility: rank-biased overlap (RBO) of the ranking with an ideal ranking of the judged documents.
 
@@ -69,8 +77,8 @@ def compatibility(batch, p):
     n_ideal = np.bincount(batch.judged_seg[batch.judged_grades > 0], minlength=n)
     depth = np.maximum(batch.num_ret, n_ideal)
     top_depth = int(depth.max()) if n else 0
-    weight = powers(p.p, top_depth)                      # p^0 .. p^top_depth
-    norm = np.concatenate(([0.0], np.cumsum(weight[:top_depth])))          # norm[d] = sum_{t<d} p^t
+    weight = powers(p.p, top_depth)  # p^0 .. p^top_depth
+    norm = np.concatenate(([0.0], np.cumsum(weight[:top_depth])))  # norm[d] = sum_{t<d} p^t
     reach = np.concatenate(([0.0], np.cumsum(weight[:top_depth] / np.arange(1, top_depth + 1))))  # S(d)
     # a document in both rankings counts at every depth past the later of its two positions
     both = np.maximum(_ideal_positions(batch, relevant), batch.rank[relevant])

@@ -7,7 +7,15 @@ import numpy as np
 from evaltool.errors import MeasureError
 from evaltool.measures.base import (
     Better,
-    CUTOFF, CUTOFF_REQUIRED, JUDGED_ONLY, PYTREC, REL, Option, Params, measure, safe_div,
+    CUTOFF,
+    CUTOFF_REQUIRED,
+    JUDGED_ONLY,
+    PYTREC,
+    REL,
+    Option,
+    Params,
+    measure,
+    safe_div,
 )
 from evaltool.measures.restrict import view
 
@@ -22,7 +30,11 @@ def rel_in_top(batch, k) -> np.ndarray:
 
 
 def _per_cutoff(batch, cutoffs, value):
-    return np.column_stack([value(k, rel_in_top(batch, k)) for k in cutoffs]) if cutoffs else np.zeros((batch.n_queries, 0))
+    return (
+        np.column_stack([value(k, rel_in_top(batch, k)) for k in cutoffs])
+        if cutoffs
+        else np.zeros((batch.n_queries, 0))
+    )
 
 
 @measure("P", params=Params.CUTOFFS, default=CUTOFFS, percent=True, same_as="P")
@@ -213,8 +225,12 @@ def utility(batch, params):
         raise MeasureError(f"utility takes exactly 4 coefficients, got {len(params)}")
     a = batch.num_rel_ret
     ret, rel = batch.num_ret, batch.num_rel
-    return (params[0] * a + params[1] * (ret - a) + params[2] * (rel - a)
-            + params[3] * (batch.num_docs_in_coll + a - ret - rel))
+    return (
+        params[0] * a
+        + params[1] * (ret - a)
+        + params[2] * (rel - a)
+        + params[3] * (batch.num_docs_in_coll + a - ret - rel)
+    )
 
 
 @measure("unj", params=Params.CUTOFFS, default=(5, 10, 20), on_missing=0.0, better=Better.NEITHER)  # judging coverage
@@ -239,7 +255,13 @@ def unjudged(batch, cutoffs):
 # ---------------------------------------------------------------- named-parameter measures (ir_measures' names)
 
 
-@measure("P", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Precision", "precision", "precision_at_k"), oracle=PYTREC)
+@measure(
+    "P",
+    options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY),
+    percent=True,
+    aliases=("Precision", "precision", "precision_at_k"),
+    oracle=PYTREC,
+)
 def named_precision(batch, p):
     """P@k: relevant documents in the top k / k (ir_measures' ``P``; trec_eval's ``P.k``).
 
@@ -256,7 +278,13 @@ def named_precision(batch, p):
     return precision(view(batch, p), (p.cutoff,))[:, 0]
 
 
-@measure("R", options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY), percent=True, aliases=("Recall", "recall", "recall_at_k"), oracle=PYTREC)
+@measure(
+    "R",
+    options=(CUTOFF_REQUIRED, REL, JUDGED_ONLY),
+    percent=True,
+    aliases=("Recall", "recall", "recall_at_k"),
+    oracle=PYTREC,
+)
 def named_recall(batch, p):
     """R@k: relevant documents in the top k / all relevant documents of the query (0 when there are none).
 
@@ -303,9 +331,12 @@ def named_r_precision(batch, p):
     return r_precision(view(batch, p), ())
 
 
-@measure("SetP", options=(REL, Option("relative", bool, False, doc="divide by min(retrieved, R) instead"),
-                          JUDGED_ONLY),
-         aliases=(("SetRelP", {"relative": True}),), oracle=PYTREC)
+@measure(
+    "SetP",
+    options=(REL, Option("relative", bool, False, doc="divide by min(retrieved, R) instead"), JUDGED_ONLY),
+    aliases=(("SetRelP", {"relative": True}),),
+    oracle=PYTREC,
+)
 def named_set_precision(batch, p):
     """Precision of the retrieved set: relevant retrieved / retrieved.
 
@@ -338,8 +369,11 @@ def named_set_recall(batch, p):
     return set_recall(view(batch, p), ())
 
 
-@measure("SetF", options=(REL, Option("beta", float, 1.0, doc="weight of recall against precision", minimum=0),
-                          JUDGED_ONLY), oracle=PYTREC)
+@measure(
+    "SetF",
+    options=(REL, Option("beta", float, 1.0, doc="weight of recall against precision", minimum=0), JUDGED_ONLY),
+    oracle=PYTREC,
+)
 def named_set_f(batch, p):
     """F-measure of the retrieved set: (1 + beta) P R / (beta P + R), P and R the set precision and recall.
 
@@ -391,7 +425,12 @@ def judged(batch, p):
     return safe_div(batch.count(batch.rank < (k[batch.seg])), k)
 
 
-@measure("Hits", options=(CUTOFF, REL, JUDGED_ONLY), aliases=("hits", "hits_at_k"), oracle="none: evaltool's own (P@k times k)")
+@measure(
+    "Hits",
+    options=(CUTOFF, REL, JUDGED_ONLY),
+    aliases=("hits", "hits_at_k"),
+    oracle="none: evaltool's own (P@k times k)",
+)
 def hits(batch, p):
     """Number of relevant documents in the top k (all retrieved without a cutoff); the summary is the mean.
 

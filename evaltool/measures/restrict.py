@@ -39,8 +39,14 @@ def judged_only(batch):
     seg = batch.seg[kept]
     counts = np.bincount(seg, minlength=batch.n_queries).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return replace(batch, num_ret=counts, offsets=offsets, rank=np.arange(len(seg), dtype=np.int64) - offsets[seg],
-                   rel=batch.rel[kept], ties=batch.ties.judged(kept, seg, offsets))
+    return replace(
+        batch,
+        num_ret=counts,
+        offsets=offsets,
+        rank=np.arange(len(seg), dtype=np.int64) - offsets[seg],
+        rel=batch.rel[kept],
+        ties=batch.ties.judged(kept, seg, offsets),
+    )
 
 
 def top(batch, k: int | None):
@@ -50,8 +56,14 @@ def top(batch, k: int | None):
     kept = batch.rank < k
     counts = np.bincount(batch.seg[kept], minlength=batch.n_queries)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return replace(batch, num_ret=np.minimum(batch.num_ret, k), offsets=offsets, rank=batch.rank[kept],
-                   rel=batch.rel[kept], ties=batch.ties.cut(kept, k))
+    return replace(
+        batch,
+        num_ret=np.minimum(batch.num_ret, k),
+        offsets=offsets,
+        rank=batch.rank[kept],
+        rel=batch.rel[kept],
+        ties=batch.ties.cut(kept, k),
+    )
 
 
 def view(batch, settings):

@@ -7,13 +7,26 @@ import numpy as np
 
 from evaltool.measures.base import (
     Better,
-    CUTOFF, JUDGED_ONLY, PYTREC, REL, Agg, Option, Settings, measure, segment_first,
+    CUTOFF,
+    JUDGED_ONLY,
+    PYTREC,
+    REL,
+    Agg,
+    Option,
+    Settings,
+    measure,
+    segment_first,
 )
 from evaltool.measures.restrict import view
 
-BEYOND = Option("beyond", str, "zero", choices=("zero", "k+1"),
-                doc="a first relevant document past the cutoff k scores 0 ('zero') or 1/(k+1) ('k+1')",
-                needs_at=True)
+BEYOND = Option(
+    "beyond",
+    str,
+    "zero",
+    choices=("zero", "k+1"),
+    doc="a first relevant document past the cutoff k scores 0 ('zero') or 1/(k+1) ('k+1')",
+    needs_at=True,
+)
 
 
 def first_relevant_rank(batch) -> np.ndarray:
@@ -68,8 +81,15 @@ def reciprocal_rank(batch, params):
     return named_reciprocal_rank(batch, Settings.defaults(RR_OPTIONS))
 
 
-@measure("FirstRelPos", options=(REL, JUDGED_ONLY), better=Better.LOWER, agg=Agg.MEAN_DEFINED, integer=True,
-         aliases=("first_relevant_position",), oracle="none: evaltool's own (1 / RR)")
+@measure(
+    "FirstRelPos",
+    options=(REL, JUDGED_ONLY),
+    better=Better.LOWER,
+    agg=Agg.MEAN_DEFINED,
+    integer=True,
+    aliases=("first_relevant_position",),
+    oracle="none: evaltool's own (1 / RR)",
+)
 def first_relevant_position(batch, p):
     """1-based rank of the first relevant retrieved document, an integer; no value when none is retrieved.
 

@@ -24,7 +24,15 @@ def runid(batch, params):
 _SYMBOLS = np.array(list("<.-0123456789>"))
 
 
-@measure("relstring", better=Better.NEITHER, params=Params.NUMBERS, default=(10.0,), agg=Agg.NONE, on_missing_bare="", arity=1)
+@measure(
+    "relstring",
+    better=Better.NEITHER,
+    params=Params.NUMBERS,
+    default=(10.0,),
+    agg=Agg.NONE,
+    on_missing_bare="",
+    arity=1,
+)
 def relstring(batch, params):
     """The grades of the first N documents as text (per query only; default N = 10).
 
@@ -45,4 +53,4 @@ def relstring(batch, params):
     chars = _SYMBOLS[codes]
     bounds = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=batch.n_queries))))
     text = "".join(chars.tolist())
-    return [text[bounds[i]:bounds[i + 1]] for i in range(batch.n_queries)]
+    return [text[bounds[i] : bounds[i + 1]] for i in range(batch.n_queries)]

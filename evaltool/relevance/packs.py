@@ -68,8 +68,9 @@ class LoadedPack:
         try:
             return getattr(self.pack, method)(query, *args)
         except Exception as exc:  # a plugin may raise anything: report it as bad input, with where
-            raise PackError(f"pack {self.name!r} raised {type(exc).__name__}: {exc} in {method}() "
-                            f"for {self._where(query, *args)}") from None
+            raise PackError(
+                f"pack {self.name!r} raised {type(exc).__name__}: {exc} in {method}() for {self._where(query, *args)}"
+            ) from None
 
     def applies(self, query: Query) -> bool:
         if not hasattr(self.pack, "applies"):
@@ -81,8 +82,10 @@ class LoadedPack:
         if value is None:
             return None
         if not isinstance(value, numbers.Integral):
-            raise PackError(f"pack {self.name!r}: is_relevant() returned {value!r} for {self._where(query, item)}; "
-                            "expected an integer grade, a bool or None")
+            raise PackError(
+                f"pack {self.name!r}: is_relevant() returned {value!r} for {self._where(query, item)}; "
+                "expected an integer grade, a bool or None"
+            )
         return int(value)
 
     def total(self, query: Query) -> int | None:
@@ -90,8 +93,10 @@ class LoadedPack:
             return None
         value = self._call("total_relevant", query)
         if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0):
-            raise PackError(f"pack {self.name!r}: total_relevant() returned {value!r} for {self._where(query)}; "
-                            "expected a whole number of 0 or more, or None")
+            raise PackError(
+                f"pack {self.name!r}: total_relevant() returned {value!r} for {self._where(query)}; "
+                "expected a whole number of 0 or more, or None"
+            )
         return None if value is None else int(value)
 
 

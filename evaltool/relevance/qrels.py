@@ -74,5 +74,12 @@ class QrelsBuilder:
             doc_codes.append(docs(docid))
             grades.append(grade)
             lines.append(-1 if line is None else line)
-        return Qrels(qids.vocab, np.array(qid_codes, dtype=np.int64), docs.vocab, np.array(doc_codes, dtype=np.int64),
-                     np.array(grades, dtype=np.int64), np.array(lines, dtype=np.int64), path=self.path)
+        return Qrels(
+            qids.vocab,
+            np.array(qid_codes, dtype=np.int64),
+            docs.vocab,
+            np.array(doc_codes, dtype=np.int64),
+            np.array(grades, dtype=np.int64),
+            np.array(lines, dtype=np.int64),
+            path=self.path,
+        )

@@ -67,8 +67,16 @@ class Resolution:
     creating a dataclass costs its start-up half a millisecond.)
     """
 
-    def __init__(self, qrels: Qrels, run: Run, strategies: dict[str, str], packs: dict[str, str] | None = None,
-                 found_only: set[str] | None = None, unjudged: list[str] | None = None, items_without_text: int = 0):
+    def __init__(
+        self,
+        qrels: Qrels,
+        run: Run,
+        strategies: dict[str, str],
+        packs: dict[str, str] | None = None,
+        found_only: set[str] | None = None,
+        unjudged: list[str] | None = None,
+        items_without_text: int = 0,
+    ):
         self.qrels, self.run, self.strategies = qrels, run, strategies
         self.packs = {} if packs is None else packs
         self.found_only = set() if found_only is None else found_only
@@ -89,8 +97,7 @@ def _in_rank_order(items: list[Item]) -> list[Item]:
     from evaltool.ranking import byte_key
 
     by_rank = any(item.score is None for item in items)
-    return sorted(items, key=lambda item: (-item.rank if by_rank else item.score, byte_key(item.docid)),
-                  reverse=True)
+    return sorted(items, key=lambda item: (-item.rank if by_rank else item.score, byte_key(item.docid)), reverse=True)
 
 
 def _items_by_query(results) -> dict[str, list[Item]]:
@@ -101,8 +108,10 @@ def _items_by_query(results) -> dict[str, list[Item]]:
         run = results
         docids = run.doc_text(np.arange(len(run)))
         lines = run.lines if run.lines is not None else [None] * len(run)
-        items = [Item(run.qid_vocab[q], d, float(s), line=None if line is None else int(line))
-                 for q, d, s, line in zip(run.qid_codes.tolist(), docids, run.scores.tolist(), lines)]
+        items = [
+            Item(run.qid_vocab[q], d, float(s), line=None if line is None else int(line))
+            for q, d, s, line in zip(run.qid_codes.tolist(), docids, run.scores.tolist(), lines)
+        ]
     grouped: dict[str, list[Item]] = {}
     for item in items:
         grouped.setdefault(item.qid, []).append(item)
@@ -112,8 +121,7 @@ def _items_by_query(results) -> dict[str, list[Item]]:
 class _Judge:
     """Applies the sources to one query after another, collecting rows and provenance."""
 
-    def __init__(self, queries, results, packs, f1_threshold: float, relevance_level: int,
-                 f1_depth: int | None = None):
+    def __init__(self, queries, results, packs, f1_threshold: float, relevance_level: int, f1_depth: int | None = None):
         self.queries, self.packs_given, self.threshold = queries, packs, f1_threshold
         self.depth = f1_depth
         self.level = max(relevance_level, 1)
@@ -153,20 +161,31 @@ class _Judge:
                 continue
             where = f"metadata.{given[0]}"
             if len(given) > 1:
-                raise ParseError(self.results_path, item.line, None,
-                                 f"either 'metadata.{given[0]}' or 'metadata.{given[1]}', not both")
+                raise ParseError(
+                    self.results_path,
+                    item.line,
+                    None,
+                    f"either 'metadata.{given[0]}' or 'metadata.{given[1]}', not both",
+                )
             value = item.metadata[given[0]]
-            if not isinstance(value, list) or any(isinstance(d, bool) or not isinstance(d, (str, int))
-                                                  for d in value):
-                raise ParseError(self.results_path, item.line, json.dumps(value),
-                                 f"'{where}' as a list of document ids (strings or integers)")
+            if not isinstance(value, list) or any(isinstance(d, bool) or not isinstance(d, (str, int)) for d in value):
+                raise ParseError(
+                    self.results_path,
+                    item.line,
+                    json.dumps(value),
+                    f"'{where}' as a list of document ids (strings or integers)",
+                )
             ids = {str(d) for d in value}
             if found is None:
                 found = (ids, item)
             elif ids != found[0]:
-                raise ParseError(self.results_path, item.line, json.dumps(value),
-                                 f"the relevant ids of query {qid!r} that line {found[1].line} gives in its "
-                                 f"'{where}' ({len(found[0])} ids): each result of a query carries the same list")
+                raise ParseError(
+                    self.results_path,
+                    item.line,
+                    json.dumps(value),
+                    f"the relevant ids of query {qid!r} that line {found[1].line} gives in its "
+                    f"'{where}' ({len(found[0])} ids): each result of a query carries the same list",
+                )
         return found
 
     def qrels(self, query) -> bool:
@@ -180,10 +199,12 @@ class _Judge:
             return True
         if carried is not None and carried[0] != {d for d, g in query.relevant.items() if g >= self.level}:
             ids, first = carried
-            raise InputError(f"{self.results_path}:{first.line}: the relevant ids of query {query.qid!r} on its "
-                             f"results ({len(ids)} ids) differ from those in {self.queries.path}:{query.line} "
-                             f"({sum(g >= self.level for g in query.relevant.values())} ids); give them once, "
-                             "or the same in both")
+            raise InputError(
+                f"{self.results_path}:{first.line}: the relevant ids of query {query.qid!r} on its "
+                f"results ({len(ids)} ids) differ from those in {self.queries.path}:{query.line} "
+                f"({sum(g >= self.level for g in query.relevant.values())} ids); give them once, "
+                "or the same in both"
+            )
         for docid, grade in query.relevant.items():
             self.builder.add(query.qid, docid, grade, query.line)
         return True
@@ -216,7 +237,7 @@ class _Judge:
         below = set()
         if self.depth is not None:
             ranked = _in_rank_order(items)
-            below = {id(item) for item in ranked[self.depth:]}
+            below = {id(item) for item in ranked[self.depth :]}
         for item in items:
             if id(item) in below:
                 self.builder.add(query.qid, item.docid, 0, item.line)
@@ -238,8 +259,16 @@ class _Judge:
         return strategy
 
 
-def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold: float = DEFAULT_THRESHOLD,
-            relevance_level: int = 1, f1_depth: int | None = None) -> Resolution:
+def resolve(
+    judgments,
+    results,
+    *,
+    mode: str = "auto",
+    packs=None,
+    f1_threshold: float = DEFAULT_THRESHOLD,
+    relevance_level: int = 1,
+    f1_depth: int | None = None,
+) -> Resolution:
     """Judge every query of ``judgments`` (a Qrels, or the Queries of a queries file)
     against ``results`` (a Run, or the Results of a JSONL file).
 
@@ -250,8 +279,10 @@ def resolve(judgments, results, *, mode: str = "auto", packs=None, f1_threshold:
     run = results if isinstance(results, Run) else results.run
     if isinstance(judgments, Qrels):
         if mode not in ("auto", "qrels"):
-            raise InputError(f"--relevance {mode} judges the queries of a queries file (JSON or JSONL with qid, "
-                             f"answer, metadata, ...); {judgments.path} is a qrels file")
+            raise InputError(
+                f"--relevance {mode} judges the queries of a queries file (JSON or JSONL with qid, "
+                f"answer, metadata, ...); {judgments.path} is a qrels file"
+            )
         return Resolution(judgments, run, dict.fromkeys(judgments.queries_with(), QRELS))
     judge = _Judge(judgments, results, packs, f1_threshold, relevance_level, f1_depth)
     if mode == "pack" and not judge.packs():
@@ -275,8 +306,17 @@ def strategy_used(counts: dict[str, int]) -> str:
     return used[0] if len(used) == 1 else "mixed"
 
 
-def relevance_meta(resolution: Resolution | None, qids: list[str], qrels: Qrels, *, mode: str, relevance_level: int,
-                   cutoffs: list[int], f1_threshold: float, inputs: dict) -> dict:
+def relevance_meta(
+    resolution: Resolution | None,
+    qids: list[str],
+    qrels: Qrels,
+    *,
+    mode: str,
+    relevance_level: int,
+    cutoffs: list[int],
+    f1_threshold: float,
+    inputs: dict,
+) -> dict:
     """The provenance summary of the evaluated queries ``qids`` (the strategies count those)."""
     strategies = resolution.strategies if resolution else {}
     counts = dict.fromkeys(STRATEGIES, 0)

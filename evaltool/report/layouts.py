@@ -34,14 +34,18 @@ def relevance_notes(result) -> list[str]:
     counts = ", ".join(f"{name} {n}" for name, n in rel["strategy_counts"].items() if n)
     packs = ", ".join(f"{name} {n}" for name, n in rel["packs"].items())
     k = f"; k {','.join(map(str, rel['k']))}" if rel["k"] else ""
-    lines = [f"relevance: {rel['strategy_used']} ({counts}{f'; packs: {packs}' if packs else ''}) over "
-             f"{_plural(rel['total'], 'query', 'queries')}, {rel['queries_with_relevant']} with relevant items{k}; "
-             f"F1 threshold {rel['f1_threshold']:g}"]
+    lines = [
+        f"relevance: {rel['strategy_used']} ({counts}{f'; packs: {packs}' if packs else ''}) over "
+        f"{_plural(rel['total'], 'query', 'queries')}, {rel['queries_with_relevant']} with relevant items{k}; "
+        f"F1 threshold {rel['f1_threshold']:g}"
+    ]
     found_only = rel["relevant_found_only"]
     if found_only:
-        lines.append(f"note: {_plural(found_only, 'query has', 'queries have')} no known number of relevant items "
-                     "(token F1, or a pack without total_relevant): the ideal DCG is built from the relevant items "
-                     "found alone, so nDCG and recall may be overestimated there")
+        lines.append(
+            f"note: {_plural(found_only, 'query has', 'queries have')} no known number of relevant items "
+            "(token F1, or a pack without total_relevant): the ideal DCG is built from the relevant items "
+            "found alone, so nDCG and recall may be overestimated there"
+        )
     return lines
 
 
@@ -56,12 +60,22 @@ def eval_report(result, *, per_query: bool = False, summary: bool = True) -> Rep
     groups = result.groups
     labelled = result.thresholds is not None
     strategy = per_query and _resolved(result)
-    header = ["query", *(["queries"] if groups else []), *names, *(["relevance"] if strategy else []),
-              *(["label"] if labelled else [])]
+    header = [
+        "query",
+        *(["queries"] if groups else []),
+        *names,
+        *(["relevance"] if strategy else []),
+        *(["label"] if labelled else []),
+    ]
 
     def row(key, count, values, source=None):
-        return [key, *([count] if groups else []), *[values.get(n) for n in names], *([source] if strategy else []),
-                *([result.labels.get(key)] if labelled else [])]
+        return [
+            key,
+            *([count] if groups else []),
+            *[values.get(n) for n in names],
+            *([source] if strategy else []),
+            *([result.labels.get(key)] if labelled else []),
+        ]
 
     rows = []
     if per_query:
@@ -85,8 +99,10 @@ def runs_report(names: list[str], results: list, *, per_query: bool = False, sum
     """
     if not per_query:
         measures = results[0].measures
-        rows = [[name, result.meta["runid"], len(result.qids), *[result.summary.get(m) for m in measures]]
-                for name, result in zip(names, results)]
+        rows = [
+            [name, result.meta["runid"], len(result.qids), *[result.summary.get(m) for m in measures]]
+            for name, result in zip(names, results)
+        ]
         return Report([Table(["run", "runid", "queries", *measures], rows)])
     reports = [eval_report(result, per_query=True, summary=summary) for result in results]
     header = []
@@ -114,8 +130,11 @@ def eval_trec_lines(result, *, per_query: bool = False) -> str:
         for value, entry in entries.items():
             key = f"{field}={value}"
             lines.append(f"{'queries':<22}\t{key}\t{entry['count']}\n")
-            lines += [f"{name:<22}\t{key}\t{number_text(v, integer[name], result.zscores)}\n"
-                      for name, v in entry.items() if name != "count"]
+            lines += [
+                f"{name:<22}\t{key}\t{number_text(v, integer[name], result.zscores)}\n"
+                for name, v in entry.items()
+                if name != "count"
+            ]
     labels = result.to_dict(per_query).get("labels", {})
     lines += [f"{'label':<22}\t{key}\t{value}\n" for key, value in labels.items()]
     if per_query and _resolved(result):
@@ -129,13 +148,16 @@ def eval_trec_lines(result, *, per_query: bool = False) -> str:
 def _policy(cmp) -> str:
     n = len(cmp.qids)
     if cmp.complete:
-        return (f"{n} queries: every query judged in {cmp.qrels} (-c: a query a run does not answer "
-                "scores as trec_eval scores it)")
+        return (
+            f"{n} queries: every query judged in {cmp.qrels} (-c: a query a run does not answer "
+            "scores as trec_eval scores it)"
+        )
     text = f"{n} queries: judged in {cmp.qrels} and answered by every run"
     lacking = {name: qids for name, qids in cmp.left_out.items() if qids}
     if lacking:
-        parts = [f"{len(q)} of {name}'s ({', '.join(q[:3])}{', ...' if len(q) > 3 else ''})"
-                 for name, q in lacking.items()]
+        parts = [
+            f"{len(q)} of {name}'s ({', '.join(q[:3])}{', ...' if len(q) > 3 else ''})" for name, q in lacking.items()
+        ]
         text += f"; left out, as not every run answers them: {'; '.join(parts)}; -c scores them instead"
     return text
 
@@ -182,12 +204,22 @@ def compare_report(cmp) -> Report:
     for name in cmp.names[1:]:
         for m in cmp.measures:
             c = cmp.cells[name][m]
-            details.append([name, m, c.delta, p_text(c.p_value), p_text(c.p_adjusted), _ci_text(c.ci), c.wins, c.ties, c.losses])
-    tables.append(Table(["run", "measure", "delta", "p", "p_adjusted", "ci", "wins", "ties", "losses"], details,
-                        title=f"paired differences from {cmp.baseline}"))
+            details.append(
+                [name, m, c.delta, p_text(c.p_value), p_text(c.p_adjusted), _ci_text(c.ci), c.wins, c.ties, c.losses]
+            )
+    tables.append(
+        Table(
+            ["run", "measure", "delta", "p", "p_adjusted", "ci", "wins", "ties", "losses"],
+            details,
+            title=f"paired differences from {cmp.baseline}",
+        )
+    )
     for field, entries in cmp.groups.items():
-        rows = [[value, entry["count"], name, *[entry["runs"][name][m] for m in cmp.measures]]
-                for value, entry in entries.items() for name in cmp.names]
+        rows = [
+            [value, entry["count"], name, *[entry["runs"][name][m] for m in cmp.measures]]
+            for value, entry in entries.items()
+            for name in cmp.names
+        ]
         tables.append(Table([field, "queries", "run", *cmp.measures], rows, title=f"means by {field}"))
     return Report(tables, compare_notes(cmp))
 
@@ -204,31 +236,88 @@ def all_pairs_report(cmp) -> Report:
     """Every pair of runs: the means with their letters (the paper table), the pairs, the ANOVA per measure."""
     analysis = cmp.pairs
     labelled = cmp.thresholds is not None
-    main = [[name, *[f"{cell_text(cmp.cells[name][m].mean)} {analysis.letters[m][name]}" for m in cmp.measures],
-             *([cmp.labels[name]] if labelled else [])] for name in cmp.names]
-    tables = [Table(["run", *cmp.measures, *(["label"] if labelled else [])], main,
-                    title="means; runs that share a letter do not differ significantly")]
-    rows = [[p.measure, p.a, p.b, f"{p.delta:+.4f}{'*' if analysis.significant(p) else ''}", p_text(p.p_value),
-             p_text(p.p_adjusted), _ci_text(p.ci), p.effect_size, p.cohens_d, p.wins, p.ties, p.losses]
-            for p in analysis.pairs]
-    tables.append(Table(["measure", "a", "b", "delta (b - a)", "p", "p_adjusted", "ci", "ES_E", "cohens_d", "wins",
-                         "ties", "losses"], rows, title="all pairs"))
+    main = [
+        [
+            name,
+            *[f"{cell_text(cmp.cells[name][m].mean)} {analysis.letters[m][name]}" for m in cmp.measures],
+            *([cmp.labels[name]] if labelled else []),
+        ]
+        for name in cmp.names
+    ]
+    tables = [
+        Table(
+            ["run", *cmp.measures, *(["label"] if labelled else [])],
+            main,
+            title="means; runs that share a letter do not differ significantly",
+        )
+    ]
+    rows = [
+        [
+            p.measure,
+            p.a,
+            p.b,
+            f"{p.delta:+.4f}{'*' if analysis.significant(p) else ''}",
+            p_text(p.p_value),
+            p_text(p.p_adjusted),
+            _ci_text(p.ci),
+            p.effect_size,
+            p.cohens_d,
+            p.wins,
+            p.ties,
+            p.losses,
+        ]
+        for p in analysis.pairs
+    ]
+    tables.append(
+        Table(
+            [
+                "measure",
+                "a",
+                "b",
+                "delta (b - a)",
+                "p",
+                "p_adjusted",
+                "ci",
+                "ES_E",
+                "cohens_d",
+                "wins",
+                "ties",
+                "losses",
+            ],
+            rows,
+            title="all pairs",
+        )
+    )
     anova = [[m, *row[:4], row[4], p_text(row[5])] for m, a in analysis.anova.items() for row in a.rows()]
-    tables.append(Table(["measure", "source", "SS", "df", "MS", "F", "p"], anova,
-                        title="two-way ANOVA (system x topic)", digits=6))
+    tables.append(
+        Table(
+            ["measure", "source", "SS", "df", "MS", "F", "p"], anova, title="two-way ANOVA (system x topic)", digits=6
+        )
+    )
     family = analysis.family_wise
-    correction = ("p-values family-wise over the pairs of each measure" if family else
-                  f"correction over {len(analysis.pairs)} comparisons: {cmp.correction_name}")
-    interval = (f"simultaneous {1 - cmp.alpha:.0%} Tukey HSD interval (delta +- MOE)" if family else
-                f"{1 - cmp.alpha:.0%} " + ("t interval" if cmp.test == "t" else "paired bootstrap BCa interval"))
+    correction = (
+        "p-values family-wise over the pairs of each measure"
+        if family
+        else f"correction over {len(analysis.pairs)} comparisons: {cmp.correction_name}"
+    )
+    interval = (
+        f"simultaneous {1 - cmp.alpha:.0%} Tukey HSD interval (delta +- MOE)"
+        if family
+        else f"{1 - cmp.alpha:.0%} " + ("t interval" if cmp.test == "t" else "paired bootstrap BCa interval")
+    )
     seeded = f"; {cmp.trials} trials, seed {cmp.seed}" if cmp.test not in ("t", "hsd") else ""
-    notes = [f"{len(cmp.names)} runs, every pair; {_policy(cmp)}",
-             f"test: {cmp.test_name}{seeded}; {correction}; * adjusted p < {cmp.alpha:g}; ci: {interval}",
-             "ES_E: (mean_b - mean_a) / sqrt(V_E), V_E the residual variance of the two-way ANOVA (Sakai); "
-             "cohens_d: mean / sd of the per-query differences b - a; wins/ties/losses: queries where b does "
-             "better than/as well as/worse than a",
-             "; ".join(f"{m}: {analysis.topics[m]} topics, V_E {cell_text(a.residual_variance, 6)}, "
-                       f"HSD margin of error {cell_text(analysis.moe[m])}" for m, a in analysis.anova.items())]
+    notes = [
+        f"{len(cmp.names)} runs, every pair; {_policy(cmp)}",
+        f"test: {cmp.test_name}{seeded}; {correction}; * adjusted p < {cmp.alpha:g}; ci: {interval}",
+        "ES_E: (mean_b - mean_a) / sqrt(V_E), V_E the residual variance of the two-way ANOVA (Sakai); "
+        "cohens_d: mean / sd of the per-query differences b - a; wins/ties/losses: queries where b does "
+        "better than/as well as/worse than a",
+        "; ".join(
+            f"{m}: {analysis.topics[m]} topics, V_E {cell_text(a.residual_variance, 6)}, "
+            f"HSD margin of error {cell_text(analysis.moe[m])}"
+            for m, a in analysis.anova.items()
+        ),
+    ]
     if cmp.ignored_measures:
         notes.append(f"not compared (no per-query mean): {', '.join(cmp.ignored_measures)}")
     return Report(tables, notes)
@@ -245,8 +334,10 @@ def check_report(result, *, notes: bool = True) -> Report:
         return Report([table])
     failed = len(result.failures)
     held = result.checked - len(result.drifts)
-    summary = (f"{result.checked} value{'s' if result.checked != 1 else ''} checked against {result.reference} "
-               f"(tolerance {result.tolerance:g}): {held} hold{'s' if held == 1 else ''}")
+    summary = (
+        f"{result.checked} value{'s' if result.checked != 1 else ''} checked against {result.reference} "
+        f"(tolerance {result.tolerance:g}): {held} hold{'s' if held == 1 else ''}"
+    )
     if failed:
         summary += f", {failed} drifted"
     improved = len(result.drifts) - failed
@@ -268,23 +359,34 @@ def _defined(value):
 def clicks_notes(result) -> list[str]:
     """What the log held and what was ignored or kept apart; how values and intervals were computed."""
     counts, options = result.meta["counts"], result.meta["options"]
-    ignored = [f"{_plural(counts[key], 'click', 'clicks')} {text}" for key, text in (
-        ("clicks_not_shown", "on documents not shown"), ("repeated_clicks", "repeating a click on the same document"))
-        if counts.get(key)]
+    ignored = [
+        f"{_plural(counts[key], 'click', 'clicks')} {text}"
+        for key, text in (
+            ("clicks_not_shown", "on documents not shown"),
+            ("repeated_clicks", "repeating a click on the same document"),
+        )
+        if counts.get(key)
+    ]
     apart = []
     if counts.get("empty_impressions"):
-        apart.append(f"{_plural(counts['empty_impressions'], 'impression', 'impressions')} with an empty result list "
-                     "kept apart")
+        apart.append(
+            f"{_plural(counts['empty_impressions'], 'impression', 'impressions')} with an empty result list kept apart"
+        )
     if counts.get("duplicate_positions"):
         apart.append(f"{_plural(counts['duplicate_positions'], 'row', 'rows')} for a position already filled ignored")
-    lines = [f"log {result.meta['log']} ({result.meta['format']}): {_plural(counts['events'], 'event', 'events')}, "
-             f"{_plural(counts['impressions'], 'impression', 'impressions')} of "
-             f"{_plural(counts['queries'], 'query', 'queries')}, {_plural(counts['clicks'], 'click', 'clicks')} counted"
-             + (f"; ignored: {', '.join(ignored)}" if ignored else "") + (f"; {'; '.join(apart)}" if apart else "")]
+    lines = [
+        f"log {result.meta['log']} ({result.meta['format']}): {_plural(counts['events'], 'event', 'events')}, "
+        f"{_plural(counts['impressions'], 'impression', 'impressions')} of "
+        f"{_plural(counts['queries'], 'query', 'queries')}, {_plural(counts['clicks'], 'click', 'clicks')} counted"
+        + (f"; ignored: {', '.join(ignored)}" if ignored else "")
+        + (f"; {'; '.join(apart)}" if apart else "")
+    ]
     over = "impressions (micro)" if options["average"] == "micro" else "queries (macro)"
-    lines.append(f"value: mean over {over}; ci: {options['confidence']:.0%} percentile bootstrap over {over}, "
-                 f"{options['resamples']} resamples, seed {options['seed']}; first click: "
-                 + ("first in log order" if options["first_click"] == "log" else "top-most clicked result"))
+    lines.append(
+        f"value: mean over {over}; ci: {options['confidence']:.0%} percentile bootstrap over {over}, "
+        f"{options['resamples']} resamples, seed {options['seed']}; first click: "
+        + ("first in log order" if options["first_click"] == "log" else "top-most clicked result")
+    )
     return lines
 
 
@@ -314,21 +416,30 @@ def fusion_search_report(search, *, csv: bool = False) -> Report:
     """The settings tried with their mean, the folds' choices, and the chosen setting in the notes.
 
     CSV holds the one table of settings (a row per weight vector or parameter value)."""
-    grid = Table(["setting", search.measure, "chosen"], [list(row.values()) for row in search.rows()],
-                 title=f"{search.method}: mean {search.measure} of each setting over {len(search.qids)} queries")
+    grid = Table(
+        ["setting", search.measure, "chosen"],
+        [list(row.values()) for row in search.rows()],
+        title=f"{search.method}: mean {search.measure} of each setting over {len(search.qids)} queries",
+    )
     if csv:
         return Report([grid])
-    folds = Table(["fold", "queries", "chosen on the other folds", f"held-out {search.measure}"],
-                  [[i + 1, search.fold_of.count(i), search.setting_text(search.fold_choice[i]), search.fold_score[i]]
-                   for i in range(search.folds)], title=f"{search.folds}-fold cross-validation")
+    folds = Table(
+        ["fold", "queries", "chosen on the other folds", f"held-out {search.measure}"],
+        [
+            [i + 1, search.fold_of.count(i), search.setting_text(search.fold_choice[i]), search.fold_score[i]]
+            for i in range(search.folds)
+        ],
+        title=f"{search.folds}-fold cross-validation",
+    )
     searched = search.parameter or "weights (>= 0, summing to 1)"
-    notes = [f"chosen: {search.chosen_text()}; mean {search.measure} {cell_text(search.score)} on all "
-             f"{len(search.qids)} queries; cross-validated {cell_text(search.cv_score)} ({search.folds} folds: each "
-             "query scored with the setting best on the other folds)",
-             f"searched: {searched} of {search.method} (norm {search.norm}) over {len(search.candidates)} settings; "
-             f"runs: {', '.join(search.names)}"]
+    notes = [
+        f"chosen: {search.chosen_text()}; mean {search.measure} {cell_text(search.score)} on all "
+        f"{len(search.qids)} queries; cross-validated {cell_text(search.cv_score)} ({search.folds} folds: each "
+        "query scored with the setting best on the other folds)",
+        f"searched: {searched} of {search.method} (norm {search.norm}) over {len(search.candidates)} settings; "
+        f"runs: {', '.join(search.names)}",
+    ]
     return Report([grid, folds] if search.folds > 1 else [grid], notes)
-
 
 
 # ---------------------------------------------------------------- power
@@ -340,18 +451,33 @@ def power_report(analysis, *, csv: bool = False) -> Report:
         rows = analysis.rows()
         return Report([Table(list(rows[0]) if rows else [], [list(r.values()) for r in rows])])
     deltas = analysis.min_deltas
-    design = Table(["measure", "topics", "V_E", "sd of differences", "detectable difference",
-                    *[f"topics for {d:g}" for d in deltas]],
-                   [[m.measure, m.topics, m.residual_variance, m.sd, m.detectable, *[m.needed[d] for d in deltas]]
-                    for m in analysis.measures], title="topic set size design (paired t-test)")
-    pairs = Table(["measure", "a", "b", "delta (b - a)", "sd", "power"],
-                  [[p.measure, p.a, p.b, p.delta, p.sd, p.power] for p in analysis.pairs],
-                  title="achieved power of each comparison")
-    notes = [f"alpha {analysis.alpha:g} (two-sided), power 1 - beta = {1 - analysis.beta:g}; runs: "
-             f"{', '.join(analysis.names)}",
-             "V_E: residual variance of the two-way ANOVA (system x topic); sd of differences: sqrt(2 V_E) (Sakai's "
-             "estimate for a future pair of runs); detectable difference: the smallest true difference the present "
-             "topics detect with that power; power: noncentral t with the pair's observed mean and sd of differences"]
+    design = Table(
+        [
+            "measure",
+            "topics",
+            "V_E",
+            "sd of differences",
+            "detectable difference",
+            *[f"topics for {d:g}" for d in deltas],
+        ],
+        [
+            [m.measure, m.topics, m.residual_variance, m.sd, m.detectable, *[m.needed[d] for d in deltas]]
+            for m in analysis.measures
+        ],
+        title="topic set size design (paired t-test)",
+    )
+    pairs = Table(
+        ["measure", "a", "b", "delta (b - a)", "sd", "power"],
+        [[p.measure, p.a, p.b, p.delta, p.sd, p.power] for p in analysis.pairs],
+        title="achieved power of each comparison",
+    )
+    notes = [
+        f"alpha {analysis.alpha:g} (two-sided), power 1 - beta = {1 - analysis.beta:g}; runs: "
+        f"{', '.join(analysis.names)}",
+        "V_E: residual variance of the two-way ANOVA (system x topic); sd of differences: sqrt(2 V_E) (Sakai's "
+        "estimate for a future pair of runs); detectable difference: the smallest true difference the present "
+        "topics detect with that power; power: noncentral t with the pair's observed mean and sd of differences",
+    ]
     return Report([design, pairs], notes)
 
 
@@ -363,26 +489,50 @@ def reproduce_report(result, *, per_topic: bool = False, csv: bool = False) -> R
     if csv:
         rows = result.rows()
         return Report([Table(list(rows[0]) if rows else [], [list(r.values()) for r in rows])])
-    tables = [Table(["original", "reproduced", "KTU", "RBO"],
-                    [[p.original, p.reproduced, p.ktu_mean, p.rbo_mean] for p in result.pairs],
-                    title=f"rankings (mean over the topics; top {result.depth}, RBO p {result.p:g})")]
-    tables.append(Table(["original", "reproduced", "measure", "original mean", "reproduced mean", "RMSE", "p"],
-                        [[p.original, p.reproduced, m, p.mean_original[m], p.mean_reproduced[m], p.rmse[m],
-                          p_text(p.p_value[m])] for p in result.pairs for m in result.measures],
-                        title="per-topic scores"))
+    tables = [
+        Table(
+            ["original", "reproduced", "KTU", "RBO"],
+            [[p.original, p.reproduced, p.ktu_mean, p.rbo_mean] for p in result.pairs],
+            title=f"rankings (mean over the topics; top {result.depth}, RBO p {result.p:g})",
+        )
+    ]
+    tables.append(
+        Table(
+            ["original", "reproduced", "measure", "original mean", "reproduced mean", "RMSE", "p"],
+            [
+                [p.original, p.reproduced, m, p.mean_original[m], p.mean_reproduced[m], p.rmse[m], p_text(p.p_value[m])]
+                for p in result.pairs
+                for m in result.measures
+            ],
+            title="per-topic scores",
+        )
+    )
     if result.effects:
-        tables.append(Table(["baseline", "advanced", "measure", "ER", "DeltaRI"],
-                            [[e.baseline, e.advanced, m, e.effect_ratio[m], e.delta_ri[m]]
-                             for e in result.effects for m in result.measures],
-                            title="effects (advanced against baseline)"))
+        tables.append(
+            Table(
+                ["baseline", "advanced", "measure", "ER", "DeltaRI"],
+                [
+                    [e.baseline, e.advanced, m, e.effect_ratio[m], e.delta_ri[m]]
+                    for e in result.effects
+                    for m in result.measures
+                ],
+                title="effects (advanced against baseline)",
+            )
+        )
     if per_topic:
-        tables.append(Table(["original", "reproduced", "topic", "KTU", "RBO"],
-                            [[p.original, p.reproduced, q, p.ktu[q], p.rbo[q]] for p in result.pairs for q in p.ktu],
-                            title="rankings per topic"))
-    notes = [f"{result.queries} queries scored by every run; KTU: Kendall's tau union; RBO: rank-biased overlap "
-             "(truncated, normalised); RMSE: root mean square of the per-topic differences; p: paired t-test, original "
-             "against reproduced",
-             "ER: mean improvement of the reproduced advanced run over the reproduced baseline divided by the "
-             "original's (1: fully reproduced); DeltaRI: relative improvement of the originals minus that of the "
-             "reproductions (0: reproduced)"]
+        tables.append(
+            Table(
+                ["original", "reproduced", "topic", "KTU", "RBO"],
+                [[p.original, p.reproduced, q, p.ktu[q], p.rbo[q]] for p in result.pairs for q in p.ktu],
+                title="rankings per topic",
+            )
+        )
+    notes = [
+        f"{result.queries} queries scored by every run; KTU: Kendall's tau union; RBO: rank-biased overlap "
+        "(truncated, normalised); RMSE: root mean square of the per-topic differences; p: paired t-test, original "
+        "against reproduced",
+        "ER: mean improvement of the reproduced advanced run over the reproduced baseline divided by the "
+        "original's (1: fully reproduced); DeltaRI: relative improvement of the originals minus that of the "
+        "reproductions (0: reproduced)",
+    ]
     return Report(tables, notes)

@@ -24,9 +24,18 @@ FORMATS = ("table", "csv", "markdown", "latex")
 
 MARKDOWN_SPECIAL = set("\\`*_[]<>#|&")
 LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "[": "{[}", "]": "{]}",  # a row starting with '[' would be read as the optional argument of \\
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "[": "{[}",
+    "]": "{]}",  # a row starting with '[' would be read as the optional argument of \\
 }
 
 

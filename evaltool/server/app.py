@@ -52,8 +52,12 @@ STATIC = {"plotly.min.js": "text/javascript", "evaltool.js": "text/javascript", 
 OPEN_PATHS = ("/login", "/static/")  # reachable without a token even when reading needs one
 # scripts: this server's own files only; styles may be inline because plotly.js sets style attributes as it draws
 POLICY = content_security_policy("'self'", "'self' 'unsafe-inline'", header=True)
-SECURITY_HEADERS = {"content-security-policy": POLICY, "x-content-type-options": "nosniff",
-                    "referrer-policy": "no-referrer", "x-frame-options": "DENY"}
+SECURITY_HEADERS = {
+    "content-security-policy": POLICY,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+}
 LOOPBACK_NAMES = ("localhost",)
 log = logging.getLogger("evaltool.server")
 
@@ -90,8 +94,7 @@ def _error(request: Request, status: int, message: str, headers: dict | None = N
     message = _scrubbed(request, message)
     if request.url.path.startswith("/api/") or request.url.path.endswith(".csv"):
         return _json({"error": message}, status, headers)
-    return HTMLResponse(pages.error_page(status, message, pages.Frame.of(request)), status_code=status,
-                        headers=headers)
+    return HTMLResponse(pages.error_page(status, message, pages.Frame.of(request)), status_code=status, headers=headers)
 
 
 class ResponseCache:
@@ -173,8 +176,11 @@ def _endpoint(view, page: bool):
         tag = '"' + hashlib.sha256(repr((key, now, frame and frame.identity_key())).encode()).hexdigest()[:32] + '"'
         if request.headers.get("if-none-match") == tag:
             return Response(status_code=304, headers={"etag": tag})
-        return Response(body(settings.cache.get(key, now, produce)), media_type=media,
-                        headers={"etag": tag, "cache-control": "no-cache"})
+        return Response(
+            body(settings.cache.get(key, now, produce)),
+            media_type=media,
+            headers={"etag": tag, "cache-control": "no-cache"},
+        )
 
     answer.__name__ = f"{view.name}_{'page' if page else 'api'}"
     answer.__doc__ = view.summary
@@ -190,10 +196,21 @@ def _report_csv(request: Request) -> Response:
 
     report_view = next(v for v in VIEWS if v.name == "report")
     args = parse(request.query_params, report_view.params)
-    out = report(request.app.state.settings.history, args["date_from"], args["date_to"], name=args["name"],
-                 tags=args["tag"] or None, measures=args["measure"] or None, labels=args["labels"], lang=args["lang"])
-    return Response(render(comparative_report(out, args["lang"]), "csv").encode(), media_type="text/csv; charset=utf-8",
-                    headers={"content-disposition": 'attachment; filename="report.csv"'})
+    out = report(
+        request.app.state.settings.history,
+        args["date_from"],
+        args["date_to"],
+        name=args["name"],
+        tags=args["tag"] or None,
+        measures=args["measure"] or None,
+        labels=args["labels"],
+        lang=args["lang"],
+    )
+    return Response(
+        render(comparative_report(out, args["lang"]), "csv").encode(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": 'attachment; filename="report.csv"'},
+    )
 
 
 def _asset(request: Request) -> Response:
@@ -239,7 +256,7 @@ def check_result_json(result) -> None:
     and optional ``meta`` (an object), nested at most :data:`MAX_NESTING` levels."""
     expected = "(the output of 'evaltool QRELS RUN -q -o json')"
     if not isinstance(result, dict) or not isinstance(result.get("summary"), dict):
-        raise RequestError(f"the body must be an evaltool result JSON object with a \"summary\" {expected}")
+        raise RequestError(f'the body must be an evaltool result JSON object with a "summary" {expected}')
     if _depth(result, MAX_NESTING) > MAX_NESTING:
         raise RequestError(f"the body nests deeper than {MAX_NESTING} levels; a result has 3 {expected}")
     bad = next((m for m, v in result["summary"].items() if not _number_or_null(v)), None)
@@ -248,12 +265,12 @@ def check_result_json(result) -> None:
     per_query = result.get("per_query")
     if per_query is not None:
         if not isinstance(per_query, dict):
-            raise RequestError(f"per_query: expected an object of queries, found {type(per_query).__name__} "
-                               f"{expected}")
+            raise RequestError(f"per_query: expected an object of queries, found {type(per_query).__name__} {expected}")
         for qid, values in per_query.items():
             if not isinstance(values, dict) or not all(_number_or_null(v) for v in values.values()):
-                raise RequestError(f"per_query[{qid[:200]!r}]: expected an object of measures to numbers or null "
-                                   f"{expected}")
+                raise RequestError(
+                    f"per_query[{qid[:200]!r}]: expected an object of measures to numbers or null {expected}"
+                )
     meta = result.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise RequestError(f"meta: expected an object, found {type(meta).__name__} {expected}")
@@ -273,8 +290,10 @@ async def _record(request: Request) -> Response:
     from evaltool.server.params import NAME, TAG, Param
 
     who = await auth.require(request, "operator")
-    args = parse(request.query_params, (NAME, TAG, Param("note", "string", "a note"),
-                                        Param("at", "date", "when (ISO-8601; default now)")))
+    args = parse(
+        request.query_params,
+        (NAME, TAG, Param("note", "string", "a note"), Param("at", "date", "when (ISO-8601; default now)")),
+    )
     if args["at"] is not None:  # refused under the API's own parameter name, before the body is read
         from evaltool.history.dates import recording_date
 
@@ -289,9 +308,18 @@ async def _record(request: Request) -> Response:
     check_result_json(result)
     tags = dict(tag.split("=", 1) for tag in args["tag"])
     audit = {"actor": who.name, "role": who.role, "detail": {"name": args["name"]} if args["name"] else None}
-    execution_id = await run_in_threadpool(record, result, settings_of(request).history, name=args["name"],
-                                           note=args["note"], tags=tags or None, at=args["at"], fingerprints={},
-                                           commit=None, audit=audit)
+    execution_id = await run_in_threadpool(
+        record,
+        result,
+        settings_of(request).history,
+        name=args["name"],
+        note=args["note"],
+        tags=tags or None,
+        at=args["at"],
+        fingerprints={},
+        commit=None,
+        audit=audit,
+    )
     return _json({"id": execution_id, "url": f"/api/executions/{execution_id}"}, 201)
 
 
@@ -299,16 +327,24 @@ def settings_of(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def _login_page(request: Request, status: int = 200, message: str | None = None,
-                next_path: str | None = None) -> Response:
+def _login_page(
+    request: Request, status: int = 200, message: str | None = None, next_path: str | None = None
+) -> Response:
     import secrets
 
     nonce = request.cookies.get(auth.LOGIN_COOKIE) or secrets.token_urlsafe(24)
     frame = pages.Frame.of(request)
     target = auth.safe_next(next_path if next_path is not None else request.query_params.get("next"))
     response = HTMLResponse(pages.login_page(frame, nonce, target, message), status_code=status)
-    response.set_cookie(auth.LOGIN_COOKIE, nonce, max_age=3600, path="/login", httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https")
+    response.set_cookie(
+        auth.LOGIN_COOKIE,
+        nonce,
+        max_age=3600,
+        path="/login",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
     return response
 
 
@@ -326,8 +362,9 @@ async def _login(request: Request) -> Response:
     form = await auth.form_of(request)
     nonce, given = request.cookies.get(auth.LOGIN_COOKIE, ""), form.get(auth.CSRF_FIELD, "")
     if not nonce or not hmac.compare_digest(nonce.encode(), given.encode("utf-8", "surrogatepass")):
-        raise RequestError("the form's security token (CSRF) is missing or stale: reload the page and try again",
-                           status=403)
+        raise RequestError(
+            "the form's security token (CSRF) is missing or stale: reload the page and try again", status=403
+        )
     token = settings.access.find(form.get("token"))
     if token is None:
         return _login_page(request, 401, t("login.wrong", request_lang(request)), form.get("next"))
@@ -336,8 +373,15 @@ async def _login(request: Request) -> Response:
     if lang != "en" and "lang=" not in target:  # the user logged in in a language: stay in it
         target += ("&" if "?" in target else "?") + f"lang={lang}"
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(auth.SESSION_COOKIE, key, max_age=auth.SESSION_SECONDS, path="/", httponly=True,
-                        samesite="strict", secure=request.url.scheme == "https")
+    response.set_cookie(
+        auth.SESSION_COOKIE,
+        key,
+        max_age=auth.SESSION_SECONDS,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
     response.delete_cookie(auth.LOGIN_COOKIE, path="/login")
     return response
 
@@ -369,8 +413,10 @@ async def _evaltool_error(request: Request, exc: EvaltoolError) -> Response:
 
 async def _http_error(request: Request, exc: HTTPException) -> Response:
     lang = request_lang(request)
-    message = {404: t("error.nothing_at", lang, path=request.url.path),
-               405: f"{request.method} is not allowed here"}.get(exc.status_code, str(exc.detail))
+    message = {
+        404: t("error.nothing_at", lang, path=request.url.path),
+        405: f"{request.method} is not allowed here",
+    }.get(exc.status_code, str(exc.detail))
     return _error(request, exc.status_code, message)
 
 
@@ -432,18 +478,35 @@ class Guard:
         try:
             if not host_allowed(request.headers.get("host"), settings.hosts):
                 shown = (request.headers.get("host") or "")[:100]
-                return await answer(_error(request, 400, f"this server does not answer for the host {shown!r}; "
-                                                         "use its address or a name given to --allowed-host"))
+                return await answer(
+                    _error(
+                        request,
+                        400,
+                        f"this server does not answer for the host {shown!r}; "
+                        "use its address or a name given to --allowed-host",
+                    )
+                )
             declared = request.headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > settings.max_body:
-                return await answer(_error(request, 413, f"request body of {declared} bytes; the limit is "
-                                                         f"{settings.max_body}"))
-            if not settings.access.public_read and request.method in auth.SAFE_METHODS and not any(
-                    request.url.path.startswith(p) for p in OPEN_PATHS) and auth.identity(request) is None:
+                return await answer(
+                    _error(request, 413, f"request body of {declared} bytes; the limit is {settings.max_body}")
+                )
+            if (
+                not settings.access.public_read
+                and request.method in auth.SAFE_METHODS
+                and not any(request.url.path.startswith(p) for p in OPEN_PATHS)
+                and auth.identity(request) is None
+            ):
                 if request.url.path.startswith("/api/"):
-                    return await answer(_error(request, 401, "reading needs a token here: send the header "
-                                                             "'Authorization: Bearer TOKEN' (or log in at /login)",
-                                               {"www-authenticate": "Bearer"}))
+                    return await answer(
+                        _error(
+                            request,
+                            401,
+                            "reading needs a token here: send the header "
+                            "'Authorization: Bearer TOKEN' (or log in at /login)",
+                            {"www-authenticate": "Bearer"},
+                        )
+                    )
                 return await answer(_to_login(request))
             await self.app(scope, _limited(receive, settings.max_body), sending)
         except Exception:
@@ -487,10 +550,21 @@ class SecurityHeaders:
         await self.app(scope, receive, sending)
 
 
-def create_app(history, *, access: auth.Access | None = None, token: str | None = None, public_read: bool = False,
-               hosts=(), max_body: int = MAX_BODY, cache_size: int = CACHE_SIZE, backends: dict | None = None,
-               worker=None, corpus: dict | None = None, models: dict | None = None,
-               models_dir: str | None = None) -> Starlette:
+def create_app(
+    history,
+    *,
+    access: auth.Access | None = None,
+    token: str | None = None,
+    public_read: bool = False,
+    hosts=(),
+    max_body: int = MAX_BODY,
+    cache_size: int = CACHE_SIZE,
+    backends: dict | None = None,
+    worker=None,
+    corpus: dict | None = None,
+    models: dict | None = None,
+    models_dir: str | None = None,
+) -> Starlette:
     """The dashboard over an open history (:func:`evaltool.history.open_history`).
 
     ``access``: the tokens and whether reading is public (:class:`evaltool.server.auth.Access`);
@@ -516,17 +590,31 @@ def create_app(history, *, access: auth.Access | None = None, token: str | None 
     routes += workbench.routes()
     routes += calibration.routes() + model_runs.routes()  # before /judging/{id}
     routes += judging.routes()
-    routes += [Route("/api/executions", _record, methods=["POST"]),
-               Route("/api/openapi.json", _openapi, methods=["GET"]),
-               Route("/report.csv", _report_csv, methods=["GET"]),
-               Route("/login", _login, methods=["GET", "POST"]),
-               Route("/logout", _logout, methods=["POST"]),
-               Route("/static/{name}", _asset, methods=["GET"])]
-    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders), Middleware(Guard)],
-                    exception_handlers={EvaltoolError: _evaltool_error, HTTPException: _http_error})
+    routes += [
+        Route("/api/executions", _record, methods=["POST"]),
+        Route("/api/openapi.json", _openapi, methods=["GET"]),
+        Route("/report.csv", _report_csv, methods=["GET"]),
+        Route("/login", _login, methods=["GET", "POST"]),
+        Route("/logout", _logout, methods=["POST"]),
+        Route("/static/{name}", _asset, methods=["GET"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(SecurityHeaders), Middleware(Guard)],
+        exception_handlers={EvaltoolError: _evaltool_error, HTTPException: _http_error},
+    )
     names = frozenset(h.strip().lower().rstrip(".") for h in hosts if h and h.strip())
-    app.state.settings = Settings(history, access, max_body, ResponseCache(cache_size) if cache_size else None, names,
-                                  dict(backends or {}), worker, dict(corpus or {}))
-    app.state.model_runs = model_runs.ModelRuns(history, dict(models or {}),
-                                                models_dir or os.path.abspath("evaltool-jobs"), corpus)
+    app.state.settings = Settings(
+        history,
+        access,
+        max_body,
+        ResponseCache(cache_size) if cache_size else None,
+        names,
+        dict(backends or {}),
+        worker,
+        dict(corpus or {}),
+    )
+    app.state.model_runs = model_runs.ModelRuns(
+        history, dict(models or {}), models_dir or os.path.abspath("evaltool-jobs"), corpus
+    )
     return app

@@ -85,8 +85,10 @@ class Token:
 
     def __post_init__(self):
         if not NAME.match(self.name):
-            raise EvaltoolError(f"token name {self.name[:200]!r}: expected letters, digits and . _ @ - "
-                                "(at most 64, starting with a letter or digit)")
+            raise EvaltoolError(
+                f"token name {self.name[:200]!r}: expected letters, digits and . _ @ - "
+                "(at most 64, starting with a letter or digit)"
+            )
         if not self.secret or self.secret != self.secret.strip():
             raise EvaltoolError(f"token {self.name!r}: the secret is empty or starts or ends with a space")
         if self.role not in ROLES:
@@ -117,8 +119,10 @@ def read_tokens_file(path) -> list[Token]:
             continue
         role, _, spec = text.partition(" ")
         if role not in ROLES or "=" not in spec:
-            raise EvaltoolError(f"--tokens-file {path}:{number}: expected 'ROLE NAME=SECRET' with ROLE one of "
-                                f"{', '.join(ROLES)}; found a line starting {role[:20]!r}")
+            raise EvaltoolError(
+                f"--tokens-file {path}:{number}: expected 'ROLE NAME=SECRET' with ROLE one of "
+                f"{', '.join(ROLES)}; found a line starting {role[:20]!r}"
+            )
         try:
             tokens.append(parse_token(spec.strip(), role))
         except EvaltoolError as exc:
@@ -190,8 +194,11 @@ class Access:
         if not self.tokens:
             return "read-only: no --token, so nothing can be written through it; reading is open to all who reach it"
         names = ", ".join(f"{t.name} ({t.role})" for t in self.tokens)
-        reads = ("reading is open to all who reach it (--public-read)" if self.public_read
-                 else "reading needs a token too (--public-read opens it)")
+        reads = (
+            "reading is open to all who reach it (--public-read)"
+            if self.public_read
+            else "reading needs a token too (--public-read opens it)"
+        )
         return f"writing needs a token: {names}; {reads}"
 
     # ---------------------------------------------------------------- sessions
@@ -327,8 +334,10 @@ async def require(request, role: str = "operator") -> Identity:
         raise ValueError(f"role {role!r}; expected one of {ROLES}")
     access = access_of(request)
     if not access.writable:
-        raise RequestError("this dashboard is read-only: start 'evaltool serve' with --token (or EVALTOOL_TOKEN) "
-                           "to allow writing", status=403)
+        raise RequestError(
+            "this dashboard is read-only: start 'evaltool serve' with --token (or EVALTOOL_TOKEN) to allow writing",
+            status=403,
+        )
     unsafe = request.method not in SAFE_METHODS
     if unsafe and cross_site(request):
         raise RequestError("a request from another site is refused", status=403)
@@ -339,11 +348,16 @@ async def require(request, role: str = "operator") -> Identity:
         expected = csrf_token(request) or ""
         given = await presented_csrf(request)
         if not given or not hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode()):
-            raise RequestError("the form's security token (CSRF) is missing or stale: reload the page and try again",
-                               status=403)
+            raise RequestError(
+                "the form's security token (CSRF) is missing or stale: reload the page and try again", status=403
+            )
     if not who.may(role):
-        raise RequestError(f"the token {who.name!r} is a {who.role}'s; this needs an {role}'s"
-                           if role == "operator" else f"the token {who.name!r} may not do this", status=403)
+        raise RequestError(
+            f"the token {who.name!r} is a {who.role}'s; this needs an {role}'s"
+            if role == "operator"
+            else f"the token {who.name!r} may not do this",
+            status=403,
+        )
     return who
 
 

@@ -28,8 +28,16 @@ from dataclasses import dataclass, field
 from evaltool.errors import EvaltoolError
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-SETTINGS = ("response_path", "request_template", "headers", "timeout", "concurrency", "retries",
-            "max_response_bytes", "corpus")
+SETTINGS = (
+    "response_path",
+    "request_template",
+    "headers",
+    "timeout",
+    "concurrency",
+    "retries",
+    "max_response_bytes",
+    "corpus",
+)
 
 
 @dataclass(frozen=True)
@@ -41,16 +49,18 @@ class DeclaredBackend:
 
 def _declared(name: str, value, where: str) -> DeclaredBackend:
     if not NAME.match(name):
-        raise EvaltoolError(f"{where}: backend name {name[:80]!r}: expected letters, digits, '_', '-', '.' "
-                            "(at most 64)")
+        raise EvaltoolError(
+            f"{where}: backend name {name[:80]!r}: expected letters, digits, '_', '-', '.' (at most 64)"
+        )
     if isinstance(value, str):
         value = {"backend": value}
     if not isinstance(value, dict) or not isinstance(value.get("backend"), str) or not value["backend"].strip():
-        raise EvaltoolError(f"{where}: backend {name!r}: expected a SPEC text or an object with \"backend\": SPEC")
+        raise EvaltoolError(f'{where}: backend {name!r}: expected a SPEC text or an object with "backend": SPEC')
     unknown = sorted(set(value) - {"backend", *SETTINGS})
     if unknown:
-        raise EvaltoolError(f"{where}: backend {name!r}: unknown setting {unknown[0]!r}; expected one of "
-                            + ", ".join(SETTINGS))
+        raise EvaltoolError(
+            f"{where}: backend {name!r}: unknown setting {unknown[0]!r}; expected one of " + ", ".join(SETTINGS)
+        )
     settings = {k: v for k, v in value.items() if k != "backend"}
     if "headers" in settings:
         settings["headers"] = tuple(settings["headers"])
@@ -74,17 +84,20 @@ def parse_backends(specs=(), config_file: str | None = None) -> dict[str, Declar
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise EvaltoolError(f"{name}:{exc.lineno}: not JSON ({exc.msg}); expected an object "
-                                '{"NAME": "SPEC", ...}') from None
+            raise EvaltoolError(
+                f'{name}:{exc.lineno}: not JSON ({exc.msg}); expected an object {{"NAME": "SPEC", ...}}'
+            ) from None
         if not isinstance(data, dict):
-            raise EvaltoolError(f"{name}: expected a JSON object {{\"NAME\": \"SPEC\", ...}}")
+            raise EvaltoolError(f'{name}: expected a JSON object {{"NAME": "SPEC", ...}}')
         for key, value in data.items():
             add(_declared(key, value, name), name)
     for text in specs:
         key, sep, spec = text.partition("=")
         if not sep or not NAME.match(key.strip()) or not spec.strip():
-            raise EvaltoolError(f"--backend {text[:200]!r}: expected NAME=SPEC (NAME of letters, digits, '_', '-', "
-                                "'.'; SPEC module:function, a URL or a run file)")
+            raise EvaltoolError(
+                f"--backend {text[:200]!r}: expected NAME=SPEC (NAME of letters, digits, '_', '-', "
+                "'.'; SPEC module:function, a URL or a run file)"
+            )
         add(_declared(key.strip(), spec.strip(), "--backend"), "--backend")
     return declared
 

@@ -53,8 +53,7 @@ def calibration_data(request: Request) -> dict:
         names = [s.name for s in list_sets(history)]
     except EvaltoolError:
         names = []
-    data: dict = {"sets": names, "model": model, "human": human, "executions": ids, "measure": measure,
-                  "figures": None}
+    data: dict = {"sets": names, "model": model, "human": human, "executions": ids, "measure": measure, "figures": None}
     if model is None or human is None:
         return data
     try:
@@ -82,18 +81,40 @@ def _value(x, lang: str):
 
 def _chooser(data: dict, lang: str) -> Markup:
     def select(name: str, chosen: str | None) -> Markup:
-        options = [Markup(f'<option value="{escape(s)}"{" selected" if s == chosen else ""}>{escape(s)}</option>')
-                   for s in data["sets"]]
-        return tag("label", t(f"cal.{name}_set", lang), " ", Markup(f'<select name="{name}" required>'),
-                   options, Markup("</select>"))
+        options = [
+            Markup(f'<option value="{escape(s)}"{" selected" if s == chosen else ""}>{escape(s)}</option>')
+            for s in data["sets"]
+        ]
+        return tag(
+            "label",
+            t(f"cal.{name}_set", lang),
+            " ",
+            Markup(f'<select name="{name}" required>'),
+            options,
+            Markup("</select>"),
+        )
 
     executions = ",".join(str(i) for i in data["executions"])
-    return tag("form", Markup(f'<input type="hidden" name="lang" value="{escape(lang)}">'),
-               select("model", data["model"]), " ", select("human", data["human"]), " ",
-               tag("label", t("cal.executions", lang),
-                   Markup(f' <input type="text" name="executions" size="16" value="{escape(executions)}" '
-                          'placeholder="12,15,19">')), " ",
-               tag("button", t("cal.show", lang), type="submit"), method="get", action=PATH, class_="inline")
+    return tag(
+        "form",
+        Markup(f'<input type="hidden" name="lang" value="{escape(lang)}">'),
+        select("model", data["model"]),
+        " ",
+        select("human", data["human"]),
+        " ",
+        tag(
+            "label",
+            t("cal.executions", lang),
+            Markup(
+                f' <input type="text" name="executions" size="16" value="{escape(executions)}" placeholder="12,15,19">'
+            ),
+        ),
+        " ",
+        tag("button", t("cal.show", lang), type="submit"),
+        method="get",
+        action=PATH,
+        class_="inline",
+    )
 
 
 def calibration_page(data: dict, frame) -> Markup:
@@ -103,36 +124,66 @@ def calibration_page(data: dict, frame) -> Markup:
     if figures is None:
         return join(body)
     weights = {None: t("judge.unweighted", lang), "linear": t("judge.linear", lang)}[figures["weights"]]
-    overall = [[t("cal.pairs", lang), figures["pairs"]], [t("cal.human_only", lang), figures["human_only"]],
-               [t("cal.model_only", lang), figures["model_only"]],
-               [f"Cohen's kappa ({weights})", _value(figures["cohen_kappa"], lang)],
-               [t("cal.exact", lang), _value(figures["exact_agreement"], lang)],
-               [t("cal.difference", lang), _value(figures["mean_difference"], lang)]]
+    overall = [
+        [t("cal.pairs", lang), figures["pairs"]],
+        [t("cal.human_only", lang), figures["human_only"]],
+        [t("cal.model_only", lang), figures["model_only"]],
+        [f"Cohen's kappa ({weights})", _value(figures["cohen_kappa"], lang)],
+        [t("cal.exact", lang), _value(figures["exact_agreement"], lang)],
+        [t("cal.difference", lang), _value(figures["mean_difference"], lang)],
+    ]
     if "rankings" in figures:
         on = t("cal.on_all" if figures["ranked_on"] == "all pairs" else "cal.on_both", lang)
-        overall += [[t("cal.measure", lang), figures["measure"]], [t("cal.ranked_on", lang), on],
-                    ["Kendall's tau", _value(figures["kendall_tau"], lang)], ["tau-AP", _value(figures["tau_ap"], lang)]]
+        overall += [
+            [t("cal.measure", lang), figures["measure"]],
+            [t("cal.ranked_on", lang), on],
+            ["Kendall's tau", _value(figures["kendall_tau"], lang)],
+            ["tau-AP", _value(figures["tau_ap"], lang)],
+        ]
     body.append(tag("h2", t("cal.heading", lang, model=data["model"], human=data["human"])))
     body.append(table([t("judge.figure", lang), t("column.value", lang)], overall, name="calibration"))
     grades = figures["grades"]
     body.append(tag("h2", t("cal.confusion", lang)))
     rows = [[str(g), *row] for g, row in zip(grades, figures["confusion"])]
-    body.append(table([t("cal.corner", lang), *map(str, grades)], rows, name="confusion",
-                      numeric=[False] + [True] * len(grades)))
+    body.append(
+        table(
+            [t("cal.corner", lang), *map(str, grades)], rows, name="confusion", numeric=[False] + [True] * len(grades)
+        )
+    )
     body.append(tag("p", t("cal.confusion_note", lang), class_="note"))
     if "rankings" in figures:
         human, model = figures["rankings"]["human"], figures["rankings"]["model"]
         body.append(tag("h2", t("cal.rankings", lang, measure=figures["measure"])))
         rows = [[h["rank"], h["system"], h["score"], m["system"], m["score"]] for h, m in zip(human, model)]
-        body.append(table([t("cal.rank", lang), t("cal.by_people", lang), figures["measure"],
-                           t("cal.by_model", lang), figures["measure"]], rows, name="rankings",
-                          numeric=[True, False, True, False, True]))
+        body.append(
+            table(
+                [
+                    t("cal.rank", lang),
+                    t("cal.by_people", lang),
+                    figures["measure"],
+                    t("cal.by_model", lang),
+                    figures["measure"],
+                ],
+                rows,
+                name="rankings",
+                numeric=[True, False, True, False, True],
+            )
+        )
         if figures["swaps"]:
             body.append(tag("h2", t("cal.swaps", lang)))
-            body.append(table([t("cal.system", lang), t("cal.rank_people", lang), t("cal.rank_model", lang),
-                               t("cal.shift", lang)],
-                              [[s["system"], s["human_rank"], s["model_rank"], s["shift"]] for s in figures["swaps"]],
-                              name="swaps", numeric=[False, True, True, True]))
+            body.append(
+                table(
+                    [
+                        t("cal.system", lang),
+                        t("cal.rank_people", lang),
+                        t("cal.rank_model", lang),
+                        t("cal.shift", lang),
+                    ],
+                    [[s["system"], s["human_rank"], s["model_rank"], s["shift"]] for s in figures["swaps"]],
+                    name="swaps",
+                    numeric=[False, True, True, True],
+                )
+            )
     query = request_query(data)
     body.append(tag("p", tag("a", t("page.json", lang), href=f"/api{PATH}?{query}"), class_="meta"))
     return join(body)
@@ -158,8 +209,7 @@ async def calibration_html(request: Request) -> Response:
 
     frame = pages.Frame.of(request)
     data = calibration_data(request)
-    return HTMLResponse(pages.page(frame, t("cal.title", frame.lang), calibration_page(data, frame),
-                                   current="judging"))
+    return HTMLResponse(pages.page(frame, t("cal.title", frame.lang), calibration_page(data, frame), current="judging"))
 
 
 def routes() -> list:

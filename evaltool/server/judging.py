@@ -71,8 +71,15 @@ def _audited(who, action: str, kind: str, subject, detail=None):
     from evaltool.history.audit import log_write
 
     def record(conn, made=None):
-        log_write(conn, actor=who.name, role=who.role, action=action, subject_kind=kind,
-                  subject=str(made if subject is None else subject)[:200], detail=detail)
+        log_write(
+            conn,
+            actor=who.name,
+            role=who.role,
+            action=action,
+            subject_kind=kind,
+            subject=str(made if subject is None else subject)[:200],
+            detail=detail,
+        )
 
     return record
 
@@ -100,14 +107,24 @@ def overview(request: Request) -> dict:
     tasks = []
     for task in list_tasks(history):
         done = progress(history, task.id)
-        tasks.append({**task.to_dict(), "pairs": done["pairs"], "done": done["done"], "ratings": done["ratings"],
-                      "raters": done["raters"]})
+        tasks.append(
+            {
+                **task.to_dict(),
+                "pairs": done["pairs"],
+                "done": done["done"],
+                "ratings": done["ratings"],
+                "raters": done["raters"],
+            }
+        )
     runs = request.app.state.model_runs
     for entry in tasks:
         run = runs.state(entry["id"])
         entry["model_run"] = run.to_dict() if run is not None else None
-    return {"tasks": tasks, "sets": [s.to_dict() for s in list_sets(history)],
-            "models": [m.public() for m in runs.models.values()]}
+    return {
+        "tasks": tasks,
+        "sets": [s.to_dict() for s in list_sets(history)],
+        "models": [m.public() for m in runs.models.values()],
+    }
 
 
 def rater_page_data(request: Request, who) -> dict:
@@ -135,11 +152,14 @@ def rater_page_data(request: Request, who) -> dict:
         doc["title"] = title or doc["title"]
         doc["text"] = text if text is not None else doc.pop("snippet", None)
         doc.pop("snippet", None)
-    later = [q for q in queries[index + 1:] + queries[:index] if q["mine"] < len(q["documents"])]
-    return {**view, "query": query, "next_query": later[0]["query_id"] if later else None,
-            "queries": [{k: q[k] for k in ("query_id", "text", "mine")} | {"pairs": len(q["documents"])}
-                        for q in queries],
-            "progress": {k: overall[k] for k in ("pairs", "done", "ratings", "ratings_wanted")}}
+    later = [q for q in queries[index + 1 :] + queries[:index] if q["mine"] < len(q["documents"])]
+    return {
+        **view,
+        "query": query,
+        "next_query": later[0]["query_id"] if later else None,
+        "queries": [{k: q[k] for k in ("query_id", "text", "mine")} | {"pairs": len(q["documents"])} for q in queries],
+        "progress": {k: overall[k] for k in ("pairs", "done", "ratings", "ratings_wanted")},
+    }
 
 
 def agreement_data(request: Request, who) -> dict:
@@ -205,8 +225,9 @@ async def task_page(request: Request) -> Response:
         here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(link("/login", frame.lang, next=here), status_code=303)
     data = rater_page_data(request, await _reader(request))
-    return _page(request, t("judge.task_title", frame.lang, id=data["task"]["id"], name=data["task"]["name"]),
-                 draw(data, frame))
+    return _page(
+        request, t("judge.task_title", frame.lang, id=data["task"]["id"], name=data["task"]["name"]), draw(data, frame)
+    )
 
 
 async def agreement_api(request: Request) -> Response:
@@ -237,12 +258,18 @@ async def qrels_text(request: Request) -> Response:
         raise RequestError("a rater may not download the consensus of other raters' grades", status=403)
     name = request.path_params["name"]
     try:
-        agreed = consensus(read_judgments(request.app.state.settings.history, name),
-                           request.query_params.get("consensus", "majority"), rater=request.query_params.get("rater"))
+        agreed = consensus(
+            read_judgments(request.app.state.settings.history, name),
+            request.query_params.get("consensus", "majority"),
+            rater=request.query_params.get("rater"),
+        )
     except EvaltoolError as exc:
         _failed(exc)
-    return Response(text_of(agreed).encode(), media_type="text/plain; charset=utf-8",
-                    headers={"content-disposition": 'attachment; filename="qrels.txt"'})
+    return Response(
+        text_of(agreed).encode(),
+        media_type="text/plain; charset=utf-8",
+        headers={"content-disposition": 'attachment; filename="qrels.txt"'},
+    )
 
 
 # ---------------------------------------------------------------- writing
@@ -262,9 +289,16 @@ async def judge(request: Request) -> Response:
     note = fields.get("note") or None
     settings = request.app.state.settings
     try:
-        saved = judge_in_task(settings.history, task_id, who.name, query_id, doc_id, grade, note=note,
-                              audit=_audited(who, "judge", "task", task_id, {"query": query_id[:100],
-                                                                             "doc": doc_id[:100]}))
+        saved = judge_in_task(
+            settings.history,
+            task_id,
+            who.name,
+            query_id,
+            doc_id,
+            grade,
+            note=note,
+            audit=_audited(who, "judge", "task", task_id, {"query": query_id[:100], "doc": doc_id[:100]}),
+        )
         grade_value, label = saved.scale.judge(grade)
         done = progress(settings.history, task_id, who.name)
     except EvaltoolError as exc:
@@ -272,8 +306,19 @@ async def judge(request: Request) -> Response:
     if form and "application/json" not in request.headers.get("accept", ""):
         return RedirectResponse(task_link(task_id, _lang(request, fields), query_id), status_code=303)
     mine = sum(q["mine"] for q in done["queries"])
-    return _json({"task": task_id, "query_id": query_id, "doc_id": doc_id, "grade": grade_value, "label": label,
-                  "version": saved.version, "mine": mine, "pairs": done["pairs"], "done": done["done"]})
+    return _json(
+        {
+            "task": task_id,
+            "query_id": query_id,
+            "doc_id": doc_id,
+            "grade": grade_value,
+            "label": label,
+            "version": saved.version,
+            "mine": mine,
+            "pairs": done["pairs"],
+            "done": done["done"],
+        }
+    )
 
 
 async def judge_unjudged(request: Request) -> Response:
@@ -290,13 +335,18 @@ async def judge_unjudged(request: Request) -> Response:
     try:
         ratings = int(fields.get("ratings") or 1)
     except (TypeError, ValueError):
-        raise RequestError(f"ratings {str(fields.get('ratings'))[:40]!r}: expected a whole number from 1 to 20") \
-            from None
+        raise RequestError(
+            f"ratings {str(fields.get('ratings'))[:40]!r}: expected a whole number from 1 to 20"
+        ) from None
     try:
-        task = unjudged_task(request.app.state.settings.history, execution_id, set_name.strip(),
-                             ratings_wanted=ratings, author=who.name,
-                             audit=_audited(who, "create", "task", None, {"execution": execution_id,
-                                                                         "set": set_name.strip()[:200]}))
+        task = unjudged_task(
+            request.app.state.settings.history,
+            execution_id,
+            set_name.strip(),
+            ratings_wanted=ratings,
+            author=who.name,
+            audit=_audited(who, "create", "task", None, {"execution": execution_id, "set": set_name.strip()[:200]}),
+        )
     except EvaltoolError as exc:
         _failed(exc)
     if form:
@@ -308,12 +358,14 @@ def routes() -> list:
     from starlette.routing import Route
 
     get, post = ["GET"], ["POST"]
-    return [Route("/judging", overview_page, methods=get),
-            Route("/api/judging", overview_api, methods=get),
-            Route("/judging/{id}", task_page, methods=get),
-            Route("/api/judging/{id}", task_api, methods=get),
-            Route("/api/judging/{id}/judge", judge, methods=post),
-            Route("/judging/sets/{name}", agreement_page, methods=get),
-            Route("/api/judging/sets/{name}", agreement_api, methods=get),
-            Route("/judging/sets/{name}/qrels.txt", qrels_text, methods=get),
-            Route("/api/executions/{id}/judging", judge_unjudged, methods=post)]
+    return [
+        Route("/judging", overview_page, methods=get),
+        Route("/api/judging", overview_api, methods=get),
+        Route("/judging/{id}", task_page, methods=get),
+        Route("/api/judging/{id}", task_api, methods=get),
+        Route("/api/judging/{id}/judge", judge, methods=post),
+        Route("/judging/sets/{name}", agreement_page, methods=get),
+        Route("/api/judging/sets/{name}", agreement_api, methods=get),
+        Route("/judging/sets/{name}/qrels.txt", qrels_text, methods=get),
+        Route("/api/executions/{id}/judging", judge_unjudged, methods=post),
+    ]

@@ -116,8 +116,9 @@ class ModelRuns:
                 raise EvaltoolError(f"task {task.id} is being judged by {running.model} already")
             run = ModelRun(task.id, name, f"llm:{declared.model}", task.set_name, author)
             self.runs[task.id] = run
-        thread = threading.Thread(target=self._run, args=(run, declared), name=f"evaltool-llm-task-{task.id}",
-                                  daemon=True)
+        thread = threading.Thread(
+            target=self._run, args=(run, declared), name=f"evaltool-llm-task-{task.id}", daemon=True
+        )
         self.threads.append(thread)
         thread.start()
         return run
@@ -135,11 +136,15 @@ class ModelRuns:
             pairs, _ = pairs_to_judge(str(run.task), db=self.history, texts=self.corpus)
             run.pairs = len(pairs)
             path = checkpoint_path(self.folder, "", f"llm-task-{run.task}-{declared.name}")
-            settings = JudgeSettings(endpoint=ChatEndpoint(declared.url, declared.model, api_key=declared.key),
-                                     prompt=DEFAULT_PROMPT, scale=get_set(self.history, run.set).scale,
-                                     set_name=run.set, checkpoint_path=path,
-                                     cache_dir=os.path.join(self.folder, "llm-cache"),
-                                     resume=os.path.exists(path))
+            settings = JudgeSettings(
+                endpoint=ChatEndpoint(declared.url, declared.model, api_key=declared.key),
+                prompt=DEFAULT_PROMPT,
+                scale=get_set(self.history, run.set).scale,
+                set_name=run.set,
+                checkpoint_path=path,
+                cache_dir=os.path.join(self.folder, "llm-cache"),
+                resume=os.path.exists(path),
+            )
 
             def settled(outcome) -> None:
                 run.settled += 1
@@ -203,8 +208,11 @@ def _state(request, run: ModelRun | None, task_id: int) -> dict:
     from evaltool.server.links import calibration_link
 
     runs: ModelRuns = request.app.state.model_runs
-    out = {"task": task_id, "models": [m.public() for m in runs.models.values()],
-           "run": run.to_dict() if run is not None else None}
+    out = {
+        "task": task_id,
+        "models": [m.public() for m in runs.models.values()],
+        "run": run.to_dict() if run is not None else None,
+    }
     if run is not None:
         out["calibration"] = calibration_link(run.set, run.set, "en")
     return out
@@ -234,8 +242,15 @@ async def start_run(request):
     except EvaltoolError as exc:
         raise RequestError(str(exc), status=409 if "already" in str(exc) else 400) from None
     with runs.history.writing() as conn:
-        log_write(conn, actor=who.name, role=who.role, action="llm_judge", subject_kind="task", subject=str(task_id),
-                  detail={"model": name, "rater": run.rater})
+        log_write(
+            conn,
+            actor=who.name,
+            role=who.role,
+            action="llm_judge",
+            subject_kind="task",
+            subject=str(task_id),
+            detail={"model": name, "rater": run.rater},
+        )
     if form:
         lang = "es" if fields.get("lang") == "es" else "en"
         return RedirectResponse(link("/judging", lang), status_code=303)
@@ -258,8 +273,10 @@ def routes() -> list:
     """Before the judging routes (``/api/judging/{id}/...``)."""
     from starlette.routing import Route
 
-    return [Route("/api/judging/{id}/llm", start_run, methods=["POST"]),
-            Route("/api/judging/{id}/llm", run_state, methods=["GET"])]
+    return [
+        Route("/api/judging/{id}/llm", start_run, methods=["POST"]),
+        Route("/api/judging/{id}/llm", run_state, methods=["GET"]),
+    ]
 
 
 def model_form(data: dict, frame):
@@ -277,24 +294,50 @@ def model_form(data: dict, frame):
         body.append(tag("p", t("llm.none_declared", lang), class_="note"))
         return join(body)
     body.append(tag("p", t("llm.about", lang), class_="note"))
-    options = [Markup(f'<option value="{escape(m["name"])}">{escape(m["name"])} ({escape(m["model"])})</option>')
-               for m in data["models"]]
+    options = [
+        Markup(f'<option value="{escape(m["name"])}">{escape(m["name"])} ({escape(m["model"])})</option>')
+        for m in data["models"]
+    ]
     items = []
     for task in data["tasks"]:
         run = task.get("model_run")
         shown = None
         if run is not None:
-            counts = t("llm.counts", lang, settled=run["settled"], pairs=run["pairs"], judged=run["judged"],
-                       unparsed=run["unparsed"], failed=run["failed"])
-            calibration = tag("a", t("llm.calibration", lang), href=calibration_link(run["set"], run["set"], lang)) \
-                if run["state"] == "done" else None
-            shown = tag("span", f"{run['rater']}: {t('llm.' + run['state'], lang)}, {counts} ", calibration,
-                        f" {run['error']}" if run["error"] else None, class_="model-run")
-        form = tag("form", Markup(f'<input type="hidden" name="csrf_token" value="{escape(frame.csrf or "")}">'),
-                   Markup(f'<input type="hidden" name="lang" value="{escape(lang)}">'),
-                   Markup('<select name="model">'), options, Markup("</select>"), " ",
-                   tag("button", t("llm.start", lang), type="submit"),
-                   method="post", action=f"/api/judging/{int(task['id'])}/llm", class_="inline", data_form="llm-judge")
+            counts = t(
+                "llm.counts",
+                lang,
+                settled=run["settled"],
+                pairs=run["pairs"],
+                judged=run["judged"],
+                unparsed=run["unparsed"],
+                failed=run["failed"],
+            )
+            calibration = (
+                tag("a", t("llm.calibration", lang), href=calibration_link(run["set"], run["set"], lang))
+                if run["state"] == "done"
+                else None
+            )
+            shown = tag(
+                "span",
+                f"{run['rater']}: {t('llm.' + run['state'], lang)}, {counts} ",
+                calibration,
+                f" {run['error']}" if run["error"] else None,
+                class_="model-run",
+            )
+        form = tag(
+            "form",
+            Markup(f'<input type="hidden" name="csrf_token" value="{escape(frame.csrf or "")}">'),
+            Markup(f'<input type="hidden" name="lang" value="{escape(lang)}">'),
+            Markup('<select name="model">'),
+            options,
+            Markup("</select>"),
+            " ",
+            tag("button", t("llm.start", lang), type="submit"),
+            method="post",
+            action=f"/api/judging/{int(task['id'])}/llm",
+            class_="inline",
+            data_form="llm-judge",
+        )
         items.append(tag("li", f"#{task['id']} {task['name']} ", form, " ", shown))
     body.append(tag("ul", items, class_="model-runs"))
     return join(body)

@@ -54,9 +54,14 @@ class Param:
 
     def schema(self) -> dict:
         """The OpenAPI schema of the parameter's value."""
-        item = {"date": {"type": "string", "format": "date"}, "string": {"type": "string"},
-                "integer": {"type": "integer"}, "boolean": {"type": "boolean"},
-                "tag": {"type": "string", "pattern": "^[^=]+=.*$"}, "ids": {"type": "integer"}}[self.kind]
+        item = {
+            "date": {"type": "string", "format": "date"},
+            "string": {"type": "string"},
+            "integer": {"type": "integer"},
+            "boolean": {"type": "boolean"},
+            "tag": {"type": "string", "pattern": "^[^=]+=.*$"},
+            "ids": {"type": "integer"},
+        }[self.kind]
         if self.minimum is not None:
             item["minimum"] = self.minimum
         if self.maximum is not None or self.kind in ("integer", "ids"):
@@ -68,9 +73,14 @@ class Param:
         return {**item, **({"default": self.default} if self.default is not None else {})}
 
     def openapi(self) -> dict:
-        return {"name": self.name, "in": self.where, "required": self.required or self.where == "path",
-                "description": self.description, "schema": self.schema(),
-                **({"explode": True} if self.repeat else {})}
+        return {
+            "name": self.name,
+            "in": self.where,
+            "required": self.required or self.where == "path",
+            "description": self.description,
+            "schema": self.schema(),
+            **({"explode": True} if self.repeat else {}),
+        }
 
 
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -168,22 +178,45 @@ def _ordered(date_from: str, date_to: str) -> None:
         raise RequestError(key="param.date_order", low=date_from, high=date_to) from None
 
 
-DATE_FROM = Param("date_from", "date", "first day (YYYY-MM-DD) or moment (ISO-8601, UTC unless it says) included; "
-                  "also fecha_desde", aliases=("fecha_desde",))
-DATE_TO = Param("date_to", "date", "last day included (a date alone: the whole day), or a moment; also fecha_hasta",
-                aliases=("fecha_hasta",))
+DATE_FROM = Param(
+    "date_from",
+    "date",
+    "first day (YYYY-MM-DD) or moment (ISO-8601, UTC unless it says) included; also fecha_desde",
+    aliases=("fecha_desde",),
+)
+DATE_TO = Param(
+    "date_to",
+    "date",
+    "last day included (a date alone: the whole day), or a moment; also fecha_hasta",
+    aliases=("fecha_hasta",),
+)
 NAME = Param("name", "string", "only executions of this name")
 TAG = Param("tag", "tag", "only executions with this tag, KEY=VALUE; repeatable (all must match)", repeat=True)
-MEASURE = Param("measure", "string", "a measure column (recorded name such as ndcg_cut_10, or ndcg_cut.10); "
-                "repeatable, or several separated by spaces; default every measure recorded", repeat=True,
-                split=True)
-LABELS = Param("labels", "boolean", "label rows good / fair / poor and the summary efficient / acceptable / "
-               "needs improvement (false: null labels)", default=True)
-LANG = Param("lang", "string", "language of the page's words and of the labels: en, or es (Bueno / "
-             "Regular / Mejorable)", default="en", choices=("en", "es"))
+MEASURE = Param(
+    "measure",
+    "string",
+    "a measure column (recorded name such as ndcg_cut_10, or ndcg_cut.10); "
+    "repeatable, or several separated by spaces; default every measure recorded",
+    repeat=True,
+    split=True,
+)
+LABELS = Param(
+    "labels",
+    "boolean",
+    "label rows good / fair / poor and the summary efficient / acceptable / needs improvement (false: null labels)",
+    default=True,
+)
+LANG = Param(
+    "lang",
+    "string",
+    "language of the page's words and of the labels: en, or es (Bueno / Regular / Mejorable)",
+    default="en",
+    choices=("en", "es"),
+)
 LIMIT = Param("limit", "integer", "executions per page", default=1000, minimum=1, maximum=10000)
 OFFSET = Param("offset", "integer", "executions skipped before the page", default=0, minimum=0)
 EXECUTION_ID = Param("id", "integer", "an execution id", where="path", minimum=1)
 TEST = Param("test", "string", "paired test: t, wilcoxon, randomization or bootstrap", default="t")
-CORRECTION = Param("correction", "string", "multiple-testing correction over the measures: holm, bonferroni, bh, none",
-                   default="holm")
+CORRECTION = Param(
+    "correction", "string", "multiple-testing correction over the measures: holm, bonferroni, bh, none", default="holm"
+)

@@ -41,8 +41,10 @@ def bind(host: str, port: int) -> socket.socket:
         listening.listen(128)
     except OSError as exc:
         listening.close()
-        raise EvaltoolError(f"cannot listen on {host}:{port}: {exc.strerror or exc}"
-                            + ("; choose another --port" if exc.errno == 98 else "")) from None
+        raise EvaltoolError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+            + ("; choose another --port" if exc.errno == 98 else "")
+        ) from None
     return listening
 
 
@@ -51,6 +53,12 @@ def serve(app, listening: socket.socket) -> None:
     connections get :data:`GRACE_SECONDS`)."""
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=GRACE_SECONDS, server_header=False)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=GRACE_SECONDS,
+        server_header=False,
+    )
     uvicorn.Server(config).run(sockets=[listening])

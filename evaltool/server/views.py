@@ -57,8 +57,16 @@ def report(history, args: dict) -> dict:
     """The comparative report: exactly ``evaltool history report --labels -o json`` for the same filters."""
     from evaltool.history import report as history_report
 
-    return history_report(history, args["date_from"], args["date_to"], name=args["name"], tags=args["tag"] or None,
-                          measures=args["measure"] or None, labels=args["labels"], lang=args["lang"])
+    return history_report(
+        history,
+        args["date_from"],
+        args["date_to"],
+        name=args["name"],
+        tags=args["tag"] or None,
+        measures=args["measure"] or None,
+        labels=args["labels"],
+        lang=args["lang"],
+    )
 
 
 def executions(history, args: dict) -> dict:
@@ -68,13 +76,18 @@ def executions(history, args: dict) -> dict:
     from evaltool.history.series import series
 
     limit, offset = args["limit"], args["offset"]
-    found = list_executions(history, args["date_from"], args["date_to"], args["name"], args["tag"] or None,
-                            limit=limit + 1, offset=offset)
+    found = list_executions(
+        history, args["date_from"], args["date_to"], args["name"], args["tag"] or None, limit=limit + 1, offset=offset
+    )
     more = len(found) > limit
-    return {"executions": [e.to_dict() for e in found[:limit]], "series": series(found[:limit]),
-            "limit": limit, "offset": offset,
-            "next": f"?{query_string(args, offset=offset + limit)}" if more else None,
-            "previous": f"?{query_string(args, offset=max(0, offset - limit))}" if offset else None}
+    return {
+        "executions": [e.to_dict() for e in found[:limit]],
+        "series": series(found[:limit]),
+        "limit": limit,
+        "offset": offset,
+        "next": f"?{query_string(args, offset=offset + limit)}" if more else None,
+        "previous": f"?{query_string(args, offset=max(0, offset - limit))}" if offset else None,
+    }
 
 
 def execution(history, args: dict) -> dict:
@@ -92,8 +105,9 @@ def diff(history, args: dict) -> dict:
     from evaltool.history import diff as history_diff
 
     try:
-        return history_diff(history, args["a"], args["b"], args["measure"] or None, test=args["test"],
-                            correction=args["correction"])
+        return history_diff(
+            history, args["a"], args["b"], args["measure"] or None, test=args["test"], correction=args["correction"]
+        )
     except HistoryError as exc:
         _not_found(exc)
 
@@ -108,12 +122,17 @@ def side_by_side(history, args: dict) -> dict:
 
     ids = list(dict.fromkeys(args["ids"]))
     if not 2 <= len(ids) <= MAX_SIDE_BY_SIDE:
-        raise RequestError(f"ids: give 2 to {MAX_SIDE_BY_SIDE} different execution ids (ids=3,7 or ids=3&ids=7), "
-                           f"not {len(ids)}")
+        raise RequestError(
+            f"ids: give 2 to {MAX_SIDE_BY_SIDE} different execution ids (ids=3,7 or ids=3&ids=7), not {len(ids)}"
+        )
     try:
         found = get_executions(history, ids)
-        diffs = [history_diff(history, ids[0], other, args["measure"] or None, test=args["test"],
-                              correction=args["correction"]) for other in ids[1:]]
+        diffs = [
+            history_diff(
+                history, ids[0], other, args["measure"] or None, test=args["test"], correction=args["correction"]
+            )
+            for other in ids[1:]
+        ]
     except HistoryError as exc:
         _not_found(exc)
     return {"executions": [e.to_dict() for e in found], "diffs": diffs, "series": series(found)}
@@ -144,30 +163,92 @@ def audit(history, args: dict) -> dict:
 
 MAX_SIDE_BY_SIDE = 8
 FILTERS = (p.DATE_FROM, p.DATE_TO, p.NAME, p.TAG)
-PAIR = (p.Param("a", "integer", "the first execution (the baseline)", required=True, minimum=1),
-        p.Param("b", "integer", "the execution compared with it", required=True, minimum=1))
+PAIR = (
+    p.Param("a", "integer", "the first execution (the baseline)", required=True, minimum=1),
+    p.Param("b", "integer", "the execution compared with it", required=True, minimum=1),
+)
 STATISTICS = (p.MEASURE, p.TEST, p.CORRECTION)
 
 VIEWS = (
-    View("report", "/api/report", "/", (*FILTERS, p.MEASURE, p.LABELS, p.LANG), report,
-         "The comparative report: a row per execution in the date range and a summary row", "Comparative report"),
-    View("executions", "/api/executions", "/trends", (*FILTERS, p.LIMIT, p.OFFSET, p.LANG), executions,
-         "Executions in the date range, paginated, oldest first; the page draws a trend per measure", "Trends"),
-    View("execution", "/api/executions/{id}", "/executions/{id}", (p.EXECUTION_ID, p.LANG), execution,
-         "One execution with its per-query values", "Execution"),
-    View("diff", "/api/diff", "/diff", (*PAIR, *STATISTICS, p.LANG), diff,
-         "Two executions compared: paired test, interval and the queries that moved most", "Difference"),
-    View("compare", "/api/compare", "/compare",
-         (p.Param("ids", "ids", f"2 to {MAX_SIDE_BY_SIDE} execution ids, the first the baseline: ids=3,7,9",
-                  required=True, minimum=1), *STATISTICS, p.LANG), side_by_side,
-         "Two or more executions side by side, each compared with the first", "Side by side"),
-    View("suites", "/api/suites", None, (p.LANG,), suites,  # its page is the workbench's editor (server.workbench)
-         "Controlled-test suites with their last result", "Suites", cached=False),  # suites change in place
-    View("audit", "/api/audit", None,
-         (p.Param("kind", "string", "what was written: execution, suite, ..."),
-          p.Param("subject", "string", "its id or name (with kind)"),
-          p.Param("limit", "integer", "the newest entries kept", default=1000, minimum=1, maximum=10000)), audit,
-         "Who wrote what through the server, and when (the audit trail)", "Audit", cached=False),
+    View(
+        "report",
+        "/api/report",
+        "/",
+        (*FILTERS, p.MEASURE, p.LABELS, p.LANG),
+        report,
+        "The comparative report: a row per execution in the date range and a summary row",
+        "Comparative report",
+    ),
+    View(
+        "executions",
+        "/api/executions",
+        "/trends",
+        (*FILTERS, p.LIMIT, p.OFFSET, p.LANG),
+        executions,
+        "Executions in the date range, paginated, oldest first; the page draws a trend per measure",
+        "Trends",
+    ),
+    View(
+        "execution",
+        "/api/executions/{id}",
+        "/executions/{id}",
+        (p.EXECUTION_ID, p.LANG),
+        execution,
+        "One execution with its per-query values",
+        "Execution",
+    ),
+    View(
+        "diff",
+        "/api/diff",
+        "/diff",
+        (*PAIR, *STATISTICS, p.LANG),
+        diff,
+        "Two executions compared: paired test, interval and the queries that moved most",
+        "Difference",
+    ),
+    View(
+        "compare",
+        "/api/compare",
+        "/compare",
+        (
+            p.Param(
+                "ids",
+                "ids",
+                f"2 to {MAX_SIDE_BY_SIDE} execution ids, the first the baseline: ids=3,7,9",
+                required=True,
+                minimum=1,
+            ),
+            *STATISTICS,
+            p.LANG,
+        ),
+        side_by_side,
+        "Two or more executions side by side, each compared with the first",
+        "Side by side",
+    ),
+    View(
+        "suites",
+        "/api/suites",
+        None,
+        (p.LANG,),
+        suites,  # its page is the workbench's editor (server.workbench)
+        "Controlled-test suites with their last result",
+        "Suites",
+        cached=False,
+    ),  # suites change in place
+    View(
+        "audit",
+        "/api/audit",
+        None,
+        (
+            p.Param("kind", "string", "what was written: execution, suite, ..."),
+            p.Param("subject", "string", "its id or name (with kind)"),
+            p.Param("limit", "integer", "the newest entries kept", default=1000, minimum=1, maximum=10000),
+        ),
+        audit,
+        "Who wrote what through the server, and when (the audit trail)",
+        "Audit",
+        cached=False,
+    ),
 )
 
 
@@ -177,16 +258,46 @@ def _workbench_views() -> tuple:
     from evaltool.server import workbench_views as w
 
     return (
-        View("suite", "/api/suites/{name}", None, (w.SUITE_NAME, w.VERSION, p.LANG), w.suite,
-             "A suite: its queries and ground truth (of a version), versions, executions, each query's history, "
-             "jobs and changes", "Suite", cached=False),
-        View("jobs", "/api/jobs", None, (w.SUITE_FILTER, p.LANG), w.jobs, "The newest runs and their progress", "Runs",
-             cached=False),
-        View("job", "/api/jobs/{id}", None, (w.JOB_ID, p.LANG), w.job,
-             "One run: state, progress (done / total, failures, elapsed), its execution once done", "Run",
-             cached=False),
-        View("compare_results", "/api/compare-results", None, (*PAIR, p.LANG), w.compare_results,
-             "Two executions' returned lists query by query: new, moved and lost documents", "Returned lists"),
+        View(
+            "suite",
+            "/api/suites/{name}",
+            None,
+            (w.SUITE_NAME, w.VERSION, p.LANG),
+            w.suite,
+            "A suite: its queries and ground truth (of a version), versions, executions, each query's history, "
+            "jobs and changes",
+            "Suite",
+            cached=False,
+        ),
+        View(
+            "jobs",
+            "/api/jobs",
+            None,
+            (w.SUITE_FILTER, p.LANG),
+            w.jobs,
+            "The newest runs and their progress",
+            "Runs",
+            cached=False,
+        ),
+        View(
+            "job",
+            "/api/jobs/{id}",
+            None,
+            (w.JOB_ID, p.LANG),
+            w.job,
+            "One run: state, progress (done / total, failures, elapsed), its execution once done",
+            "Run",
+            cached=False,
+        ),
+        View(
+            "compare_results",
+            "/api/compare-results",
+            None,
+            (*PAIR, p.LANG),
+            w.compare_results,
+            "Two executions' returned lists query by query: new, moved and lost documents",
+            "Returned lists",
+        ),
     )
 
 

@@ -71,8 +71,15 @@ def _audit(who, action: str, kind: str, subject, detail=None):
     from evaltool.history.audit import log_write
 
     def record(conn, *_):
-        log_write(conn, actor=who.name, role=who.role, action=action, subject_kind=kind, subject=str(subject)[:200],
-                  detail=detail)
+        log_write(
+            conn,
+            actor=who.name,
+            role=who.role,
+            action=action,
+            subject_kind=kind,
+            subject=str(subject)[:200],
+            detail=detail,
+        )
 
     return record
 
@@ -118,8 +125,12 @@ def query_from_fields(fields: dict) -> dict:
     ``expected_modules``, ``qrels``); other JSON fields are kept as metadata."""
     import re
 
-    obj = {k: v for k, v in fields.items() if k not in ("relevant", "csrf_token", "version", "lang")
-           and not (isinstance(v, str) and not v.strip() and k in ("category", "difficulty"))}
+    obj = {
+        k: v
+        for k, v in fields.items()
+        if k not in ("relevant", "csrf_token", "version", "lang")
+        and not (isinstance(v, str) and not v.strip() and k in ("category", "difficulty"))
+    }
     for key in ("id", "query", "category", "difficulty"):
         if isinstance(obj.get(key), str):
             obj[key] = obj[key].strip()
@@ -131,8 +142,9 @@ def query_from_fields(fields: dict) -> dict:
             for part in parts:
                 doc, sep, grade = part.rpartition(":")
                 if not sep or not doc or not re.fullmatch(r"-?\d+", grade):
-                    raise RequestError(f"relevant {part[:200]!r}: expected doc:grade (an integer grade), "
-                                       "or ids without grades")
+                    raise RequestError(
+                        f"relevant {part[:200]!r}: expected doc:grade (an integer grade), or ids without grades"
+                    )
                 grades[doc] = int(grade)
             obj["qrels"] = grades
         else:
@@ -162,8 +174,9 @@ async def create_suite(request: Request) -> Response:
     backend = fields.get("backend")
     if not isinstance(backend, str) or backend not in settings.backends:
         declared = ", ".join(settings.backends) or "none (start evaltool serve with --backend NAME=SPEC)"
-        raise RequestError(f"backend {str(backend)[:80]!r}: expected one of the backends this server declares: "
-                           f"{declared}")
+        raise RequestError(
+            f"backend {str(backend)[:80]!r}: expected one of the backends this server declares: {declared}"
+        )
     measures = _text_list(fields.get("measures"), "measures")
     limit = fields.get("limit", 10)
     try:
@@ -176,10 +189,16 @@ async def create_suite(request: Request) -> Response:
     if not isinstance(queries, list):
         raise RequestError("queries: expected a list of query objects (as in a queries file)")
     try:
-        suite = add_suite(settings.history, name, backend=backend, measures=measures, settings={"limit": limit},
-                          queries=queries, author=who.name,
-                          audit=_audit(who, "create", "suite", name.strip(),
-                                       {"backend": backend, "queries": len(queries)}))
+        suite = add_suite(
+            settings.history,
+            name,
+            backend=backend,
+            measures=measures,
+            settings={"limit": limit},
+            queries=queries,
+            author=who.name,
+            audit=_audit(who, "create", "suite", name.strip(), {"backend": backend, "queries": len(queries)}),
+        )
     except EvaltoolError as exc:
         _history_error(exc)
     return _done(suite.to_dict(), form, fields, suite_link(suite.name), 201)
@@ -203,8 +222,14 @@ async def add_query(request: Request) -> Response:
 
     def change(history, name, fields, who):
         query = query_from_fields(fields)
-        return put_query(history, name, query, author=who.name, expected_version=_version(fields),
-                         audit=_audit(who, "edit", "suite", name, {"added": str(query.get("id"))[:100]}))
+        return put_query(
+            history,
+            name,
+            query,
+            author=who.name,
+            expected_version=_version(fields),
+            audit=_audit(who, "edit", "suite", name, {"added": str(query.get("id"))[:100]}),
+        )
 
     return await _edit(request, change)
 
@@ -215,9 +240,15 @@ async def edit_query(request: Request) -> Response:
 
     def change(history, name, fields, who):
         qid = request.path_params["query_id"]
-        return put_query(history, name, query_from_fields(fields), author=who.name, replace_id=qid,
-                         expected_version=_version(fields),
-                         audit=_audit(who, "edit", "suite", name, {"edited": qid[:100]}))
+        return put_query(
+            history,
+            name,
+            query_from_fields(fields),
+            author=who.name,
+            replace_id=qid,
+            expected_version=_version(fields),
+            audit=_audit(who, "edit", "suite", name, {"edited": qid[:100]}),
+        )
 
     return await _edit(request, change)
 
@@ -228,8 +259,14 @@ async def remove_query(request: Request) -> Response:
 
     def change(history, name, fields, who):
         qid = request.path_params["query_id"]
-        return remove(history, name, qid, author=who.name, expected_version=_version(fields),
-                      audit=_audit(who, "edit", "suite", name, {"removed": qid[:100]}))
+        return remove(
+            history,
+            name,
+            qid,
+            author=who.name,
+            expected_version=_version(fields),
+            audit=_audit(who, "edit", "suite", name, {"removed": qid[:100]}),
+        )
 
     return await _edit(request, change)
 
@@ -244,8 +281,7 @@ async def set_active(request: Request) -> Response:
             active = active.lower() in ("true", "1")
         if not isinstance(active, bool):
             raise RequestError("active: expected true or false")
-        return activate(history, name, active,
-                        audit=_audit(who, "activate" if active else "deactivate", "suite", name))
+        return activate(history, name, active, audit=_audit(who, "activate" if active else "deactivate", "suite", name))
 
     return await _edit(request, change)
 
@@ -269,9 +305,14 @@ async def upload_queries(request: Request) -> Response:
     filename = filename.replace("\\", "/").rsplit("/", 1)[-1][:200]
     try:
         queries = parse_queries_file(filename, data)
-        suite = save_queries(settings.history, name, queries, author=who.name,
-                             change={"what": "uploaded", "file": filename, "queries": len(queries)},
-                             audit=_audit(who, "upload", "suite", name, {"file": filename}))
+        suite = save_queries(
+            settings.history,
+            name,
+            queries,
+            author=who.name,
+            change={"what": "uploaded", "file": filename, "queries": len(queries)},
+            audit=_audit(who, "upload", "suite", name, {"file": filename}),
+        )
     except EvaltoolError as exc:
         _history_error(exc)
     return _json(suite.to_dict())
@@ -284,12 +325,18 @@ def _queue(settings, name: str, who):
 
     suite = get_suite(settings.history, name)
     if resolve(settings.backends, suite.backend) is None:
-        raise JobConflict(f"suite {suite.name}'s backend {suite.backend!r} is not one this server declares "
-                          "(evaltool serve --backend NAME=SPEC), so it cannot run here")
+        raise JobConflict(
+            f"suite {suite.name}'s backend {suite.backend!r} is not one this server declares "
+            "(evaltool serve --backend NAME=SPEC), so it cannot run here"
+        )
     if settings.worker is None:
         raise JobConflict("this server runs no jobs (started without a worker)")
-    job = enqueue(settings.history, name, author=who.name,
-                  audit=lambda conn, job_id: _audit(who, "run", "suite", name, {"job": job_id})(conn))
+    job = enqueue(
+        settings.history,
+        name,
+        author=who.name,
+        audit=lambda conn, job_id: _audit(who, "run", "suite", name, {"job": job_id})(conn),
+    )
     settings.worker.wake()
     return job
 
@@ -418,18 +465,20 @@ def routes() -> list:
     from starlette.routing import Route
 
     post, get = ["POST"], ["GET"]
-    return [Route("/suites", suites_page, methods=get),
-            Route("/suites/{name}", suite_page, methods=get),
-            Route("/jobs", jobs_page, methods=get),
-            Route("/jobs/{id}", job_page, methods=get),
-            Route("/compare-results", compare_results_page, methods=get),
-            Route("/api/suites", create_suite, methods=post),
-            Route("/api/suites/{name}/queries", add_query, methods=post),
-            Route("/api/suites/{name}/queries/{query_id}", edit_query, methods=post),
-            Route("/api/suites/{name}/queries/{query_id}/delete", remove_query, methods=post),
-            Route("/api/suites/{name}/active", set_active, methods=post),
-            Route("/api/suites/{name}/upload", upload_queries, methods=post),
-            Route("/api/suites/{name}/run", run_suite, methods=post),
-            Route("/api/run-all", run_all, methods=post),
-            Route("/api/jobs/{id}/cancel", cancel_job, methods=post),
-            Route("/api/jobs/{id}/resume", resume_job, methods=post)]
+    return [
+        Route("/suites", suites_page, methods=get),
+        Route("/suites/{name}", suite_page, methods=get),
+        Route("/jobs", jobs_page, methods=get),
+        Route("/jobs/{id}", job_page, methods=get),
+        Route("/compare-results", compare_results_page, methods=get),
+        Route("/api/suites", create_suite, methods=post),
+        Route("/api/suites/{name}/queries", add_query, methods=post),
+        Route("/api/suites/{name}/queries/{query_id}", edit_query, methods=post),
+        Route("/api/suites/{name}/queries/{query_id}/delete", remove_query, methods=post),
+        Route("/api/suites/{name}/active", set_active, methods=post),
+        Route("/api/suites/{name}/upload", upload_queries, methods=post),
+        Route("/api/suites/{name}/run", run_suite, methods=post),
+        Route("/api/run-all", run_all, methods=post),
+        Route("/api/jobs/{id}/cancel", cancel_job, methods=post),
+        Route("/api/jobs/{id}/resume", resume_job, methods=post),
+    ]

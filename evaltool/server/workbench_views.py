@@ -59,19 +59,30 @@ def suite(history, args: dict) -> dict:
             for query in shown.queries:
                 if (query.query_id, e.id) in values:
                     per_query.setdefault(query.query_id, []).append(
-                        {"execution_id": e.id, "recorded_at": e.recorded_at, "suite_version": e.suite_version,
-                         "values": values[(query.query_id, e.id)]})
+                        {
+                            "execution_id": e.id,
+                            "recorded_at": e.recorded_at,
+                            "suite_version": e.suite_version,
+                            "values": values[(query.query_id, e.id)],
+                        }
+                    )
     try:
         from evaltool.history.audit import list_audit
 
         audit = [a.to_dict() for a in list_audit(history, "suite", shown.name, limit=RECENT)]
     except ImportError:
         audit = []
-    return {"suite": shown_suite(shown), "versions": suite_versions(history, shown.name, args.get("lang", "en")),
-            "executions": [{"id": e.id, "recorded_at": e.recorded_at, "suite_version": e.suite_version,
-                            "summary": e.summary} for e in executions],
-            "query_history": per_query, "jobs": [j.to_dict() for j in list_jobs(history, shown.name, limit=RECENT)],
-            "audit": audit}
+    return {
+        "suite": shown_suite(shown),
+        "versions": suite_versions(history, shown.name, args.get("lang", "en")),
+        "executions": [
+            {"id": e.id, "recorded_at": e.recorded_at, "suite_version": e.suite_version, "summary": e.summary}
+            for e in executions
+        ],
+        "query_history": per_query,
+        "jobs": [j.to_dict() for j in list_jobs(history, shown.name, limit=RECENT)],
+        "audit": audit,
+    }
 
 
 def jobs(history, args: dict) -> dict:
@@ -134,9 +145,17 @@ def compare_results(history, args: dict) -> dict:
         if right:
             for doc, (_, change, was) in zip(right["documents"], moved["marks"]):
                 doc["change"], doc["was"] = change, was
-        queries.append({"query_id": left["query_id"], "text": left["text"], "a": left, "b": right,
-                        "lost": moved["lost"] if right else []})
+        queries.append(
+            {
+                "query_id": left["query_id"],
+                "text": left["text"],
+                "a": left,
+                "b": right,
+                "lost": moved["lost"] if right else [],
+            }
+        )
     queries += [{"query_id": r["query_id"], "text": r["text"], "a": None, "b": r, "lost": []} for r in by_id.values()]
-    about = [{k: e.to_dict()[k] for k in ("id", "name", "recorded_at", "suite_version", "summary")}
-             for e in (first, second)]
+    about = [
+        {k: e.to_dict()[k] for k in ("id", "name", "recorded_at", "suite_version", "summary")} for e in (first, second)
+    ]
     return {"a": about[0], "b": about[1], "queries": queries}

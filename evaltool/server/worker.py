@@ -124,13 +124,22 @@ class JobWorker:
             suite = get_suite(self.history, job.suite, job.suite_version)
             declared = resolve(self.declared, suite.backend)
             if declared is None:
-                raise EvaltoolError(f"suite {suite.name}'s backend {suite.backend!r} is not one this server declares "
-                                    "(evaltool serve --backend NAME=SPEC); it was not run")
+                raise EvaltoolError(
+                    f"suite {suite.name}'s backend {suite.backend!r} is not one this server declares "
+                    "(evaltool serve --backend NAME=SPEC); it was not run"
+                )
             suite.version = job.suite_version
             checkpoint = checkpoint_path(job.work_dir, queries_file_stem(suite) + ".json")
             _, execution_id = run_suite(
-                self.history, job.suite, job.work_dir, version=job.suite_version, listener=_Progress(self.history, job),
-                resume=os.path.exists(checkpoint), backend=declared.spec, overrides=declared.settings)
+                self.history,
+                job.suite,
+                job.work_dir,
+                version=job.suite_version,
+                listener=_Progress(self.history, job),
+                resume=os.path.exists(checkpoint),
+                backend=declared.spec,
+                overrides=declared.settings,
+            )
         except JobCancelled:
             job_store.finish(self.history, job, job_store.CANCELLED)
             shutil.rmtree(job.work_dir, ignore_errors=True)

@@ -103,7 +103,7 @@ def read_click_log(log, fields: tuple[str, ...] | list[str] = ()) -> ClickLog:
 
         try:
             events_jsonl.read_arrow(open_log, builder)
-        except (EvaltoolError, pa.ArrowException, UnicodeError):   # the line reader decides, and names the line
+        except (EvaltoolError, pa.ArrowException, UnicodeError):  # the line reader decides, and names the line
             builder = Builder(path, layout, fields)
             events_jsonl.read_lines(path, open_log, builder)
     else:

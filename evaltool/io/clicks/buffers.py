@@ -22,12 +22,12 @@ class Appendable:
         m = len(values)
         if self.n + m > len(self.data):
             self.data.resize(max(self.n + m, len(self.data) + len(self.data) // 4), refcheck=False)
-        self.data[self.n:self.n + m] = values
+        self.data[self.n : self.n + m] = values
         self.n += m
 
     @property
     def values(self) -> np.ndarray:
-        return self.data[:self.n]
+        return self.data[: self.n]
 
     def release(self) -> np.ndarray:
         """The filled part as an array of its own, spare room given back; the buffer starts again empty."""
@@ -64,7 +64,7 @@ class Blocks:
             elif not fits and self.blocks[-1].dtype != self.dtype:
                 self.blocks[-1] = self.blocks[-1].astype(self.dtype)
             take = min(self.BLOCK - at, len(values) - done)
-            self.blocks[-1][at:at + take] = values[done:done + take]
+            self.blocks[-1][at : at + take] = values[done : done + take]
             done += take
             self.n += take
 
@@ -73,7 +73,7 @@ class Blocks:
         out = np.empty(self.n, self.dtype)
         for i in range(len(self.blocks)):
             start = i * self.BLOCK
-            out[start:start + self.BLOCK] = self.blocks[i][:min(self.BLOCK, self.n - start)]
+            out[start : start + self.BLOCK] = self.blocks[i][: min(self.BLOCK, self.n - start)]
             self.blocks[i] = None
         self.blocks, self.n = [], 0
         return out

@@ -8,7 +8,7 @@ from evaltool.io.clicks.buffers import Blocks, Growing
 from evaltool.io.clicks.ids import Vocab
 from evaltool.io.clicks.log import ClickLog
 
-BATCH_ROWS = 65536                 # impression objects (or JSONL event rows read by Python) per chunk
+BATCH_ROWS = 65536  # impression objects (or JSONL event rows read by Python) per chunk
 
 
 class Builder:
@@ -22,11 +22,20 @@ class Builder:
         self.imp_time = Growing(np.float64, np.nan)
         self.field_vocab = {name: Vocab() for name in fields}
         self.field_code = {name: Growing(np.int32, -1) for name in fields}
-        self.shown = (Blocks(np.int32), Blocks(np.int32), Blocks(np.int32, narrow=np.uint8))   # imp, doc, pos
-        self.clicks = (Blocks(np.int32), Blocks(np.int32), Blocks(np.int32, narrow=np.uint8),
-                       Blocks(np.float64))                                                          # + time
-        self.counts = {"events": 0, "clicks_read": 0, "clicks_not_shown": 0,
-                       "repeated_clicks": 0, "duplicate_positions": 0}
+        self.shown = (Blocks(np.int32), Blocks(np.int32), Blocks(np.int32, narrow=np.uint8))  # imp, doc, pos
+        self.clicks = (
+            Blocks(np.int32),
+            Blocks(np.int32),
+            Blocks(np.int32, narrow=np.uint8),
+            Blocks(np.float64),
+        )  # + time
+        self.counts = {
+            "events": 0,
+            "clicks_read": 0,
+            "clicks_not_shown": 0,
+            "repeated_clicks": 0,
+            "duplicate_positions": 0,
+        }
 
     def new_impressions(self, n: int) -> np.ndarray:
         start = self.n_imp
@@ -55,7 +64,7 @@ class Builder:
         if len(imp) > 1:
             same = imp[1:] == imp[:-1]
             if not (np.all(imp[1:] >= imp[:-1]) and np.all(pos[1:][same] > pos[:-1][same])):
-                order = np.lexsort((pos, imp))             # stable: log order among rows of one position
+                order = np.lexsort((pos, imp))  # stable: log order among rows of one position
                 imp, doc, pos = imp[order], doc[order], pos[order]
                 del order
                 same = imp[1:] == imp[:-1]
@@ -93,7 +102,7 @@ class Builder:
 
     def finish(self) -> ClickLog:
         n = self.n_imp
-        self.impression_keys = None                 # the hash tables are done with before the rows are joined
+        self.impression_keys = None  # the hash tables are done with before the rows are joined
         doc_ids = self.docs.as_arrow()
         imp, doc, pos = self._shown_rows()
         n_shown = np.bincount(imp, minlength=n)
@@ -126,6 +135,20 @@ class Builder:
         for name in self.field_names:
             vocab, codes = self.field_vocab[name].ids, self.field_code[name].data[:n]
             fields[name] = [vocab[c] if c >= 0 else None for c in codes.tolist()]
-        return ClickLog(self.path, self.format, self.queries.ids, doc_ids, self.imp_query.data[:n].copy(),
-                        self.imp_time.data[:n].copy(), shown_offsets, doc, pos, click_offsets, c_doc, c_rank,
-                        c_time, self.counts, fields)
+        return ClickLog(
+            self.path,
+            self.format,
+            self.queries.ids,
+            doc_ids,
+            self.imp_query.data[:n].copy(),
+            self.imp_time.data[:n].copy(),
+            shown_offsets,
+            doc,
+            pos,
+            click_offsets,
+            c_doc,
+            c_rank,
+            c_time,
+            self.counts,
+            fields,
+        )

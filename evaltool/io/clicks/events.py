@@ -10,7 +10,7 @@ from evaltool.io.clicks.builder import Builder
 from evaltool.io.clicks.columns import bools, floats, ints
 from evaltool.io.clicks.values import CLICK_ID_EXPECTED, EVENT_ID_COLUMNS, POSITION_EXPECTED, seconds_of
 
-TABLE_BATCH_ROWS = 1 << 17         # events table rows per Arrow batch
+TABLE_BATCH_ROWS = 1 << 17  # events table rows per Arrow batch
 
 
 class EventBatches:
@@ -18,7 +18,7 @@ class EventBatches:
 
     def __init__(self, builder: Builder, columns: list[str], line_of) -> None:
         self.b = builder
-        self.line_of = line_of                 # (row number from 0) -> line text for messages
+        self.line_of = line_of  # (row number from 0) -> line text for messages
         missing = [c for c in ("action",) if c not in columns]
         if not any(c in columns for c in ("query_id", "query")):
             missing.append("query_id or query")
@@ -27,8 +27,12 @@ class EventBatches:
         if "doc_id" not in columns and "position" not in columns:
             missing.append("doc_id or position")
         if missing:
-            raise ParseError(builder.path, line_of(None)[0], ", ".join(columns),
-                             f"the events table's columns; missing: {'; '.join(missing)}")
+            raise ParseError(
+                builder.path,
+                line_of(None)[0],
+                ", ".join(columns),
+                f"the events table's columns; missing: {'; '.join(missing)}",
+            )
         self.columns = columns
 
     def _fail(self, row: int, text, expected: str):
@@ -80,8 +84,11 @@ class EventBatches:
         no_key = bools(pc.is_null(key))
         if no_key.any():
             row = int(np.argmax(no_key))
-            self._fail(row, None, CLICK_ID_EXPECTED if is_click[row] else CLICK_ID_EXPECTED.replace(
-                "a click", "an impression row"))
+            self._fail(
+                row,
+                None,
+                CLICK_ID_EXPECTED if is_click[row] else CLICK_ID_EXPECTED.replace("a click", "an impression row"),
+            )
         first(bools(pc.is_null(query)) & is_imp, None, "an impression row with its query_id or query")
 
         doc = text_column("doc_id")

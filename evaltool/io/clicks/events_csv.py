@@ -32,7 +32,7 @@ def _csv_line_of(path: str, opener):
                     seen += 1
                     if seen == row:
                         return reader.line_num, short(",".join(cells))
-            except csv.Error:   # Python's csv module reads less than Arrow's (fields up to 128 KB)
+            except csv.Error:  # Python's csv module reads less than Arrow's (fields up to 128 KB)
                 return None, None
             return reader.line_num, None
 
@@ -59,17 +59,23 @@ def read_events_csv(path: str, opener, builder: Builder) -> None:
     types = {c: pa.string() for c in columns}
     with opener() as raw:
         try:
-            reader = pacsv.open_csv(raw, read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False),
-                                    convert_options=pacsv.ConvertOptions(column_types=types,
-                                                                         strings_can_be_null=True))
+            reader = pacsv.open_csv(
+                raw,
+                read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False),
+                convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True),
+            )
             start = 0
             for batch in reader:
                 events.line_of = lambda row, base=start: line_of(None if row is None else base + row)
                 events.add(batch)
                 start += batch.num_rows
         except pa.ArrowInvalid as exc:
-            raise ParseError(path, _first_bad_csv_line(opener, len(columns)), None,
-                             f"{len(columns)} comma-separated fields as in the header ({exc})") from None
+            raise ParseError(
+                path,
+                _first_bad_csv_line(opener, len(columns)),
+                None,
+                f"{len(columns)} comma-separated fields as in the header ({exc})",
+            ) from None
 
 
 def _first_bad_csv_line(opener, width: int):

@@ -15,8 +15,8 @@ from evaltool.io.clicks.events import EventBatches
 from evaltool.io.clicks.text import json_lines, short
 from evaltool.io.clicks.values import POSITION_EXPECTED, RESERVED, position_of, seconds_of
 
-JSON_BLOCK_BYTES = 1 << 20         # Arrow's JSON reader holds dozens of its blocks while parsing
-ARROW_NESTING_LIMIT = 1000         # '[' and '{' on one line beyond which Arrow's JSON reader is not trusted
+JSON_BLOCK_BYTES = 1 << 20  # Arrow's JSON reader holds dozens of its blocks while parsing
+ARROW_NESTING_LIMIT = 1000  # '[' and '{' on one line beyond which Arrow's JSON reader is not trusted
 
 
 class _JsonlEvents:
@@ -98,7 +98,9 @@ def read_arrow(opener, builder: Builder) -> None:
     with opener() as raw:
         options = pajson.ReadOptions(block_size=JSON_BLOCK_BYTES, use_threads=False)
         events = None
-        for batch in _gathered(pajson.open_json(ShallowLines(raw), read_options=options), events_table.TABLE_BATCH_ROWS):
+        for batch in _gathered(
+            pajson.open_json(ShallowLines(raw), read_options=options), events_table.TABLE_BATCH_ROWS
+        ):
             if events is None:
                 events = EventBatches(builder, batch.schema.names, lambda row: (None, None))
             events.add(batch)
@@ -122,8 +124,8 @@ class ShallowLines(io.RawIOBase):
     def __init__(self, raw) -> None:
         super().__init__()
         self.raw = raw
-        self.line_bytes = 0       # of the line not ended yet, read so far
-        self.line_openers = 0     # its '[' and '{' so far
+        self.line_bytes = 0  # of the line not ended yet, read so far
+        self.line_openers = 0  # its '[' and '{' so far
         self.scratch = np.empty(0, dtype=bool)
 
     def readable(self) -> bool:
@@ -137,13 +139,13 @@ class ShallowLines(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         data = self.read(len(buffer))
-        buffer[:len(data)] = data
+        buffer[: len(data)] = data
         return len(data)
 
     def _check(self, data: bytes) -> None:
         first = data.find(b"\n")
         if first >= 0 and self.line_bytes + first < ARROW_NESTING_LIMIT and not self._long_line_inside(data):
-            last = data.rfind(b"\n") + 1          # the common case: no line is long, only the last goes on
+            last = data.rfind(b"\n") + 1  # the common case: no line is long, only the last goes on
             self.line_bytes = len(data) - last
             self.line_openers = data.count(b"[", last) + data.count(b"{", last)
             return

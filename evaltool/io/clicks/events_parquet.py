@@ -35,9 +35,10 @@ def read_events_parquet(path: str, builder: Builder) -> None:
     # groups it has passed (~100 MB more at 10M events)
     try:
         for group in range(handle.num_row_groups):
-            for batch in handle.iter_batches(batch_size=events_table.TABLE_BATCH_ROWS, row_groups=[group], columns=wanted,
-                                             use_threads=False):
+            for batch in handle.iter_batches(
+                batch_size=events_table.TABLE_BATCH_ROWS, row_groups=[group], columns=wanted, use_threads=False
+            ):
                 events.add(batch)
                 start += batch.num_rows
-    except (pa.ArrowException, OSError) as exc:   # a damaged page, a column chunk that cannot be decoded
+    except (pa.ArrowException, OSError) as exc:  # a damaged page, a column chunk that cannot be decoded
         raise ParseError(path, f"row {start + 1}", None, f"a readable Parquet file ({_first_line(exc)})") from None

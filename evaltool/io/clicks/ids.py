@@ -20,7 +20,7 @@ class Vocab:
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
         self.list: list[str] = []
-        self.table: IdTable | None = None      # the ids, when added by columns
+        self.table: IdTable | None = None  # the ids, when added by columns
 
     def __len__(self) -> int:
         return len(self.list) if self.table is None else len(self.table)
@@ -46,7 +46,7 @@ class Vocab:
         encoded = pc.dictionary_encode(column)
         distinct = encoded.dictionary
         try:
-            distinct.validate(full=True)   # Arrow's JSON and Parquet readers let invalid UTF-8 through
+            distinct.validate(full=True)  # Arrow's JSON and Parquet readers let invalid UTF-8 through
         except pa.ArrowInvalid as exc:
             raise NotUtf8(f"ids that are UTF-8 text ({exc})") from None
         if self.table is None:
@@ -64,7 +64,7 @@ class Vocab:
             _, first = np.unique(hashes[new], return_index=True)
             fresh = np.zeros(len(distinct), bool)
             fresh[np.flatnonzero(new)[first]] = True
-            collided |= new & ~fresh                  # two new ids of this batch with one hash
+            collided |= new & ~fresh  # two new ids of this batch with one hash
             codes[fresh] = table.add(distinct.filter(pa.array(fresh)), hashes[fresh])
         for i in np.flatnonzero(collided).tolist():
             text = distinct[i].as_py()
@@ -94,7 +94,7 @@ class IdTable:
         self.offsets = Appendable(np.int64)
         self.offsets.extend([0])
         self.bytes = Appendable(np.uint8)
-        self.hashes = Appendable(np.uint64)    # by code (an id added without a hash: 0, never looked up)
+        self.hashes = Appendable(np.uint64)  # by code (an id added without a hash: 0, never looked up)
         self.slots = np.full(1 << 12, -1, np.int32)
         self.n_placed = 0
         self.frozen = None
@@ -140,7 +140,7 @@ class IdTable:
         """Store new ids (an Arrow string array) and their codes; with ``hashes``, ``find`` finds them."""
         start, n = len(self), len(strings)
         offsets, data = string_buffers(strings)
-        self.bytes.extend(data[offsets[0]:offsets[-1]])
+        self.bytes.extend(data[offsets[0] : offsets[-1]])
         self.offsets.extend(offsets[1:].astype(np.int64) + (self.offsets.values[-1] - offsets[0]))
         codes = np.arange(start, start + n, dtype=np.int64)
         self.hashes.extend(np.zeros(n, np.uint64) if hashes is None else hashes)
@@ -162,8 +162,9 @@ class IdTable:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        view = pa.LargeStringArray.from_buffers(len(self), pa.py_buffer(self.offsets.values),
-                                                pa.py_buffer(self.bytes.values))
+        view = pa.LargeStringArray.from_buffers(
+            len(self), pa.py_buffer(self.offsets.values), pa.py_buffer(self.bytes.values)
+        )
         return pc.cast(view.take(pa.array(codes)), pa.string())
 
     def as_arrow(self):
@@ -172,9 +173,8 @@ class IdTable:
 
         if self.frozen is None:
             n, offsets, data = len(self), self.offsets.release(), self.bytes.release()
-            if offsets[-1] < 2 ** 31:
-                self.frozen = pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)),
-                                                          pa.py_buffer(data))
+            if offsets[-1] < 2**31:
+                self.frozen = pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
             else:
                 self.frozen = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
             self.slots = self.hashes = None

@@ -23,7 +23,7 @@ class ClickLog:
     path: str
     format: str
     query_ids: list[str]
-    doc_ids: object                 # a pyarrow string array: doc_ids[code]
+    doc_ids: object  # a pyarrow string array: doc_ids[code]
     imp_query: np.ndarray
     imp_time: np.ndarray
     shown_offsets: np.ndarray

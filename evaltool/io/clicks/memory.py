@@ -44,6 +44,6 @@ def release_freed_memory() -> None:
     if name:
         try:
             libc = ctypes.CDLL(name)
-            libc.mallopt(-3, 128 * 1024)      # M_MMAP_THRESHOLD: fixed, no longer raised by each large free
-        except (OSError, AttributeError):     # not glibc: nothing to tune
+            libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD: fixed, no longer raised by each large free
+        except (OSError, AttributeError):  # not glibc: nothing to tune
             pass

@@ -37,21 +37,33 @@ class ObjectReader:
         for name, values in self.fields.items():
             b.field_code[name].data[codes] = np.frombuffer(values, np.int32)
         offset = int(codes[0]) if len(codes) else 0
-        b.add_shown(np.frombuffer(self.s_imp, np.int32) + offset, np.frombuffer(self.s_doc, np.int32),
-                    np.frombuffer(self.s_pos, np.int32))
+        b.add_shown(
+            np.frombuffer(self.s_imp, np.int32) + offset,
+            np.frombuffer(self.s_doc, np.int32),
+            np.frombuffer(self.s_pos, np.int32),
+        )
         c_imp = np.frombuffer(self.c_imp, np.int32) + offset
-        b.add_clicks(c_imp, np.frombuffer(self.c_doc, np.int32), np.zeros(len(c_imp), np.int32),
-                     np.frombuffer(self.c_time, np.float64))
+        b.add_clicks(
+            c_imp,
+            np.frombuffer(self.c_doc, np.int32),
+            np.zeros(len(c_imp), np.int32),
+            np.frombuffer(self.c_time, np.float64),
+        )
         self._reset()
 
     def add(self, obj, line) -> None:
         path, b = self.b.path, self.b
         text = lambda: short(json.dumps(obj, ensure_ascii=False))  # noqa: E731
         if not isinstance(obj, dict):
-            raise ParseError(path, line, text(), "an impression object with 'consulta' or 'query', "
-                                                 "'resultados' or 'results', and 'clicks'")
+            raise ParseError(
+                path,
+                line,
+                text(),
+                "an impression object with 'consulta' or 'query', 'resultados' or 'results', and 'clicks'",
+            )
         qid = next((id_text(obj[k]) for k in QUERY_ID_KEYS if k in obj), None) or next(
-            (id_text(obj[k]) for k in QUERY_KEYS if k in obj), None)
+            (id_text(obj[k]) for k in QUERY_KEYS if k in obj), None
+        )
         if qid is None:
             raise ParseError(path, line, text(), "a query: 'query_id', 'consulta' or 'query' (a non-empty text)")
         results = next((obj[k] for k in RESULT_KEYS if k in obj), None)
@@ -69,13 +81,17 @@ class ObjectReader:
         self.imp_time.append(when)
         for name in b.field_names:
             value = obj.get(name)
-            self.fields[name].append(-1 if value is None else b.field_vocab[name].code(
-                value if isinstance(value, str) else json.dumps(value)))
+            self.fields[name].append(
+                -1
+                if value is None
+                else b.field_vocab[name].code(value if isinstance(value, str) else json.dumps(value))
+            )
         for position, doc in enumerate(results, 1):
             doc_id = id_text(doc)
             if doc_id is None:
-                raise ParseError(path, line, short(json.dumps(doc)), "document ids in the result list: texts or "
-                                                                      "whole numbers")
+                raise ParseError(
+                    path, line, short(json.dumps(doc)), "document ids in the result list: texts or whole numbers"
+                )
             self.s_imp.append(local)
             self.s_doc.append(b.docs.code(doc_id))
             self.s_pos.append(position)
@@ -86,13 +102,18 @@ class ObjectReader:
                 if "timestamp" in click:
                     when = seconds_of(click["timestamp"])
                     if when is None:
-                        raise ParseError(path, line, short(json.dumps(click)),
-                                         "a click timestamp: seconds or an ISO 8601 time")
+                        raise ParseError(
+                            path, line, short(json.dumps(click)), "a click timestamp: seconds or an ISO 8601 time"
+                        )
             else:
                 doc_id = id_text(click)
             if doc_id is None:
-                raise ParseError(path, line, short(json.dumps(click)), "a clicked document id (a text or whole "
-                                                                        "number, or {\"doc_id\": ...})")
+                raise ParseError(
+                    path,
+                    line,
+                    short(json.dumps(click)),
+                    'a clicked document id (a text or whole number, or {"doc_id": ...})',
+                )
             self.c_imp.append(local)
             self.c_doc.append(b.docs.code(doc_id))
             self.c_time.append(when)
@@ -128,8 +149,9 @@ def read_json_array(path: str, text: str, reader: ObjectReader) -> None:
             try:
                 obj, end = jsontext.raw_decode(decoder, text, at)
             except json.JSONDecodeError as exc:
-                raise ParseError(path, line_at(exc.pos), short(text[exc.pos: exc.pos + 40]),
-                                 f"a JSON value ({exc.msg})") from None
+                raise ParseError(
+                    path, line_at(exc.pos), short(text[exc.pos : exc.pos + 40]), f"a JSON value ({exc.msg})"
+                ) from None
             if escapes:
                 check_surrogates(path, line_at(at), text[at:end], obj)
             reader.add(obj, line_at(at))
@@ -141,12 +163,13 @@ def read_json_array(path: str, text: str, reader: ObjectReader) -> None:
                 at += 1
                 break
             if at >= len(text):
-                raise ParseError(path, line_at(at), None, "',' or ']' in the JSON array (the file ends before the "
-                                                          "array is closed)")
-            raise ParseError(path, line_at(at), short(text[at: at + 40]), "',' or ']' in the JSON array")
+                raise ParseError(
+                    path, line_at(at), None, "',' or ']' in the JSON array (the file ends before the array is closed)"
+                )
+            raise ParseError(path, line_at(at), short(text[at : at + 40]), "',' or ']' in the JSON array")
     at = skip(at)
     if at < len(text):
-        raise ParseError(path, line_at(at), short(text[at: at + 40]), "nothing after the JSON array")
+        raise ParseError(path, line_at(at), short(text[at : at + 40]), "nothing after the JSON array")
 
 
 def read_records(records, builder: Builder) -> None:

@@ -48,11 +48,15 @@ def utf8(path: str, line: int, data: bytes) -> str:
     except UnicodeDecodeError as exc:
         line += data.count(b"\n", 0, exc.start)
         start = data.rfind(b"\n", 0, exc.start) + 1
-        raise ParseError(path, line, short(data[start:exc.start + 40].decode("utf-8", "replace").split("\n")[0]),
-                         f"UTF-8 text ({exc.reason} at byte {exc.start - start + 1} of the line)") from None
+        raise ParseError(
+            path,
+            line,
+            short(data[start : exc.start + 40].decode("utf-8", "replace").split("\n")[0]),
+            f"UTF-8 text ({exc.reason} at byte {exc.start - start + 1} of the line)",
+        ) from None
 
 
-SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")   # \ud800 to \udfff: half of a UTF-16 pair
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800 to \udfff: half of a UTF-16 pair
 
 
 def check_surrogates(path: str, line, text: str, obj) -> None:
@@ -60,8 +64,13 @@ def check_surrogates(path: str, line, text: str, obj) -> None:
     try:
         json.dumps(obj, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise ParseError(path, line, short(text), "text with whole characters (a \\ud800-\\udfff escape "
-                                                   "is half of a surrogate pair, and its other half is missing)") from None
+        raise ParseError(
+            path,
+            line,
+            short(text),
+            "text with whole characters (a \\ud800-\\udfff escape "
+            "is half of a surrogate pair, and its other half is missing)",
+        ) from None
 
 
 def json_lines(path: str, opener):

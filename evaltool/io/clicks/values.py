@@ -10,8 +10,17 @@ QUERY_ID_KEYS = ("query_id", "qid")
 RESULT_KEYS = ("resultados", "results")
 ACTIONS = ("impression", "click")
 EVENT_ID_COLUMNS = ("impression_id", "session_id")
-RESERVED = {*QUERY_KEYS, *QUERY_ID_KEYS, *RESULT_KEYS, "clicks", "timestamp", "action", "doc_id", "position",
-            "impression_id"}
+RESERVED = {
+    *QUERY_KEYS,
+    *QUERY_ID_KEYS,
+    *RESULT_KEYS,
+    "clicks",
+    "timestamp",
+    "action",
+    "doc_id",
+    "position",
+    "impression_id",
+}
 
 
 def id_text(value) -> str | None:
@@ -38,7 +47,7 @@ def seconds_of(value) -> float | None:
     return None
 
 
-POSITION_MAX = 2**31 - 1   # positions are stored as int32
+POSITION_MAX = 2**31 - 1  # positions are stored as int32
 
 
 def position_of(value) -> int | None:
@@ -58,5 +67,4 @@ def position_of(value) -> int | None:
 
 
 POSITION_EXPECTED = "a position that is a whole number of 1 or more (1 = the top result)"
-CLICK_ID_EXPECTED = ("a click that names its impression (an impression_id, or a session_id with query_id or "
-                     "query)")
+CLICK_ID_EXPECTED = "a click that names its impression (an impression_id, or a session_id with query_id or query)"

@@ -27,13 +27,12 @@ A form's answer is a redirect (303) to the page that shows the result; JSON's th
 
 from __future__ import annotations
 
-import json
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from evaltool.errors import EvaltoolError, NotFoundError
 from evaltool.server.judging_pages import task_link
-from evaltool.server.params import RequestError
+from evaltool.server.params import RequestError, json_object
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -53,13 +52,7 @@ async def _body(request: Request) -> tuple[dict, bool]:
     body = await request.body()
     if not body.strip():
         return {}, False
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RequestError(f"the body is not JSON ({str(exc)[:200]})") from None
-    if not isinstance(data, dict):
-        raise RequestError("the body must be a JSON object")
-    return data, False
+    return json_object(body), False
 
 
 def _failed(exc: EvaltoolError):

@@ -187,21 +187,13 @@ def _answer(data: dict, status: int = 200):
 
 async def _fields(request) -> tuple[dict, bool]:
     """(the request's fields, whether they came as a form): a URL-encoded form, else a JSON object."""
-    import json
-
     from evaltool.server.auth import form_of
-    from evaltool.server.params import RequestError
+    from evaltool.server.params import json_object
 
     form = await form_of(request)
     if form:
         return form, True
-    try:
-        data = json.loads(await request.body() or b"{}")
-    except (UnicodeDecodeError, ValueError):
-        raise RequestError("the body is neither a form nor JSON") from None
-    if not isinstance(data, dict):
-        raise RequestError("the body must be a JSON object")
-    return data, False
+    return json_object(await request.body() or b"{}"), False
 
 
 def _state(request, run: ModelRun | None, task_id: int) -> dict:

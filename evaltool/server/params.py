@@ -87,6 +87,31 @@ TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 LARGEST = 2**63 - 1  # the largest integer a database column holds: ids and offsets above it name nothing
 
 
+def json_object(body: bytes) -> dict:
+    """A request body that must be a JSON object; anything else (not UTF-8, not JSON, nested deeper than
+    the parser follows, another JSON value) is a 400 naming what was wrong.
+
+    >>> json_object(b'{"name": "helpdesk"}')
+    {'name': 'helpdesk'}
+    >>> try:
+    ...     json_object(b"[" * 5000)
+    ... except RequestError as exc:
+    ...     print(exc.status, str(exc)[:45])
+    400 the body is not JSON (JSON nested 5000 levels
+    """
+    from evaltool.io import jsontext
+
+    try:
+        data = jsontext.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RequestError(f"the body is not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:
+        raise RequestError(f"the body is not JSON ({str(exc)[:200]})") from None
+    if not isinstance(data, dict):
+        raise RequestError("the body must be a JSON object")
+    return data
+
+
 def _integer(param: Param, text: str) -> int:
     low = param.minimum if param.minimum is not None else 0
     high = param.maximum if param.maximum is not None else LARGEST

@@ -16,7 +16,6 @@ over the limit.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qs, quote
 
@@ -24,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from evaltool.errors import EvaltoolError, NotFoundError
-from evaltool.server.params import RequestError
+from evaltool.server.params import RequestError, json_object
 
 MAX_UPLOAD = 2 * 1024 * 1024  # bytes of a queries file uploaded (some 10,000 queries)
 FORM = "application/x-www-form-urlencoded"
@@ -47,13 +46,7 @@ def _fields(body: bytes, content_type: str) -> tuple[dict, bool]:
         return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}, True
     if not body.strip():
         return {}, False
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RequestError(f"the body is not JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise RequestError("the body must be a JSON object")
-    return data, False
+    return json_object(body), False
 
 
 async def _writer(request: Request):

@@ -316,6 +316,20 @@ def test_a_body_nested_beyond_the_parser_is_400(db):
         assert response.status_code == 400 and "nests deeper" in response.json()["error"], response.text[:300]
 
 
+@pytest.mark.parametrize("url", ["/api/suites", "/api/judging/1/judge", "/api/executions/1/judging",
+                                 "/api/judging/1/llm"])
+@pytest.mark.parametrize("body,fragment", [(b"[" * 100_000, "nested 100000 levels"), (b"\xff\xfe{}", "not UTF-8"),
+                                           (b"[1, 2]", "must be a JSON object")])
+def test_every_json_body_that_cannot_be_read_is_400(db, url, body, fragment):
+    """The workbench, judging and model-run endpoints read their JSON body alike: deep nesting (a
+    RecursionError in Python's parser, a 500 before), bad bytes or another JSON value are 400."""
+    with dashboard_client(_app(db, tokens=[f"ci={OPERATOR}"], max_body=1 << 20)) as client:
+        response = client.post(url, content=body, headers={**_bearer(OPERATOR), "content-type": "application/json"})
+        assert response.status_code == 400, response.text[:300]
+        assert fragment in response.json()["error"], response.text[:300]
+        _headers_are_secure(response)
+
+
 def test_a_tag_needs_a_key_as_on_the_command_line(db):
     from tests.support.helpers import invoke
 

@@ -225,9 +225,11 @@ def test_score_groups_of_positions_against_a_scan(levels):
         assert (low[p], high[p], first[p]) == (lo, hi, codes.tolist().index(codes[p])), p
 
 
-def _tied_dicts(seed: int):
+def _tied_dicts(seed: int, unretrieved: int = 0, descending: bool = False):
     """Queries of mixed depths, scores on a coarse grid (many ties), ids of mixed lengths and
-    one that is not UTF-8 on disk (a surrogate escape, compared by its bytes)."""
+    one that is not UTF-8 on disk (a surrogate escape, compared by its bytes); ``unretrieved``
+    judged documents per query that the run does not hold (negative grades among them), a
+    query without judgments, and with ``descending`` each query's documents in score order."""
     rng = np.random.default_rng(seed)
     qrels, run = {}, {}
     for q in range(15):
@@ -235,18 +237,27 @@ def _tied_dicts(seed: int):
         docs = [f"d{int(rng.integers(0, 10 ** int(rng.integers(1, 4))))}_{i}" for i in range(depth)]
         if q == 3:
             docs[0] = "d\udcff"
-        run[f"q{q}"] = {d: float(rng.integers(0, 4)) for d in docs}
+        scores = {d: float(rng.integers(0, 4)) for d in docs}
+        if descending:
+            scores = dict(sorted(scores.items(), key=lambda item: -item[1]))
+        run[f"q{q}"] = scores
         qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in rng.choice(docs, size=min(depth, 6), replace=False)}
+        qrels[f"q{q}"].update({f"u{q}_{i}": int(rng.integers(-1, 3)) for i in range(unretrieved)})
+    if unretrieved:
+        run["unjudged"] = {"d1": 1.0, "d2": 1.0}
     return qrels, run
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, monkeypatch):
+@pytest.mark.parametrize("unretrieved, descending", [(0, False), (60, False), (60, True)])
+def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, unretrieved, descending, monkeypatch):
     """A dict run's judged documents are ranked by counting the scores of their query (no sort);
-    with the comparison budget at nothing, by sorting: both as the same run read from a file."""
+    with the comparison budget at nothing, by sorting: both as the same run read from a file.
+    With more judgments than retrieved documents, the retrieved ones are looked up among the
+    judged (and a run in score order ranked by position)."""
     from evaltool import ranking
 
-    qrels, run = _tied_dicts(seed)
+    qrels, run = _tied_dicts(seed, unretrieved, descending)
     (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
                                     encoding="utf-8", errors="surrogateescape")
     (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),

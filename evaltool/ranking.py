@@ -615,9 +615,7 @@ def judged_rows(qrels: Qrels) -> dict[str, dict[str, int]]:
         order = order.tolist()
         bounds = np.flatnonzero(np.diff(codes)) + 1
         starts, ends = np.concatenate(([0], bounds)).tolist(), np.append(bounds, len(codes)).tolist()
-        rows = {
-            qrels.qid_vocab[codes[s]]: dict(zip(docs[s:e], order[s:e])) for s, e in zip(starts, ends) if e > s
-        }
+        rows = {qrels.qid_vocab[codes[s]]: dict(zip(docs[s:e], order[s:e])) for s, e in zip(starts, ends) if e > s}
         qrels.memo["rows"] = rows
     return rows
 
@@ -775,8 +773,10 @@ def _larger_in_groups(run: Run, codes: np.ndarray, scores: np.ndarray, docs: lis
     for group in groups.values():
         group.sort()
     return np.array(
-        [len(group) - bisect_right(group, doc) for group, doc in
-         zip((groups[key] for key in zip(codes.tolist(), scores.tolist())), docs)],
+        [
+            len(group) - bisect_right(group, doc)
+            for group, doc in zip((groups[key] for key in zip(codes.tolist(), scores.tolist())), docs)
+        ],
         dtype=np.int64,
     )
 

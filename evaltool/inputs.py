@@ -138,6 +138,12 @@ class Run:
     def __len__(self) -> int:
         return len(self.scores)
 
+    def query_lengths(self) -> np.ndarray:
+        """The number of rows of each query code (``qid_vocab``'s)."""
+        from evaltool.arrays import counts
+
+        return counts(self.qid_codes, len(self.qid_vocab))
+
     def doc_text(self, rows: np.ndarray) -> list[str]:
         """The document ids of ``rows``, as text (for the byte-order tie rule)."""
         return [self.doc_vocab[c] for c in self.doc_codes[rows]]

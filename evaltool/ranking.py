@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evaltool.arrays import Membership, counts, distinct
+from evaltool.arrays import Membership, distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError, quote
 
@@ -710,6 +710,7 @@ def _row_ids(run: Run, query_start: np.ndarray, rows: np.ndarray) -> list[str]:
 
 
 BLOCK_CELLS = 1 << 22  # (judged document x query position) comparisons made at a time
+GRID_BLOCK_CELLS = 1 << 16  # the same for queries of one depth: a block that stays in the cache
 COMPARISONS_PER_SORT_STEP = 4  # what one step of sorting the run costs, in comparisons of _count_above
 
 
@@ -739,6 +740,17 @@ def _count_above(
         return None
     higher = np.empty(len(codes), dtype=np.int64)
     equal = np.empty(len(codes), dtype=np.int64)
+    width = int(lengths[0]) if len(lengths) else 0
+    if width and len(scores) == len(lengths) * width and lengths.min() == width == lengths.max():
+        # every query equally deep (a fixed-depth run): its scores are a row of a matrix,
+        # compared a block of rows at a time, with no positions to compute or mask
+        grid = scores.reshape(len(lengths), width)
+        step = max(GRID_BLOCK_CELLS // width, 1)
+        for first in range(0, len(codes), step):
+            cells, value = grid[codes[first : first + step]], values[first : first + step, None]
+            higher[first : first + step] = np.count_nonzero(cells > value, axis=1)
+            equal[first : first + step] = np.count_nonzero(cells == value, axis=1)
+        return higher, equal
     order = np.argsort(depth, kind="stable")  # blocks of similar depths: little padding
     step = max(BLOCK_CELLS // max(int(depth.max()), 1), 1)
     for first in range(0, len(order), step):
@@ -890,7 +902,7 @@ def rank(
     """
     judged_side = qrels_order(qrels)
     qrels_qids, position = judged_side.qids, judged_side.position
-    rows_per_code = counts(run.qid_codes, len(run.qid_vocab))
+    rows_per_code = run.query_lengths()
     run_used = np.flatnonzero(rows_per_code)
     run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
 

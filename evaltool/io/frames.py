@@ -219,11 +219,18 @@ class DictRun(Run):
     ):
         self.qid_vocab = qids
         self.rankings = rankings
-        self.qid_codes = np.repeat(np.arange(len(rankings), dtype=np.int64), [len(d) for d in rankings])
+        self.lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
         self.scores = scores
         self.runid, self.path = runid, path
         self.duplicates_resolved = 0
         self.extra = {}
+
+    @cached_property
+    def qid_codes(self) -> np.ndarray:  # type: ignore[override]
+        return np.repeat(np.arange(len(self.rankings), dtype=np.int64), self.lengths)
+
+    def query_lengths(self) -> np.ndarray:
+        return self.lengths
 
     @cached_property
     def doc_vocab(self) -> list[str]:  # type: ignore[override]

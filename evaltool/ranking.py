@@ -866,7 +866,8 @@ def qrels_order(qrels: Qrels) -> QrelsOrder:
     """
     order = qrels.memo.get("ranking")
     if order is None:
-        qids = sorted(qrels.queries_with(), key=byte_key)
+        qids = qrels.queries_with()
+        qids = sorted(qids) if str_order_is_byte_order(qids) else sorted(qids, key=byte_key)
         position = {qid: i for i, qid in enumerate(qids)}
         row_position = np.array([position.get(q, -1) for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]
         nonneg = qrels.grades >= 0

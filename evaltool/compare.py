@@ -361,6 +361,15 @@ class Comparison:
                         out.append(row)
         return out
 
+    def _repr_html_(self) -> str:
+        """The table of ``evaltool compare`` (``-o latex`` writes the same cells) as a notebook shows it:
+        each run's mean with its difference from the baseline, ``*`` when the adjusted p is below
+        ``alpha``; with all pairs, the means with their letters (runs sharing a letter do not differ)."""
+        from evaltool.report.html import notebook_html
+        from evaltool.report.layouts import compare_report
+
+        return notebook_html(compare_report(self))
+
     def to_frame(self):
         """:meth:`rows` as a pandas DataFrame (the table of ``-o csv``)."""
         from evaltool.evaluation.result import require_pandas

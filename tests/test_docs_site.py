@@ -128,11 +128,15 @@ def test_the_site_builds_in_strict_mode(tmp_path):
     done = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(site)], cwd=ROOT,
                           capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "WARNING" not in done.stderr, done.stderr[-4000:]
+    # mkdocs' warnings start their line (the notebooks' kernel says "[IPKernelApp] WARNING | ... TCP
+    # without encryption" on its own stderr: a local kernel's transport, not a fault of the site)
+    assert not re.search(r"^WARNING\b", done.stderr, re.M), done.stderr[-4000:]
     assert (site / "index.html").is_file()
     assert (site / "reference" / "measures" / "dcg" / "index.html").is_file()
     api = (site / "reference" / "python" / "index.html").read_text()
     assert 'id="evaltool.evaluation.orchestration.evaluate"' in api   # mkdocstrings rendered it
+    for name in ("researcher", "engineer", "student", "library"):   # executed: the outputs are on the page
+        assert '<div class="evaltool">' in (site / "notebooks" / name / "index.html").read_text(), name
 
 
 def test_a_broken_link_fails_the_strict_build(tmp_path):
@@ -141,6 +145,7 @@ def test_a_broken_link_fails_the_strict_build(tmp_path):
     (copy / "mkdocs.yml").write_text((ROOT / "mkdocs.yml").read_text().replace("paths: [.]", f"paths: [{ROOT}]")
                                      .replace("tools/griffe_rst.py", str(ROOT / "tools" / "griffe_rst.py")))
     subprocess.run(["cp", "-r", str(DOCS), str(copy / "docs")], check=True)
+    (copy / "data").symlink_to(ROOT / "data")   # what the notebooks read
     page = copy / "docs" / "getting-started.md"
     page.write_text(page.read_text() + "\n[gone](no-such-page.md)\n")
     done = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(tmp_path / "site")],

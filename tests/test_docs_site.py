@@ -267,3 +267,48 @@ def test_shown_commands_name_only_options_that_exist():
                 if command.startswith("evaltool "):
                     error = command_error(command)
                     assert error is None, f"{_page_id(page)}:{line}: {command}\n{error}"
+
+
+# ---------------------------------------------------------------- the Python API's numpydoc sections
+
+PUBLIC_FUNCTIONS = ["evaluate", "Evaluator", "compare_runs", "fuse", "optimize_fusion", "power_analysis",
+                    "reproduce", "parse_measures"]
+
+
+@pytest.mark.parametrize("name", PUBLIC_FUNCTIONS)
+def test_the_public_functions_document_parameters_returns_raises_and_examples(name):
+    import importlib
+    import inspect
+
+    from evaltool import _EXPORTS
+
+    # by the module that defines it: once evaltool.reproduce the module is imported, the package's
+    # attribute of that name is the module, not the function
+    target = getattr(importlib.import_module(_EXPORTS[name]), name)
+    doc = inspect.getdoc(target)
+    sections = [title for title in ("Parameters", "Returns", "Raises", "Examples")
+                if re.search(rf"^{title}\n-{{{len(title)}}}$", doc, re.M)]
+    expected = ["Parameters", "Raises", "Examples"] if inspect.isclass(target) else \
+        ["Parameters", "Returns", "Raises", "Examples"]
+    if name == "reproduce":
+        expected.remove("Examples")   # its example is the guide's (two pairs of run files)
+    assert sections == expected, (name, sections)
+    # every parameter of the signature has its entry (several may share one: "trials, seed : int")
+    entries = doc.split("Parameters\n----------\n", 1)[1].split("\n\n", 1)[0].split("\nReturns\n")[0]
+    documented = {n.strip().lstrip("*") for line in entries.splitlines() if line and not line.startswith(" ")
+                  for n in line.split(" : ")[0].split(",")}
+    parameters = set(inspect.signature(target.__init__ if inspect.isclass(target) else target).parameters)
+    assert parameters - {"self"} <= documented, (name, parameters - {"self"} - documented)
+
+
+def test_numpydoc_sections_become_tables_and_other_docstrings_stay_as_they_were():
+    import griffe_rst
+
+    doc = "Add.\n\n    Parameters\n    ----------\n    a, b : int\n        The terms;\n        any two.\n\n" \
+          "    Raises\n    ------\n    ValueError\n        Never.\n\n    Examples\n    --------\n    >>> 1 + 1\n    2\n"
+    assert griffe_rst.numpy_sections(doc).splitlines() == [
+        "Add.", "", "**Parameters**", "", "| Parameter | Type | Description |", "|---|---|---|",
+        "| `a`, `b` | int | The terms; any two. |", "", "**Raises**", "", "| Exception | When |", "|---|---|",
+        "| `ValueError` | Never. |", "", "**Examples**", "", ">>> 1 + 1", "2"]
+    plain = "A title.\n\n    Some ``text``\n    ----\n    and a rule that is no section.\n"
+    assert griffe_rst.numpy_sections(plain) == plain

@@ -295,6 +295,10 @@ class NumericDocRun(Run):
         return _numeric_keys(docids)
 
 
+# the ids as an Arrow array, kept for the last list (one qrels' ids, met run after run)
+_string_arrays = LastIds(lambda docids: string_array(docids))
+
+
 class ArrowDocRun(Run):
     """A run whose document ids stay in an Arrow dictionary."""
 
@@ -303,7 +307,7 @@ class ArrowDocRun(Run):
 
     def keys_for(self, docids):
         compute = kernels()
-        dictionary, wanted = self.extra["dictionary"], string_array(docids)
+        dictionary, wanted = self.extra["dictionary"], _string_arrays(docids)
         if len(dictionary) <= 4 * len(wanted):
             found = compute.call_function("index_in", [wanted], compute.SetLookupOptions(dictionary))
             return found_or_missing(found).astype(np.int64)

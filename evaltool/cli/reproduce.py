@@ -1,4 +1,4 @@
-"""``evaltool reproduce ORIGINAL... REPRODUCED... --qrels Q``: reproducibility measures (evaltool.reproducibility)."""
+"""``evaltool reproduce ORIGINAL... REPRODUCED... --qrels Q``: reproducibility measures, computed by :mod:`evaltool.reproducibility`."""
 
 from __future__ import annotations
 

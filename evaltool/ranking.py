@@ -508,16 +508,18 @@ def _tied_members(
     (array([0, 0, 1]), array([0, 2, 3]))
     """
     pairs, rows = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-    depth = lengths[codes]
-    step = max(BLOCK_CELLS // max(int(depth.max(initial=1)), 1), 1)
-    for first in range(0, len(codes), step):
-        pick = np.arange(first, min(first + step, len(codes)))
-        positions = np.arange(int(depth[pick].max()))
-        at = np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)
-        which, where = np.nonzero((scores[at] == values[pick][:, None]) & (positions < depth[pick][:, None]))
+    for pick, width in _blocks(lengths[codes]):
+        starts = query_start[codes[pick]]
+        cells, inside = _windows(scores, starts, lengths[codes[pick]], width)
+        same = cells == values[pick][:, None]
+        if inside is not None:
+            same &= inside
+        which, where = np.nonzero(same)
         pairs.append(pick[which])
-        rows.append(at[which, where])
-    return np.concatenate(pairs), np.concatenate(rows)
+        rows.append(np.minimum(starts, len(scores) - width)[which] + where)
+    pair, row = np.concatenate(pairs), np.concatenate(rows)
+    order = np.argsort(pair, kind="stable")  # in the order of the pairs, whatever the blocks
+    return pair[order], row[order]
 
 
 def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
@@ -702,8 +704,37 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     return code_q[judged_code], ranks, grade, group_start, group_end
 
 
-BLOCK_CELLS = 1 << 22  # (judged document x query position) comparisons made at a time
+BLOCK_CELLS = 1 << 16  # (judged document x query position) comparisons made at a time: a block stays in cache
 COMPARISONS_PER_SORT_STEP = 4  # what one step of sorting the run costs, in comparisons of _count_above
+
+
+def _blocks(depth: np.ndarray):
+    """Blocks of pairs of similar depths, each about :data:`BLOCK_CELLS` cells: (pairs, width)
+    with ``pairs`` indices into ``depth`` and ``width`` the deepest of them."""
+    order = np.argsort(depth, kind="stable")
+    ordered = depth[order]
+    first = 0
+    while first < len(order):
+        last = min(first + max(BLOCK_CELLS // max(int(ordered[first]), 1), 1), len(order))
+        width = int(ordered[last - 1])
+        last = min(last, first + max(BLOCK_CELLS // max(width, 1), 1))
+        yield order[first:last], int(ordered[last - 1])
+        first = last
+
+
+def _windows(scores: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int):
+    """The rows ``[starts[i], starts[i] + lengths[i])`` of ``scores`` as one matrix ``width`` wide
+    (a copy of whole windows, no index matrix), and where each row holds its own positions:
+    None when every row is exactly its window, else a mask."""
+    if width == 0:
+        return np.zeros((len(starts), 0), dtype=scores.dtype), None
+    at = np.minimum(starts, len(scores) - width)  # a window past the end is taken earlier, shifted
+    cells = np.lib.stride_tricks.sliding_window_view(scores, width)[at]
+    shift = starts - at
+    if not shift.any() and lengths.min() == width:
+        return cells, None
+    positions = np.arange(width)
+    return cells, (positions >= shift[:, None]) & (positions < (shift + lengths)[:, None])
 
 
 def _count_above(
@@ -713,9 +744,9 @@ def _count_above(
     many score the same (itself included), for rows grouped by query (``query_start``).
 
     Each pair is compared with every row of its query, a block of pairs at a time as a
-    matrix (pairs x the longest of their queries): no sort, and the work is the judged
-    documents times the depth of their queries. None when a sort of the run costs less
-    (many judged documents per query against few queries, as in TREC DL's qrels).
+    matrix (pairs x the longest of their queries, :func:`_windows`): no sort, and the work
+    is the judged documents times the depth of their queries. None when a sort of the run
+    costs less (many judged documents per query against few queries, as in TREC DL's qrels).
 
     >>> scores = np.array([3.0, 1.0, 2.0, 2.0, 0.5, 0.4, 0.3, 0.2, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0, -1.0, -2.0])
     >>> higher, equal = _count_above(scores, np.array([0, 8, 16]), np.array([8, 8]), np.array([0, 1]),
@@ -732,16 +763,15 @@ def _count_above(
         return None
     higher = np.empty(len(codes), dtype=np.int64)
     equal = np.empty(len(codes), dtype=np.int64)
-    order = np.argsort(depth, kind="stable")  # blocks of similar depths: little padding
-    step = max(BLOCK_CELLS // max(int(depth.max()), 1), 1)
-    for first in range(0, len(order), step):
-        pick = order[first : first + step]
-        positions = np.arange(int(depth[pick[-1]]))
-        inside = positions < depth[pick][:, None]
-        cells = scores[np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)]
+    for pick, width in _blocks(depth):
+        cells, inside = _windows(scores, query_start[codes[pick]], depth[pick], width)
         value = values[pick][:, None]
-        higher[pick] = np.count_nonzero((cells > value) & inside, axis=1)
-        equal[pick] = np.count_nonzero((cells == value) & inside, axis=1)
+        above, same = cells > value, cells == value
+        if inside is not None:
+            above &= inside
+            same &= inside
+        higher[pick] = np.count_nonzero(above, axis=1)
+        equal[pick] = np.count_nonzero(same, axis=1)
     return higher, equal
 
 

@@ -301,3 +301,29 @@ def test_the_key_table_join_gives_what_the_binary_searches_give(tmp_path, monkey
     by_search = evaluate(qrels_path, run_path, measures, per_query=True, on_duplicate="first")
     assert by_table.per_query == by_search.per_query and by_table.summary == by_search.summary
     assert by_table.summary["num_rel_ret"] > 0
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 16])
+@pytest.mark.parametrize("seed", [4, 5])
+def test_counting_scores_of_a_query_against_a_scan(seed, block, monkeypatch):
+    """``_count_above`` and ``_tied_members`` against a plain scan of each query: ragged depths,
+    empty queries, the last query ending the array, few distinct scores (ties), blocks of any size."""
+    from evaltool import ranking
+
+    monkeypatch.setattr(ranking, "BLOCK_CELLS", block)
+    monkeypatch.setattr(ranking, "COMPARISONS_PER_SORT_STEP", 0)  # counting, whatever it costs
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 12, size=30)
+    lengths[-1] = 11  # the deepest query last: its window reaches the end of the array
+    starts = np.concatenate(([0], np.cumsum(lengths)))
+    scores = rng.integers(0, 4, size=int(starts[-1])).astype(np.float64)
+    codes = np.repeat(np.flatnonzero(lengths), 3)
+    values = scores[starts[codes] + rng.integers(0, lengths[codes])]
+    higher, equal = ranking._count_above(scores, starts, lengths, codes, values)
+    segments = [scores[starts[c] : starts[c + 1]] for c in codes.tolist()]
+    assert higher.tolist() == [int((s > v).sum()) for s, v in zip(segments, values.tolist())]
+    assert equal.tolist() == [int((s == v).sum()) for s, v in zip(segments, values.tolist())]
+    pair, member = ranking._tied_members(scores, starts, lengths, codes, values)
+    expected = [(i, int(starts[c]) + j) for i, (c, v) in enumerate(zip(codes.tolist(), values.tolist()))
+                for j in np.flatnonzero(segments[i] == v).tolist()]
+    assert list(zip(pair.tolist(), member.tolist())) == expected

@@ -73,8 +73,11 @@ def cell(value) -> str:
 
 
 def table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(v) if not isinstance(v, str) else v for v in row) + " |" for row in rows]
+    """A Markdown table; a column empty in every row (no error anywhere) is left out."""
+    rows = [[cell(v) if not isinstance(v, str) else v for v in row] for row in rows]
+    kept = [j for j in range(len(header)) if any(row[j] for row in rows)] or list(range(len(header)))
+    lines = ["| " + " | ".join(header[j] for j in kept) + " |", "|" + "---|" * len(kept)]
+    lines += ["| " + " | ".join(row[j] for j in kept) + " |" for row in rows]
     return "\n".join(lines)
 
 

@@ -29,7 +29,7 @@ FULL_NAME = re.compile(r"^\d{8}T\d{6}Z\.json$")
 DASHBOARD_NAME = re.compile(r"^dashboard-\d{8}T\d{6}Z\.json$")
 KNOWN = {
     "timestamp", "argv", "repeat", "timeout_s", "machine", "git", "rss_floor_kb", "tools", "tools_missing",
-    "data_sets", "measurements", "summary", "goals", "startup", "inprocess", "many_runs", "clicks",
+    "data_sets", "measurements", "summary", "goals", "startup", "inprocess", "many_runs", "many_runs_r03", "clicks",
 }
 
 
@@ -155,6 +155,13 @@ def many_runs_section(results: dict) -> str:
     return "## Many runs\n\nThirty runs against one qrels.\n\n" + table(["command", "median", "values", "error"], rows)
 
 
+def many_runs_r03_section(results: dict) -> str:
+    rows = [[cell(r["row"]), seconds(r.get("median_wall_s")), cell(r.get("check")), cell(r.get("error"))]
+            for r in results["many_runs_r03"]]
+    return "## Many Robust runs\n\nThe 17 systems' runs of R03 (text ids) against its qrels.\n\n" + table(
+        ["command", "median", "values", "error"], rows)
+
+
 def summary_section(results: dict) -> str:
     sizes = results.get("data_sets", {})
     blocks = ["## Whole-process runs\n\nEach tool as a whole process on each data set; `= trec_eval`: every "
@@ -227,6 +234,7 @@ SECTIONS = {
     "startup": startup_section,
     "inprocess": inprocess_section,
     "many_runs": many_runs_section,
+    "many_runs_r03": many_runs_r03_section,
     "summary": summary_section,
     "clicks": clicks_section,
 }

@@ -508,16 +508,18 @@ def _tied_members(
     (array([0, 0, 1]), array([0, 2, 3]))
     """
     pairs, rows = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-    depth = lengths[codes]
-    step = max(BLOCK_CELLS // max(int(depth.max(initial=1)), 1), 1)
-    for first in range(0, len(codes), step):
-        pick = np.arange(first, min(first + step, len(codes)))
-        positions = np.arange(int(depth[pick].max()))
-        at = np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)
-        which, where = np.nonzero((scores[at] == values[pick][:, None]) & (positions < depth[pick][:, None]))
+    for pick, width in _blocks(lengths[codes]):
+        starts = query_start[codes[pick]]
+        cells, inside = _windows(scores, starts, lengths[codes[pick]], width)
+        same = cells == values[pick][:, None]
+        if inside is not None:
+            same &= inside
+        which, where = np.nonzero(same)
         pairs.append(pick[which])
-        rows.append(at[which, where])
-    return np.concatenate(pairs), np.concatenate(rows)
+        rows.append(np.minimum(starts, len(scores) - width)[which] + where)
+    pair, row = np.concatenate(pairs), np.concatenate(rows)
+    order = np.argsort(pair, kind="stable")  # in the order of the pairs, whatever the blocks
+    return pair[order], row[order]
 
 
 def rank_rows(run: Run, rows: np.ndarray) -> np.ndarray:
@@ -583,11 +585,52 @@ class _QrelsSide:
 _qrels_side = _QrelsSide()
 
 
+class _QrelsByDocument:
+    """The qrels' half of :func:`_judge_by_document`, kept for the last (qrels, evaluated query
+    of each qrels row), which runs of one Evaluator or command line share whatever their
+    document keys: the rows of evaluated queries in (document, query, row) order, where each
+    document's rows start, how many it has and the most any document has. Read and replaced
+    whole, as :class:`_QrelsSide`."""
+
+    def __init__(self):
+        self.last = None
+
+    def __call__(self, qrels: Qrels, qrels_q: np.ndarray):
+        last = self.last
+        if last is not None and last[0] is qrels and np.array_equal(last[1], qrels_q):
+            return last[2]
+        rows = np.flatnonzero(qrels_q >= 0)
+        rows = rows[np.lexsort((qrels_q[rows], qrels.doc_codes[rows]))]  # stable: a repeated pair in row order
+        per_doc = np.bincount(qrels.doc_codes[rows], minlength=len(qrels.doc_vocab))
+        side = np.cumsum(per_doc) - per_doc, per_doc, qrels_q[rows], qrels.grades[rows], int(per_doc.max(initial=0))
+        self.last = (qrels, qrels_q.copy(), side)
+        return side
+
+
+_qrels_by_document = _QrelsByDocument()
+
+# a run's document keys are looked up in a table (key -> judged document) when the table is at
+# most this many times as long as the qrels' documents (a run's dictionary codes: text ids),
+# and no document is judged for more than JUDGED_IN_QUERIES_MAX evaluated queries
+KEY_TABLE_FACTOR = 8
+JUDGED_IN_QUERIES_MAX = 8
+
+
 def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray):
     """(query, rank, grade, run row) of every retrieved judged document: the run's rows joined with
     the qrels of the evaluated queries (``code_q``: evaluated query of each run query code, or -1;
-    ``qrels_q``: of each qrels row)."""
-    keys, qrels_pair, qrels_grade = _qrels_side(qrels, run.keys_for(qrels.doc_vocab), qrels_q)
+    ``qrels_q``: of each qrels row).
+
+    Runs keyed by small integers (dictionary codes) go through a table from key to judged
+    document (:func:`_judge_by_document`, no search per row); others (integer document ids as
+    keys, up to millions) through sorted keys and binary searches."""
+    doc_keys = run.keys_for(qrels.doc_vocab)
+    bound = max(int(run.doc_codes.max(initial=-1)), int(doc_keys.max(initial=-1))) + 1
+    if 0 < bound <= KEY_TABLE_FACTOR * len(doc_keys) and run.doc_codes.min() >= 0:
+        joined = _judge_by_document(qrels, run, code_q, qrels_q, doc_keys, bound)
+        if joined is not None:
+            return joined
+    keys, qrels_pair, qrels_grade = _qrels_side(qrels, doc_keys, qrels_q)
     candidates = np.flatnonzero(_member(run.doc_codes, keys))
     candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
     candidate_q = code_q[run.qid_codes[candidates]]
@@ -598,6 +641,32 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     rows = candidates[hit]
     grade = qrels_grade[at[hit]]
     return candidate_q[hit], rank_rows(run, rows), grade, rows
+
+
+def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray, doc_keys, bound: int):
+    """:func:`_judge_rows` through a table of the run's document keys (all below ``bound``):
+    each row's judged document, then its judgments (:class:`_QrelsByDocument`) compared with
+    the row's query, one pass per judgment a document has at most. None when a document is
+    judged for more than :data:`JUDGED_IN_QUERIES_MAX` evaluated queries (binary searches then)."""
+    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q)
+    if most > JUDGED_IN_QUERIES_MAX:
+        return None
+    judged = np.flatnonzero(doc_keys >= 0)
+    document = np.full(bound, -1, dtype=np.int64)
+    document[doc_keys[judged]] = judged
+    row_doc = document[run.doc_codes]
+    row_q = code_q[run.qid_codes]
+    candidates = np.flatnonzero((row_doc >= 0) & (row_q >= 0))
+    doc, query = row_doc[candidates], row_q[candidates]
+    start, count = first[doc], per_doc[doc]
+    at = np.full(len(candidates), -1, dtype=np.int64)
+    for k in range(most):  # the k-th judgment of each row's document: the first of the row's query wins
+        row = np.where(count > k, start + k, 0)
+        found = (count > k) & (pair_q[row] == query) & (at < 0)
+        at[found] = row[found]
+    hit = at >= 0
+    rows = candidates[hit]
+    return query[hit], rank_rows(run, rows), pair_grade[at[hit]], rows
 
 
 def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray, rows_per_code: np.ndarray):
@@ -635,8 +704,37 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     return code_q[judged_code], ranks, grade, group_start, group_end
 
 
-BLOCK_CELLS = 1 << 22  # (judged document x query position) comparisons made at a time
+BLOCK_CELLS = 1 << 16  # (judged document x query position) comparisons made at a time: a block stays in cache
 COMPARISONS_PER_SORT_STEP = 4  # what one step of sorting the run costs, in comparisons of _count_above
+
+
+def _blocks(depth: np.ndarray):
+    """Blocks of pairs of similar depths, each about :data:`BLOCK_CELLS` cells: (pairs, width)
+    with ``pairs`` indices into ``depth`` and ``width`` the deepest of them."""
+    order = np.argsort(depth, kind="stable")
+    ordered = depth[order]
+    first = 0
+    while first < len(order):
+        last = min(first + max(BLOCK_CELLS // max(int(ordered[first]), 1), 1), len(order))
+        width = int(ordered[last - 1])
+        last = min(last, first + max(BLOCK_CELLS // max(width, 1), 1))
+        yield order[first:last], int(ordered[last - 1])
+        first = last
+
+
+def _windows(scores: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int):
+    """The rows ``[starts[i], starts[i] + lengths[i])`` of ``scores`` as one matrix ``width`` wide
+    (a copy of whole windows, no index matrix), and where each row holds its own positions:
+    None when every row is exactly its window, else a mask."""
+    if width == 0:
+        return np.zeros((len(starts), 0), dtype=scores.dtype), None
+    at = np.minimum(starts, len(scores) - width)  # a window past the end is taken earlier, shifted
+    cells = np.lib.stride_tricks.sliding_window_view(scores, width)[at]
+    shift = starts - at
+    if not shift.any() and lengths.min() == width:
+        return cells, None
+    positions = np.arange(width)
+    return cells, (positions >= shift[:, None]) & (positions < (shift + lengths)[:, None])
 
 
 def _count_above(
@@ -646,9 +744,9 @@ def _count_above(
     many score the same (itself included), for rows grouped by query (``query_start``).
 
     Each pair is compared with every row of its query, a block of pairs at a time as a
-    matrix (pairs x the longest of their queries): no sort, and the work is the judged
-    documents times the depth of their queries. None when a sort of the run costs less
-    (many judged documents per query against few queries, as in TREC DL's qrels).
+    matrix (pairs x the longest of their queries, :func:`_windows`): no sort, and the work
+    is the judged documents times the depth of their queries. None when a sort of the run
+    costs less (many judged documents per query against few queries, as in TREC DL's qrels).
 
     >>> scores = np.array([3.0, 1.0, 2.0, 2.0, 0.5, 0.4, 0.3, 0.2, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0, -1.0, -2.0])
     >>> higher, equal = _count_above(scores, np.array([0, 8, 16]), np.array([8, 8]), np.array([0, 1]),
@@ -665,16 +763,15 @@ def _count_above(
         return None
     higher = np.empty(len(codes), dtype=np.int64)
     equal = np.empty(len(codes), dtype=np.int64)
-    order = np.argsort(depth, kind="stable")  # blocks of similar depths: little padding
-    step = max(BLOCK_CELLS // max(int(depth.max()), 1), 1)
-    for first in range(0, len(order), step):
-        pick = order[first : first + step]
-        positions = np.arange(int(depth[pick[-1]]))
-        inside = positions < depth[pick][:, None]
-        cells = scores[np.minimum(query_start[codes[pick]][:, None] + positions, len(scores) - 1)]
+    for pick, width in _blocks(depth):
+        cells, inside = _windows(scores, query_start[codes[pick]], depth[pick], width)
         value = values[pick][:, None]
-        higher[pick] = np.count_nonzero((cells > value) & inside, axis=1)
-        equal[pick] = np.count_nonzero((cells == value) & inside, axis=1)
+        above, same = cells > value, cells == value
+        if inside is not None:
+            above &= inside
+            same &= inside
+        higher[pick] = np.count_nonzero(above, axis=1)
+        equal[pick] = np.count_nonzero(same, axis=1)
     return higher, equal
 
 

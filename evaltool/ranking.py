@@ -22,6 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -157,10 +158,14 @@ class RankedBatch:
         positive = gains > 0
         seg = self.judged_seg[positive]
         gains = gains[positive]
-        order = np.lexsort((-gains, seg))
         counts = np.bincount(seg, minlength=self.n_queries)
         offsets = np.concatenate(([0], np.cumsum(counts)))
-        return offsets, gains[order]
+        rising = gains[1:] > gains[:-1]
+        starts = offsets[1:-1]
+        rising[starts[(starts > 0) & (starts < len(gains))] - 1] = False  # one query's last, the next one's first
+        if rising.any():  # gains that do not follow the grades' order (a gain table): sorted per query
+            gains = gains[np.lexsort((-gains, seg))]
+        return offsets, gains
 
 
 class TieGroups:
@@ -643,8 +648,46 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     return candidate_q[hit], rank_rows(run, rows), grade, rows
 
 
+class JudgedLists(NamedTuple):
+    """The judgments grouped by query as flat lists: query code ``c`` (``qrels.qid_vocab``'s)
+    holds ``docs[starts[c]:ends[c]]`` with ``grades[starts[c]:ends[c]]``; ``code`` maps each
+    query id to its code."""
+
+    code: dict[str, int]
+    starts: np.ndarray
+    ends: np.ndarray
+    docs: list[str]
+    grades: np.ndarray
+
+
+def judged_lists(qrels: Qrels) -> JudgedLists:
+    """The :class:`JudgedLists` of ``qrels``, made on first use and kept in ``qrels.memo``.
+
+    >>> from evaltool.io.frames import qrels_from_dict
+    >>> lists = judged_lists(qrels_from_dict({"q2": {"a": 1, "b": 3}, "q1": {"c": -1}}))
+    >>> lists.code, lists.starts.tolist(), lists.ends.tolist(), lists.docs, lists.grades.tolist()
+    ({'q2': 0, 'q1': 1}, [0, 2], [2, 3], ['a', 'b', 'c'], [1, 3, -1])
+    """
+    lists = qrels.memo.get("lists")
+    if lists is None:
+        codes, doc_codes, grades = qrels.qid_codes, qrels.doc_codes, qrels.grades
+        if len(codes) > 1 and (codes[1:] < codes[:-1]).any():
+            order = np.argsort(codes, kind="stable")
+            codes, doc_codes, grades = codes[order], doc_codes[order], grades[order]
+        every = np.arange(len(qrels.qid_vocab))
+        lists = JudgedLists(
+            dict(zip(qrels.qid_vocab, range(len(qrels.qid_vocab)))),
+            np.searchsorted(codes, every, side="left"),
+            np.searchsorted(codes, every, side="right"),
+            list(map(qrels.doc_vocab.__getitem__, doc_codes.tolist())),
+            grades,
+        )
+        qrels.memo["lists"] = lists
+    return lists
+
+
 def judged_rows(qrels: Qrels) -> dict[str, dict[str, int]]:
-    """Each judged query's ``{document id: qrels row}``, built on first use and kept in ``qrels.memo``.
+    """Each judged query's ``{document id: index in judged_lists(qrels)}``, kept in ``qrels.memo``.
 
     >>> from evaltool.io.frames import qrels_from_dict
     >>> judged_rows(qrels_from_dict({"q2": {"a": 1, "b": 3}, "q1": {"c": -1}}))
@@ -652,13 +695,12 @@ def judged_rows(qrels: Qrels) -> dict[str, dict[str, int]]:
     """
     rows = qrels.memo.get("rows")
     if rows is None:
-        order = np.argsort(qrels.qid_codes, kind="stable")
-        codes = qrels.qid_codes[order]
-        docs = [qrels.doc_vocab[c] for c in qrels.doc_codes[order].tolist()]
-        order = order.tolist()
-        bounds = np.flatnonzero(np.diff(codes)) + 1
-        starts, ends = np.concatenate(([0], bounds)).tolist(), np.append(bounds, len(codes)).tolist()
-        rows = {qrels.qid_vocab[codes[s]]: dict(zip(docs[s:e], order[s:e])) for s, e in zip(starts, ends) if e > s}
+        lists = judged_lists(qrels)
+        rows = {
+            qid: dict(zip(lists.docs[start:end], range(start, end)))
+            for qid, start, end in zip(qrels.qid_vocab, lists.starts.tolist(), lists.ends.tolist())
+            if end > start
+        }
         qrels.memo["rows"] = rows
     return rows
 
@@ -705,11 +747,13 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     codes = np.flatnonzero(code_q >= 0)
     code_list, evaluated = codes.tolist(), code_q[codes].tolist()
     query_start = np.concatenate(([0], np.cumsum(rows_per_code)))
-    judged = qrels.by_query
-    lists = [judged[qids[q]] for q in evaluated]
-    counts = [len(docs) for docs, _ in lists]
+    lists = judged_lists(qrels)
+    qrels_code = np.fromiter(map(lists.code.__getitem__, map(qids.__getitem__, evaluated)), np.int64, len(evaluated))
+    starts, ends = lists.starts[qrels_code], lists.ends[qrels_code]
+    counts = ends - starts
+    total = int(counts.sum())
     hit_rows = None
-    if len(run.scores) < sum(counts):  # fewer retrieved rows than judgments: look those up
+    if len(run.scores) < total:  # fewer retrieved rows than judgments: look those up
         by_query = judged_rows(qrels)
         getters = [_NOT_JUDGED] * len(rows_per_code)
         for code, q in zip(code_list, evaluated):
@@ -720,22 +764,26 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
         hit_rows = np.flatnonzero(found >= 0)
         judged_code = run.qid_codes[hit_rows]
         score = run.scores[hit_rows]
-        grade = qrels.grades[found[hit_rows]]
+        grade = lists.grades[found[hit_rows]]
 
         def ids_of(entries: np.ndarray) -> list[str]:
             return _row_ids(run, query_start, hit_rows[entries])
 
     else:
-        lookups = (map(run.rankings[code].get, docs, repeat(np.nan)) for code, (docs, _) in zip(code_list, lists))
-        found = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=sum(counts))
+        docs = map(lists.docs.__getitem__, map(slice, starts.tolist(), ends.tolist()))
+        getters = map(attrgetter("get"), map(run.rankings.__getitem__, code_list))
+        found = np.fromiter(
+            chain.from_iterable(map(map, getters, docs, repeat(repeat(np.nan)))), dtype=np.float64, count=total
+        )
         hit = ~np.isnan(found)  # scores are finite: nan marks a judged document the query did not retrieve
+        before = np.cumsum(counts) - counts
+        index = (np.arange(total) + np.repeat(starts - before, counts))[hit]  # in the judged lists
         judged_code = np.repeat(codes, counts)[hit]
         score = found[hit]
-        grade = np.concatenate([grades for _, grades in lists])[hit] if lists else np.zeros(0, dtype=np.int64)
+        grade = lists.grades[index]
 
         def ids_of(entries: np.ndarray) -> list[str]:
-            judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
-            return [judged_ids[i] for i in np.flatnonzero(hit)[entries].tolist()]
+            return list(map(lists.docs.__getitem__, index[entries].tolist()))
 
     if hit_rows is not None and _scores_descending(run.scores, query_start):
         _, low, high = _score_groups(run.qid_codes, run.scores, hit_rows)
@@ -954,7 +1002,8 @@ def qrels_order(qrels: Qrels) -> QrelsOrder:
         qids = qrels.queries_with()
         qids = sorted(qids) if str_order_is_byte_order(qids) else sorted(qids, key=byte_key)
         position = {qid: i for i, qid in enumerate(qids)}
-        row_position = np.array([position.get(q, -1) for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]
+        row_position = np.fromiter(map(position.get, qrels.qid_vocab, repeat(-1)), np.int64, len(qrels.qid_vocab))
+        row_position = row_position[qrels.qid_codes]
         nonneg = qrels.grades >= 0
         jq, jg = row_position[nonneg], qrels.grades[nonneg]
         offsets = np.concatenate(([0], np.cumsum(np.bincount(jq, minlength=len(qids))))).astype(np.int64)
@@ -990,7 +1039,7 @@ def rank(
     qrels_qids, position = judged_side.qids, judged_side.position
     rows_per_code = run.query_lengths()
     run_used = np.flatnonzero(rows_per_code)
-    run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
+    run_code_pos = np.fromiter(map(position.get, run.qid_vocab, repeat(-1)), np.int64, len(run.qid_vocab))
 
     found = run_code_pos[run_used]
     # the run names the query, with results or with an empty ranking (a dict's {}: answered with nothing,
@@ -1009,9 +1058,9 @@ def rank(
     n_q = len(evaluated)
     eval_index = np.full(len(qrels_qids), -1, dtype=np.int64)
     eval_index[evaluated] = np.arange(n_q)
-    qids = [qrels_qids[i] for i in evaluated]
-    skipped = [qrels_qids[i] for i in np.flatnonzero(~named)] if not options.complete else []
-    unjudged = sorted(run.qid_vocab[c] for c in run_used[found < 0])
+    qids = list(qrels_qids) if n_q == len(qrels_qids) else list(map(qrels_qids.__getitem__, evaluated.tolist()))
+    skipped = [] if options.complete else list(map(qrels_qids.__getitem__, np.flatnonzero(~named).tolist()))
+    unjudged = sorted(map(run.qid_vocab.__getitem__, run_used[found < 0].tolist()))
 
     code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
     evaluated_codes = code_q >= 0

@@ -341,3 +341,17 @@ def test_counting_scores_of_a_query_against_a_scan(seed, block, monkeypatch):
     expected = [(i, int(starts[c]) + j) for i, (c, v) in enumerate(zip(codes.tolist(), values.tolist()))
                 for j in np.flatnonzero(segments[i] == v).tolist()]
     assert list(zip(pair.tolist(), member.tolist())) == expected
+
+
+def test_ideal_gains_of_a_gain_table_that_reverses_the_grades():
+    """The judged grades come in descending order, which orders the default gains; a gain table
+    may reverse them (grade 1 gains 5, grade 2 gains 1): the ideal ranking sorts the gains."""
+    import math
+
+    qrels = {"q": {"a": 1, "b": 2, "c": 0}, "r": {"d": 2, "e": 1}}
+    run = {"q": {"b": 2.0, "a": 1.0, "c": 0.5}, "r": {"e": 2.0, "d": 1.0}}
+    ideal = 5 + 1 / math.log2(3)  # a (5) first, then b (1)
+    result = evaluate(qrels, run, ["ndcg.1=5,2=1"], per_query=True).per_query
+    assert result["q"]["ndcg_1=5,2=1"] == pytest.approx((1 + 5 / math.log2(3)) / ideal, abs=1e-15)
+    assert result["r"]["ndcg_1=5,2=1"] == 1.0  # e (5) above d (1): the ideal order
+    assert evaluate(qrels, run, ["ndcg"], per_query=True).per_query["q"]["ndcg"] == 1.0  # b (2) above a (1)

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test venv test-deps bench bench-quick clean docs docs-serve docs-reference dist docs-deps format
+.PHONY: demo test venv test-deps bench bench-quick clean docs docs-serve docs-reference perf-page dist docs-deps format
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +26,15 @@ docs: docs-deps
 docs-serve: docs-deps
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
-# rewrite the generated reference pages (measures, command line, HTTP API) from the code
+# rewrite the generated reference pages (measures, command line, HTTP API) from the code,
+# and the performance page from the newest full run in benchmarks/results/
 docs-reference: docs-deps
 	$(BIN)/python tools/docs_reference.py
+	$(BIN)/python tools/perf_page.py
+
+# docs/performance.md from the newest full run of `make bench` (after a new one: run this and commit both)
+perf-page:
+	$(PYTHON) tools/perf_page.py
 
 # the sdist and the wheel into dist/
 dist: docs-deps

@@ -361,6 +361,15 @@ class Comparison:
                         out.append(row)
         return out
 
+    def _repr_html_(self) -> str:
+        """The table of ``evaltool compare`` (``-o latex`` writes the same cells) as a notebook shows it:
+        each run's mean with its difference from the baseline, ``*`` when the adjusted p is below
+        ``alpha``; with all pairs, the means with their letters (runs sharing a letter do not differ)."""
+        from evaltool.report.html import notebook_html
+        from evaltool.report.layouts import compare_report
+
+        return notebook_html(compare_report(self))
+
     def to_frame(self):
         """:meth:`rows` as a pandas DataFrame (the table of ``-o csv``)."""
         from evaltool.evaluation.result import require_pandas
@@ -486,6 +495,46 @@ def compare_runs(
     ``relevance_level``, ``max_ret``, ``relevance``...). ``group_by``, ``topics`` and
     ``thresholds`` are ``evaluate``'s: the means per group of queries, and a label per run.
 
+    Parameters
+    ----------
+    qrels : path, dict, DataFrame or queries file
+        The judgments, as :func:`evaltool.evaluate` takes them.
+    runs : list or mapping of runs
+        Two or more runs (paths, dicts, DataFrames); a ``{name: run}`` mapping names them.
+    names : list of str, optional
+        One name per run of a list (default: the file names, or ``run1``, ``run2``...).
+    measures : list of str, optional
+        Measure names (default: trec_eval's set).
+    test : {"t", "wilcoxon", "randomization", "bootstrap", "tukey", "hsd"}
+        The paired test (``tukey`` and ``hsd`` with ``all_pairs`` only).
+    correction : {"holm", "bonferroni", "bh", "none"}
+        The correction over the runs x measures compared.
+    alpha : float
+        The significance level: ``*`` marks an adjusted p below it.
+    trials, seed : int
+        Resamples and seed of the randomization and bootstrap tests.
+    group_by, topics, thresholds : optional
+        Means per group of queries and a label per run, as :func:`evaltool.evaluate` takes them.
+    all_pairs : bool
+        Compare every pair of runs instead of each run with the first.
+    **options
+        :func:`evaltool.evaluate`'s keyword options, applied to every run.
+
+    Returns
+    -------
+    Comparison
+        The means, the paired statistics per run and measure, groups and labels; in a
+        notebook it shows the table of ``evaltool compare``.
+
+    Raises
+    ------
+    InputError
+        Fewer than two runs, or names given beside a mapping.
+    EvaltoolError
+        An unknown test or correction.
+
+    Examples
+    --------
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> runs = {"base": {"q1": {"a": 1.0, "x": 2.0}, "q2": {"b": 1.0}, "q3": {"y": 1.0}},
     ...         "new": {"q1": {"a": 2.0}, "q2": {"b": 1.0}, "q3": {"c": 1.0}}}

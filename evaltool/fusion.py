@@ -592,6 +592,39 @@ def fuse(
     (combgmnz, 0.5), ``sigma`` (logn_isr, 0.01). ``depth`` keeps each run's top ``depth``
     documents and cuts the fused ranking there. A query is fused from the runs that have it.
 
+    Parameters
+    ----------
+    runs : list or mapping of runs
+        Paths, dicts or DataFrames; a ``{name: run}`` mapping names them.
+    method : str
+        One of :data:`METHODS` (``rrf``, ``combsum``, ``combmnz``, ``wsum``, ``borda``...).
+    norm : str
+        The score normalisation of the score methods (:data:`NORMS`).
+    weights : list of float or str, optional
+        One weight per run, for the weighted methods.
+    k, phi, gamma, sigma : float, optional
+        The parameter of rrf, rbc, combgmnz and logn_isr.
+    depth : int, optional
+        Each run's top documents kept, and the fused ranking's length.
+    names : list of str, optional
+        The runs' names (default: file names).
+    tag : str, optional
+        The run tag of the fused run.
+    on_duplicate : {"error", "first", "max"}
+        What a document listed twice for a query means.
+
+    Returns
+    -------
+    FusedRun
+        The fused ranking (``to_dict()``, ``to_frame()``, ``to_trec()``).
+
+    Raises
+    ------
+    EvaltoolError
+        An unknown method or normalisation, weights that do not match the runs, or a run that cannot be read.
+
+    Examples
+    --------
     >>> runs = [{"q": {"a": 4.0, "b": 2.0, "c": 0.0}}, {"q": {"c": 1.0, "b": 0.5}}]
     >>> fuse(runs, "combsum").to_dict()   # minmax: a 1, b 0.5 + 0, c 0 + 1
     {'q': {'c': 1.0, 'a': 1.0, 'b': 0.5}}
@@ -750,6 +783,41 @@ def optimize_fusion(
     queries. ``options`` are :func:`evaluate`'s (``complete``, ``relevance_level``...); ``depth``
     also cuts the fused run as ``max_ret`` would.
 
+    Parameters
+    ----------
+    qrels : path, dict or DataFrame
+        The judgments, as :func:`evaluate` takes them.
+    runs : list or mapping of runs
+        The runs to fuse.
+    measure : str
+        The measure whose mean the search maximises.
+    method : str
+        A fusion method of :data:`METHODS` with weights or a parameter to search.
+    norm : str
+        The score normalisation (:data:`NORMS`).
+    folds : int
+        Cross-validation folds over the queries.
+    step : float
+        The step of the weight grid.
+    seed : int
+        The seed of the random split into folds.
+    depth, names, tag : optional
+        As :func:`fuse` takes them.
+    **options
+        :func:`evaluate`'s keyword options.
+
+    Returns
+    -------
+    FusionSearch
+        Every setting tried with its score, the setting chosen, and the cross-validated score.
+
+    Raises
+    ------
+    EvaltoolError
+        An unknown method or measure, or a method with nothing to search.
+
+    Examples
+    --------
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     >>> runs = [{"q1": {"a": 2.0, "b": 1.0}, "q2": {"a": 2.0, "b": 1.0}},
     ...         {"q1": {"b": 2.0, "a": 1.0}, "q2": {"b": 2.0, "a": 1.0}}]

@@ -394,6 +394,14 @@ class AllPairs:
             "letters": self.letters,
         }
 
+    def _repr_html_(self) -> str:
+        """The means with their letters, the pairs (``*``: adjusted p below ``alpha``) and the ANOVA,
+        as a notebook shows them (the tables of ``evaltool compare --all-pairs``)."""
+        from evaltool.report.html import notebook_html
+        from evaltool.report.layouts import pairs_report
+
+        return notebook_html(pairs_report(self))
+
     def to_frame(self):
         """:meth:`rows` as a pandas DataFrame."""
         from evaltool.evaluation.result import require_pandas

@@ -319,7 +319,31 @@ def measure_identity(spelling: str) -> str | None:
 
 
 def parse_measures(specs: Iterable[str] | None, *, suggestions: bool = True) -> list[Request]:
-    """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given."""
+    """Resolve ``-m`` arguments to requests: trec_eval's in its output order, then the others as given.
+
+    Parameters
+    ----------
+    specs : iterable of str or None
+        Measure names in any accepted spelling (``ndcg_cut.10``, ``nDCG@10``, ``mrr``,
+        nicknames such as ``official``); None or empty: trec_eval's default set.
+    suggestions : bool
+        Whether an unknown name's error suggests the closest known names.
+
+    Returns
+    -------
+    list of Request
+        One request per measure and parameter set; trec_eval's first, in the order it prints them.
+
+    Raises
+    ------
+    MeasureError
+        An unknown name, or parameters the measure does not take.
+
+    Examples
+    --------
+    >>> [r.names for r in parse_measures(["nDCG@10", "P.5,10", "mrr"])]
+    [['P_5', 'P_10'], ['nDCG@10'], ['mrr']]
+    """
     specs = list(specs) if specs else list(DEFAULT_SETS["eval"])
     marked: set[str] = set()
     explicit: dict[str, list] = {}

@@ -248,6 +248,38 @@ def power_analysis(
 ) -> PowerAnalysis:
     """Score the runs (as :func:`evaltool.compare_runs` does, same options) and :func:`analyse` them.
 
+    Parameters
+    ----------
+    qrels : path, dict or DataFrame
+        The judgments, as :func:`evaltool.evaluate` takes them.
+    runs : list or mapping of runs
+        Two or more runs; their paired differences give the variance.
+    names : list of str, optional
+        One name per run of a list.
+    measures : list of str, optional
+        Measure names (default: trec_eval's set).
+    alpha, beta : float
+        The significance level and the miss rate (power ``1 - beta``).
+    min_deltas : sequence of float
+        The differences of means to detect.
+    **options
+        :func:`evaltool.evaluate`'s keyword options.
+
+    Returns
+    -------
+    PowerAnalysis
+        Per measure, the residual variance, the smallest detectable difference with these
+        topics, and the topics needed for each of ``min_deltas``.
+
+    Raises
+    ------
+    InputError
+        Fewer than two runs, or inputs that cannot be read.
+    EvaltoolError
+        ``alpha`` or ``beta`` outside (0, 1).
+
+    Examples
+    --------
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> runs = {"x": {"q1": {"a": 1.0}, "q2": {"z": 1.0, "b": 0.5}, "q3": {"c": 1.0}},
     ...         "y": {"q1": {"z": 1.0, "a": 0.5}, "q2": {"b": 1.0}, "q3": {"z": 1.0}}}

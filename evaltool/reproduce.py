@@ -200,6 +200,37 @@ def reproduce(
     ``names`` (one per run: originals, then reproductions) default to the file names (a
     reproduction named as an original gets `` (reproduced)`` after its name);
     ``options`` are :func:`evaltool.evaluate`'s.
+
+    Parameters
+    ----------
+    qrels : path, dict or DataFrame
+        The judgments, as :func:`evaltool.evaluate` takes them.
+    originals, reproductions : list of runs
+        The original runs and their reproductions, in the same order.
+    measures : list of str, optional
+        Measure names (default: trec_eval's set).
+    names : list of str, optional
+        One per run: the originals', then the reproductions'.
+    p : float
+        The rank-biased overlap's persistence.
+    depth : int
+        The ranks compared per query (Kendall's tau, RBO).
+    **options
+        :func:`evaltool.evaluate`'s keyword options.
+
+    Returns
+    -------
+    Reproduction
+        Per pair: the ordering agreement (Kendall's tau union, RBO), the means, RMSE and
+        p-values; per advanced pair, the effect ratio and delta relative improvement against the
+        baseline pair.
+
+    Raises
+    ------
+    InputError
+        Originals and reproductions of different lengths, or inputs that cannot be read.
+    EvaltoolError
+        ``p`` outside (0, 1) or ``depth`` below 1.
     """
     from evaltool.compare import compare_runs, t_test
     from evaltool.fusion import pool_runs

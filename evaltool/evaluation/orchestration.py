@@ -106,6 +106,47 @@ def evaluate(
     measures and every option (``EvalPlan.build(measures, **options)``), built once and
     reused; the keyword options are then left at their defaults.
 
+    Parameters
+    ----------
+    qrels : path, dict, DataFrame or Qrels
+        The judgments: a TREC qrels file, ``{qid: {docid: grade}}``, a DataFrame with
+        ``query_id, doc_id, relevance`` (or PyTerrier's ``qid, docno, label``), or a queries
+        file (JSON / JSONL) whose queries carry their judgments or expected answers.
+    run : path, dict, DataFrame or Run
+        The ranking: a TREC run file (``-`` is stdin), ``{qid: {docid: score}}``, a DataFrame
+        with ``query_id, doc_id, score`` (or ``qid, docno, score``), or JSONL results.
+    measures : list of str, str, EvalPlan or None
+        Measure names in any accepted spelling; None: trec_eval's default set.
+    per_query : bool
+        Whether ``to_json()`` and ``to_dict()`` include every query's values.
+    relevance_level, complete, max_ret, judged_only, num_docs_in_coll, zscores : optional
+        trec_eval's ``-l``, ``-c``, ``-M``, ``-J``, ``-N`` and ``-Z`` (a file of per-topic
+        means and deviations).
+    on_duplicate : {"error", "first", "max"}
+        What a document listed twice for a query means.
+    runid : str, optional
+        The run's tag in the output (default: the run file's own tag).
+    relevance, packs, f1_threshold, f1_total, qrels_format, run_format : optional
+        How the queries of a queries file and JSONL results are judged (see above).
+    group_by, topics, thresholds : optional
+        Means per group of queries, and good / fair / poor labels (see above).
+    stream, jobs, engine, scheduler, partitions : optional
+        How a big run is read and where it is scored; the numbers are the same.
+
+    Returns
+    -------
+    EvalResult
+        Per-query and summary values, groups, labels, warnings and provenance.
+
+    Raises
+    ------
+    InputError
+        An input that cannot be read: its message names the file, the line and what was expected.
+    MeasureError
+        An unknown measure, or parameters it does not take.
+
+    Examples
+    --------
     >>> result = evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["P.1", "map"])
     >>> result.summary
     {'map': 1.0, 'P_1': 1.0}
@@ -235,6 +276,26 @@ class Evaluator:
     per_query, **options)`` returns, without reading the judgments or parsing the measure
     names again. An unknown measure or option fails at construction.
 
+    Parameters
+    ----------
+    qrels : path, dict, DataFrame or Qrels
+        The judgments, as :func:`evaluate` takes them; read once, here.
+    measures : list of str, str, EvalPlan or None
+        Measure names (None: trec_eval's default set), or a plan holding measures and options.
+    **options
+        :func:`evaluate`'s keyword options (``complete``, ``relevance_level``, ...).
+
+    Raises
+    ------
+    TypeError
+        An option :func:`evaluate` does not take, or options given beside an EvalPlan.
+    MeasureError
+        An unknown measure name.
+    InputError
+        Judgments that cannot be read.
+
+    Examples
+    --------
     >>> ev = Evaluator({"q1": {"d1": 1, "d2": 0}}, ["P.1", "map"])
     >>> ev.evaluate({"q1": {"d1": 2.0, "d2": 1.0}}).summary
     {'map': 1.0, 'P_1': 1.0}
@@ -265,7 +326,20 @@ class Evaluator:
         self._judgments = Loaded(judgments, kind)
 
     def evaluate(self, run, per_query: bool = False) -> EvalResult:
-        """Score one run (a path, dict, DataFrame, ...) against the prepared judgments."""
+        """Score one run (a path, dict, DataFrame, ...) against the prepared judgments.
+
+        Parameters
+        ----------
+        run : path, dict, DataFrame or Run
+            The ranking, as :func:`evaluate` takes it.
+        per_query : bool
+            Whether ``to_json()`` includes every query's values.
+
+        Returns
+        -------
+        EvalResult
+            What ``evaluate(qrels, run, measures, per_query, **options)`` returns.
+        """
         return evaluate(self._judgments, run, self.plan, per_query)
 
     def evaluate_many(self, runs, per_query: bool = False) -> list[EvalResult]:

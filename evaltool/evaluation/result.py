@@ -173,8 +173,22 @@ class EvalResult:
 
         return dump_json(self.to_dict(per_query))
 
+    def _repr_html_(self) -> str:
+        """The summary row (and a row per group, with labels when computed) as a notebook shows it;
+        a note counts the queries (:meth:`to_frame` holds their values)."""
+        from evaltool.report.html import notebook_html
+        from evaltool.report.layouts import eval_report
+
+        report = eval_report(self, per_query=False)
+        count = len(self.qids)
+        report.notes.append(f"{count} {'query' if count == 1 else 'queries'}; per-query values: .to_frame()")
+        return notebook_html(report, summary_key=SUMMARY_ROW)
+
     def to_frame(self):
-        """Per-query values as a long pandas DataFrame: query_id, measure, value."""
+        """Per-query values as a long pandas DataFrame: query_id, measure, value.
+
+        Raises :class:`~evaltool.errors.EvaltoolError` naming the package when pandas is not installed.
+        """
         pd = require_pandas("to_frame()")
         rows = [(qid, name, value) for qid, values in self.per_query.items() for name, value in values.items()]
         return pd.DataFrame(rows, columns=["query_id", "measure", "value"])

@@ -40,6 +40,20 @@ class Verdict:
     def dropped(self) -> list[dict]:
         return [row for row in self.rows if row["dropped"]]
 
+    def _repr_html_(self) -> str:
+        """The table of ``history check`` as a notebook shows it: each measure holds or dropped."""
+        from evaltool.report.history import check_report
+        from evaltool.report.html import notebook_html
+
+        return notebook_html(check_report(self))
+
+    def to_frame(self):
+        """A row per measure: measure, latest, reference, reference_id, delta, better, dropped."""
+        from evaltool.evaluation.result import require_pandas
+
+        columns = ["measure", "latest", "reference", "reference_id", "delta", "better", "dropped"]
+        return require_pandas("to_frame()").DataFrame([[r[c] for c in columns] for r in self.rows], columns=columns)
+
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,

@@ -21,6 +21,32 @@ Regular / Mejorable and Eficiente / Aceptable / Mejorable).
 from __future__ import annotations
 
 
+class ComparativeReport(dict):
+    """The dict of :func:`report` (JSON-ready as it is), which a notebook shows as the table of
+    ``history report`` and :meth:`to_frame` turns into a DataFrame."""
+
+    lang = "en"
+
+    def _repr_html_(self) -> str:
+        from evaltool.report.history import comparative_report
+        from evaltool.report.html import notebook_html
+        from evaltool.report.i18n import t
+
+        return notebook_html(comparative_report(self, self.lang), summary_key=t("report.summary", self.lang))
+
+    def to_frame(self):
+        """A row per execution: id, name, recorded_at, each measure's value, label."""
+        from evaltool.evaluation.result import require_pandas
+
+        pd = require_pandas("to_frame()")
+        measures = list(self["summary"]["values"])
+        rows = [
+            [row["id"], row["name"], row["recorded_at"], *[row["values"][m] for m in measures], row["label"]]
+            for row in self["rows"]
+        ]
+        return pd.DataFrame(rows, columns=["id", "name", "recorded_at", *measures, "label"])
+
+
 def _mean(values: list) -> float | None:
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
@@ -36,7 +62,8 @@ def report(
     labels: bool = False,
     lang: str = "en",
 ) -> dict:
-    """The comparative report as the dict ``history report -o json`` prints::
+    """The comparative report as the dict ``history report -o json`` prints (a :class:`ComparativeReport`,
+    which a notebook shows as a table)::
 
         {"rows": [{"id", "name", "recorded_at", "values": {measure: value}, "label"}],
          "summary": {"count", "values": {measure: mean}, "label"}, "from", "to"}
@@ -76,4 +103,6 @@ def report(
             label({m: v for m, v in means.items() if v is not None}, executions[-1].thresholds), lang, summary=True
         )
     summary = {"count": len(executions), "values": {m: means[m] for m in shown}, "label": summary_label}
-    return {"rows": rows, "summary": summary, "from": low, "to": high}
+    out = ComparativeReport(rows=rows, summary=summary, **{"from": low, "to": high})
+    out.lang = lang
+    return out

@@ -17,6 +17,29 @@ from evaltool.errors import HistoryError
 MOVED = 5  # queries listed per measure
 
 
+class HistoryDiff(dict):
+    """The dict of :func:`diff` (JSON-ready as it is), which a notebook shows as the tables of
+    ``history diff`` and :meth:`to_frame` turns into a DataFrame."""
+
+    def _repr_html_(self) -> str:
+        from evaltool.report.history import diff_report
+        from evaltool.report.html import notebook_html
+
+        return notebook_html(diff_report(self))
+
+    def to_frame(self):
+        """A row per measure: mean_a, mean_b, delta, p_value, p_adjusted, ci_low, ci_high, wins, ties, losses."""
+        from evaltool.evaluation.result import require_pandas
+
+        pd = require_pandas("to_frame()")
+        fields = ["mean_a", "mean_b", "delta", "p_value", "p_adjusted"]
+        rows = [
+            [m, *[cell[f] for f in fields], *cell["ci"], cell["wins"], cell["ties"], cell["losses"]]
+            for m, cell in self["measures"].items()
+        ]
+        return pd.DataFrame(rows, columns=["measure", *fields, "ci_low", "ci_high", "wins", "ties", "losses"])
+
+
 def _summary(execution) -> dict:
     return {"id": execution.id, "name": execution.name, "recorded_at": execution.recorded_at}
 
@@ -118,14 +141,16 @@ def diff(
             **out[m],
             "spellings": [spelling_in_a[m], m],
         }
-    return {
-        "a": _summary(first),
-        "b": _summary(second),
-        "test": test,
-        "correction": correction,
-        "queries": len(shared),
-        "only_in_a": sorted(set(first.per_query) - set(second.per_query)),
-        "only_in_b": sorted(set(second.per_query) - set(first.per_query)),
-        "measures": out,
-        "warnings": warnings,
-    }
+    return HistoryDiff(
+        {
+            "a": _summary(first),
+            "b": _summary(second),
+            "test": test,
+            "correction": correction,
+            "queries": len(shared),
+            "only_in_a": sorted(set(first.per_query) - set(second.per_query)),
+            "only_in_b": sorted(set(second.per_query) - set(first.per_query)),
+            "measures": out,
+            "warnings": warnings,
+        }
+    )

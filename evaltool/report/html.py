@@ -199,6 +199,17 @@ def report_tables(
     return join(parts)
 
 
+def notebook_html(report: Report, *, summary_key: str | None = None) -> str:
+    """A report as a notebook shows a result (``_repr_html_``): the tables and notes of the text
+    formats, every run name, query id and note escaped, without a script or a stylesheet (the
+    notebook's own table style applies); rows whose first cell is ``summary_key`` end the table.
+
+    >>> notebook_html(Report([Table(["run", "map"], [["<b>", 0.25]])], ["* adjusted p < 0.05"]))  # doctest: +ELLIPSIS
+    '<div class="evaltool"><table>...<td>&lt;b&gt;</td><td class="num" data-value="0.25">0.2500</td>...&lt; 0.05</p></div>'
+    """
+    return str(tag("div", report_tables(report, summary_key=summary_key), class_="evaltool"))
+
+
 # ---------------------------------------------------------------- charts
 
 

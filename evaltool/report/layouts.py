@@ -232,25 +232,10 @@ def compare_csv(cmp) -> Report:
     return Report([Table(header, [list(row.values()) for row in rows])])
 
 
-def all_pairs_report(cmp) -> Report:
-    """Every pair of runs: the means with their letters (the paper table), the pairs, the ANOVA per measure."""
-    analysis = cmp.pairs
-    labelled = cmp.thresholds is not None
-    main = [
-        [
-            name,
-            *[f"{cell_text(cmp.cells[name][m].mean)} {analysis.letters[m][name]}" for m in cmp.measures],
-            *([cmp.labels[name]] if labelled else []),
-        ]
-        for name in cmp.names
-    ]
-    tables = [
-        Table(
-            ["run", *cmp.measures, *(["label"] if labelled else [])],
-            main,
-            title="means; runs that share a letter do not differ significantly",
-        )
-    ]
+LETTERS_TITLE = "means; runs that share a letter do not differ significantly"
+
+
+def _pairs_table(analysis) -> Table:
     rows = [
         [
             p.measure,
@@ -268,32 +253,64 @@ def all_pairs_report(cmp) -> Report:
         ]
         for p in analysis.pairs
     ]
-    tables.append(
-        Table(
-            [
-                "measure",
-                "a",
-                "b",
-                "delta (b - a)",
-                "p",
-                "p_adjusted",
-                "ci",
-                "ES_E",
-                "cohens_d",
-                "wins",
-                "ties",
-                "losses",
-            ],
-            rows,
-            title="all pairs",
-        )
-    )
+    header = [
+        "measure",
+        "a",
+        "b",
+        "delta (b - a)",
+        "p",
+        "p_adjusted",
+        "ci",
+        "ES_E",
+        "cohens_d",
+        "wins",
+        "ties",
+        "losses",
+    ]
+    return Table(header, rows, title="all pairs")
+
+
+def _anova_table(analysis) -> Table:
     anova = [[m, *row[:4], row[4], p_text(row[5])] for m, a in analysis.anova.items() for row in a.rows()]
-    tables.append(
-        Table(
-            ["measure", "source", "SS", "df", "MS", "F", "p"], anova, title="two-way ANOVA (system x topic)", digits=6
-        )
+    return Table(
+        ["measure", "source", "SS", "df", "MS", "F", "p"], anova, title="two-way ANOVA (system x topic)", digits=6
     )
+
+
+def pairs_report(analysis) -> Report:
+    """An :class:`~evaltool.multiple.AllPairs` alone: the means (over the topics every run has) with
+    their letters, the pairs (``*``: adjusted p below alpha) and the ANOVA per measure."""
+    means: dict = {name: {} for name in analysis.names}
+    for p in analysis.pairs:
+        means[p.a][p.measure], means[p.b][p.measure] = p.mean_a, p.mean_b
+    main = [
+        [name, *[f"{cell_text(means[name].get(m))} {analysis.letters[m][name]}" for m in analysis.measures]]
+        for name in analysis.names
+    ]
+    notes = [f"* adjusted p < {analysis.alpha:g} ({analysis.test}, correction {analysis.correction})"]
+    return Report(
+        [Table(["run", *analysis.measures], main, title=LETTERS_TITLE), _pairs_table(analysis), _anova_table(analysis)],
+        notes,
+    )
+
+
+def all_pairs_report(cmp) -> Report:
+    """Every pair of runs: the means with their letters (the paper table), the pairs, the ANOVA per measure."""
+    analysis = cmp.pairs
+    labelled = cmp.thresholds is not None
+    main = [
+        [
+            name,
+            *[f"{cell_text(cmp.cells[name][m].mean)} {analysis.letters[m][name]}" for m in cmp.measures],
+            *([cmp.labels[name]] if labelled else []),
+        ]
+        for name in cmp.names
+    ]
+    tables = [
+        Table(["run", *cmp.measures, *(["label"] if labelled else [])], main, title=LETTERS_TITLE),
+        _pairs_table(analysis),
+        _anova_table(analysis),
+    ]
     family = analysis.family_wise
     correction = (
         "p-values family-wise over the pairs of each measure"

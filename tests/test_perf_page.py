@@ -1,0 +1,93 @@
+"""docs/performance.md is written by tools/perf_page.py from the newest full run in
+benchmarks/results/; the check fails when the page and the newest results disagree.
+
+The tool's own cases run on copies of the real newest results file, changed the way new runs
+change it: a quick run written later (not a full one: ignored), a goal added by benchmarks/run.py,
+a section absent, a section the tool does not know.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+
+import pytest
+
+from tests.support.helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import perf_page  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def test_the_performance_page_says_what_the_newest_full_run_says(capsys):
+    assert perf_page.main(["--check"]) == 0, capsys.readouterr().out
+
+
+@pytest.fixture
+def results(tmp_path):
+    """A results folder holding the newest full run, its dashboard file and nothing else."""
+    path, full = perf_page.newest(RESULTS, perf_page.FULL_NAME, perf_page.is_full)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    dashboard, _ = perf_page.newest(RESULTS, perf_page.DASHBOARD_NAME)
+    shutil.copy(dashboard, folder / dashboard.name)
+    (folder / path.name).write_text(json.dumps(full))
+    return folder, path.name, full
+
+
+def test_every_goal_and_section_of_the_newest_full_run_is_on_the_page(results, tmp_path):
+    folder, name, full = results
+    text = perf_page.page(folder, tmp_path / "no-notes.md")
+    assert name in text
+    for goal in full["goals"]:
+        row = next(line for line in text.splitlines() if f"| {goal['goal']} |" in line)
+        assert f"{goal['ratio']:.3f}×" in row and goal["note"] in row
+        assert row.startswith(f"| **{goal['status']}** |" if goal["status"] == "FAIL" else f"| {goal['status']} |")
+    for heading in ("## Goals", "## Start-up", "## In-process", "## Many runs", "## Whole-process runs",
+                    "## Click logs", "## Dashboard"):
+        assert heading in text, heading
+    for data_set, size in full["data_sets"].items():
+        assert f"### {data_set}, {size['run_lines']:,} run lines" in text
+
+
+def test_a_quick_run_written_later_is_not_the_page(results, tmp_path):
+    folder, name, full = results
+    quick = dict(full, argv=["--quick"], goals=[dict(full["goals"][0], goal="quick only", note="not full")])
+    (folder / "29991231T000000Z.json").write_text(json.dumps(quick))
+    text = perf_page.page(folder, tmp_path / "no-notes.md")
+    assert "quick only" not in text and name in text
+
+
+def test_a_new_goal_and_a_new_section_appear_and_absent_sections_are_left_out(results, tmp_path):
+    folder, _, full = results
+    newer = dict(full, goals=[*full["goals"], {"goal": "clicks: evaltool <= 0.5x a new baseline", "ratio": 0.61,
+                                               "status": "FAIL", "note": "6.1 s vs 10.0 s"}],
+                 fusion=[{"row": "evaltool fuse x10", "median_wall_s": 0.25, "check": "= ranx"}])
+    for absent in ("clicks", "many_runs", "inprocess"):
+        newer.pop(absent)
+    (folder / "29991231T000000Z.json").write_text(json.dumps(newer))
+    text = perf_page.page(folder, tmp_path / "no-notes.md")
+    assert "| **FAIL** | clicks: evaltool <= 0.5x a new baseline | 0.610× | 6.1 s vs 10.0 s |" in text
+    passed = sum(goal["status"] == "PASS" for goal in full["goals"])
+    assert f"{passed} of {len(full['goals']) + 1} goals hold" in text
+    assert "## Fusion" in text and "| evaltool fuse x10 | 0.25 | = ranx |" in text
+    for heading in ("## Click logs", "## Many runs", "## In-process"):
+        assert heading not in text
+    assert "29991231T000000Z.json" in text
+
+
+def test_the_check_fails_when_the_page_and_the_results_differ(results, tmp_path, capsys):
+    folder, _, full = results
+    page = tmp_path / "performance.md"
+    notes = tmp_path / "notes.md"
+    notes.write_text("## What the numbers say\n\nBy hand.\n")
+    assert perf_page.main([], folder, page, notes) == 0
+    assert page.read_text().endswith("By hand.\n")
+    assert perf_page.main(["--check"], folder, page, notes) == 0
+    newer = dict(full, goals=[dict(g, ratio=g["ratio"] * 2) for g in full["goals"]])
+    (folder / "29991231T000000Z.json").write_text(json.dumps(newer))
+    assert perf_page.main(["--check"], folder, page, notes) == 1
+    assert "make perf-page" in capsys.readouterr().out

@@ -13,6 +13,7 @@ trec_eval's rule (score desc, then docid desc) gets different numbers.
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import time
@@ -43,6 +44,7 @@ class Spec:
     base: str = ""               # the spec whose data a shuffled spec permutes
     n_docs: int = MSMARCO_PASSAGES
     max_qid: int = MSMARCO_MAX_QID
+    systems: int = 1             # robust: runs of as many systems (the first is the data set's run)
 
 
 SPECS = {
@@ -54,6 +56,8 @@ SPECS = {
     "XL": Spec("XL", seed=23, n_queries=20000, depth=1000, qrels_model="sparse",
                max_qid=1_500_000),
 }
+SPECS["R03"] = Spec("R03", seed=2003, n_queries=100, depth=1000, qrels_model="robust", judged=(900, 1600),
+                    max_grade=2, tie_rate=0.02, tag="pircRB03", systems=17)
 SPECS["L-shuffled"] = Spec(**{**asdict(SPECS["L"]), "name": "L-shuffled", "shuffled": True, "base": "L"})
 
 CHUNK_QUERIES = 500              # queries per generated chunk (500k lines at depth 1000)
@@ -226,6 +230,96 @@ def _chunks(spec: Spec):
         yield q, docs, units, qrels
 
 
+# ---------------------------------------------------------------- a TREC 2003 Robust stand-in
+
+# TREC disks 4 and 5 without the Congressional Record, the Robust track's collection:
+# (source, documents), in this order along the document numbers 0..528,154
+ROBUST_SOURCES = (("FBIS", 130_471), ("FR94", 55_630), ("FT", 210_158), ("LA", 131_896))
+ROBUST_DOCS = sum(n for _, n in ROBUST_SOURCES)
+FBIS3_DOCS = 67_000  # FBIS3-1 .. FBIS3-67000, then FBIS4-1 ..
+
+
+def robust_docno(i: int) -> str:
+    """The document id of document number ``i`` of the Robust collection, in its source's form:
+    ``FBIS3-10082``, ``FR940104-0-00001``, ``FT911-3``, ``LA010189-0001``.
+
+    >>> [robust_docno(i) for i in (10081, 130_471, 186_101, 528_154)]
+    ['FBIS3-10082', 'FR940103-0-00001', 'FT911-1', 'LA123090-0128']
+    """
+    for source, n in ROBUST_SOURCES:
+        if i < n:
+            break
+        i -= n
+    if source == "FBIS":
+        return f"FBIS3-{i + 1}" if i < FBIS3_DOCS else f"FBIS4-{i - FBIS3_DOCS + 1}"
+    if source == "FR94":  # 250 documents a publication day, parts 0 and 1
+        day = dt.date(1994, 1, 3) + dt.timedelta(days=(i // 250) * 362 // 223)
+        return f"FR94{day:%m%d}-{i % 250 // 125}-{i % 125 + 1:05d}"
+    if source == "FT":  # Financial Times 1991-1994, one series a quarter
+        quarter = i % 16
+        return f"FT9{1 + quarter // 4}{1 + quarter % 4}-{i // 16 + 1}"
+    day = dt.date(1989, 1, 1) + dt.timedelta(days=i // 181)  # Los Angeles Times 1989-1990
+    return f"LA{day:%m%d%y}-{i % 181 + 1:04d}"
+
+
+def _robust_topics(rng, n_queries: int) -> np.ndarray:
+    """Robust 2003's mix: half old topics (of 301-450, the hard ones), half new (601-...)."""
+    old = np.sort(rng.choice(np.arange(301, 451), size=n_queries // 2, replace=False))
+    return np.concatenate([old, np.arange(601, 601 + n_queries - n_queries // 2)])
+
+
+# each system: (noise of its ranking, scale and offset of its scores, decimals); scores of
+# BM25-like systems positive, of language models negative log probabilities
+ROBUST_SCORE_STYLES = ((4.0, 10.0, 4), (1.0, -10.0, 6), (0.05, 0.5, 8))
+
+
+def _robust_data(spec: Spec):
+    """(qrels lines, [run bytes of each system]) of a Robust-like test collection.
+
+    Per topic, a judged pool of ``judged`` documents (uniform), ~5% relevant (a fifth of
+    them highly relevant, grade 2) and a few thousand unjudged candidates. Each system
+    scores the candidates with a latent relevance plus its own noise, keeps its 1000 best,
+    writes them by score (ranks 1..1000, a style of scores of its own, ~2% of lines tied with
+    the line above, tied lines in no docid order) and a tag of its own.
+    """
+    rng = np.random.default_rng([spec.seed, 0])
+    topics = _robust_topics(rng, spec.n_queries)
+    qrels, runs = [], [[] for _ in range(spec.systems)]
+    noise = rng.uniform(0.6, 1.3, size=spec.systems)
+    styles = [ROBUST_SCORE_STYLES[s % len(ROBUST_SCORE_STYLES)] for s in range(spec.systems)]
+    tags = [f"{spec.tag}{'tdm'[s % 3]}{s // 3 + 1}" for s in range(spec.systems)]
+    for t, topic in enumerate(topics):
+        trng = np.random.default_rng([spec.seed, 1, t])
+        n_judged = int(trng.integers(spec.judged[0], spec.judged[1] + 1))
+        docs = trng.choice(ROBUST_DOCS, size=n_judged + 3 * spec.depth, replace=False)
+        judged, unjudged = docs[:n_judged], docs[n_judged:]
+        relevant = trng.random(n_judged) < 0.05
+        grades = relevant * np.where(trng.random(n_judged) < 0.2, 2, 1)
+        names = {int(d): robust_docno(int(d)) for d in docs}
+        qrels += [f"{topic} 0 {names[int(d)]} {g}\n" for d, g in sorted(zip(judged.tolist(), grades.tolist()),
+                                                                     key=lambda p: names[p[0]])]
+        # judged documents were pooled from systems' top ranks: most rank above the unjudged
+        latent = np.concatenate([np.where(relevant, 2.6, 0.8), np.full(len(unjudged), -0.5)])
+        latent += trng.normal(0.0, 1.0, size=len(docs))
+        for s, out in enumerate(runs):
+            srng = np.random.default_rng([spec.seed, 2, t, s])
+            spread, scale, decimals = styles[s]
+            system = latent + srng.normal(0.0, noise[s], size=len(docs))
+            top = np.argsort(-system, kind="stable")[: spec.depth]
+            units = np.round((scale + spread * system[top]) * 10**decimals).astype(np.int64)
+            tied = np.flatnonzero(srng.random(spec.depth - 1) < spec.tie_rate) + 1
+            units[tied] = units[tied - 1]
+            out += [f"{topic} Q0 {names[int(docs[top[r]])]} {r + 1} {units[r] / 10**decimals:.{decimals}f} {tags[s]}\n"
+                    for r in range(spec.depth)]
+    return "".join(qrels), ["".join(lines).encode() for lines in runs]
+
+
+def many_paths(cache_dir: str, name: str) -> list[str]:
+    """The run files of every system of a ``robust`` data set (the first is its run)."""
+    spec = SPECS[name]
+    return [os.path.join(cache_dir, f"{name}-many", f"run{s + 1:02d}.txt") for s in range(spec.systems)]
+
+
 # ---------------------------------------------------------------- files and cache
 
 def paths(cache_dir: str, name: str) -> tuple[str, str]:
@@ -249,9 +343,11 @@ def is_current(cache_dir: str, name: str) -> bool:
     except (OSError, ValueError):
         return False
     want = _wanted_meta(SPECS[name])
+    many = many_paths(cache_dir, name) if SPECS[name].qrels_model == "robust" else []
     return (meta.get("generator_version") == want["generator_version"] and meta.get("spec") == want["spec"]
             and os.path.isfile(qrels) and os.path.isfile(run)
-            and os.path.getsize(run) == meta.get("run_bytes") and os.path.getsize(qrels) == meta.get("qrels_bytes"))
+            and os.path.getsize(run) == meta.get("run_bytes") and os.path.getsize(qrels) == meta.get("qrels_bytes")
+            and [os.path.getsize(p) if os.path.isfile(p) else None for p in many] == meta.get("many_bytes", []))
 
 
 def generate(cache_dir: str, name: str) -> dict:
@@ -262,6 +358,8 @@ def generate(cache_dir: str, name: str) -> dict:
     if os.path.exists(meta_path):
         os.remove(meta_path)
     t0 = time.perf_counter()
+    if spec.qrels_model == "robust":
+        return _generate_robust(spec, cache_dir, t0)
     qrels_rows = []
     n_lines = 0
     ranks = np.arange(1, spec.depth + 1, dtype=np.int64)
@@ -294,6 +392,23 @@ def generate(cache_dir: str, name: str) -> dict:
             "run_bytes": os.path.getsize(run_path), "qrels_bytes": os.path.getsize(qrels_path),
             "seconds": round(time.perf_counter() - t0, 2)}
     with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=1)
+    return meta
+
+
+def _generate_robust(spec: Spec, cache_dir: str, t0: float) -> dict:
+    qrels_path, run_path = paths(cache_dir, spec.name)
+    qrels, runs = _robust_data(spec)
+    many = many_paths(cache_dir, spec.name)
+    os.makedirs(os.path.dirname(many[0]), exist_ok=True)
+    for path, data in [(run_path, runs[0]), *zip(many, runs), (qrels_path, qrels.encode())]:
+        with open(path + ".tmp", "wb") as out:
+            out.write(data)
+        os.replace(path + ".tmp", path)
+    meta = {**_wanted_meta(spec), "run_lines": runs[0].count(b"\n"), "qrels_lines": qrels.count("\n"),
+            "run_bytes": len(runs[0]), "qrels_bytes": len(qrels.encode()), "many_bytes": [len(r) for r in runs],
+            "seconds": round(time.perf_counter() - t0, 2)}
+    with open(_meta_path(cache_dir, spec.name), "w") as f:
         json.dump(meta, f, indent=1)
     return meta
 

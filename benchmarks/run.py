@@ -33,8 +33,8 @@ sys.path.insert(0, str(HERE))
 import clicks as click_logs  # noqa: E402
 import datagen  # noqa: E402
 
-ALL_SIZES = ["S", "DL", "L", "L-shuffled", "XL"]
-QUICK_SIZES = ["S", "DL"]
+ALL_SIZES = ["S", "DL", "R03", "L", "L-shuffled", "XL"]
+QUICK_SIZES = ["S", "DL", "R03"]
 DASK_SIZES = {"L", "XL"}  # local vs Dask (LocalCluster) on the big runs
 ALL_TOOLS = ["evaltool", "trec_eval", "pytrec_eval", "ir_measures", "ranx"]
 MEASURE_OPTS = ["-m", "map", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.1000", "-m", "recip_rank"]
@@ -296,6 +296,7 @@ GOALS = [
     ("L-shuffled", "evaltool", "trec_eval", "wall", 0.30, "L-shuffled: evaltool wall <= 0.3x trec_eval"),
     ("XL", "evaltool", "trec_eval", "wall", 0.12, "XL: evaltool wall <= 0.12x trec_eval"),
     ("DL", "evaltool", "pytrec_eval", "wall", 0.75, "DL: evaltool whole process <= 0.75x pytrec_eval"),
+    ("R03", "evaltool", "trec_eval", "wall", 2.0, "R03: evaltool whole process <= 2x trec_eval"),
     ("L", "evaltool -m all_trec", "trec_eval -m all_trec", "wall", 0.30,
      "L: evaltool -m all_trec wall <= 0.3x trec_eval -m all_trec"),
 ]
@@ -450,23 +451,23 @@ def many_values(stdout, runs):
     return blocks or [by_run.get(run, {}) for run in runs]
 
 
-def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
-    """30 distinct runs of DL's shape against its qrels: evaltool in one process, a shell loop of
-    trec_eval, and a one-process pytrec_eval script (evaluator built once). Every tool's values,
-    run by run, are checked against the trec_eval loop's."""
-    runs = many_runs_files(d, cache_dir)
+def many_runs_rows(launcher, have, qrels, runs, repeat, timeout):
+    """Several distinct runs against one qrels: evaltool in one process, a shell loop of trec_eval,
+    and a one-process pytrec_eval script (evaluator built once). Every tool's values, run by run,
+    are checked against the trec_eval loop's. Rows are labelled with the number of runs."""
+    n = len(runs)
     commands = {}
     if "evaltool" in have:
-        commands["evaltool QRELS RUN x30"] = [have["evaltool"], *MEASURE_OPTS, d["qrels"], *runs]
+        commands[f"evaltool QRELS RUN x{n}"] = [have["evaltool"], *MEASURE_OPTS, qrels, *runs]
     if "trec_eval" in have:
-        loop = " ".join(shlex.quote(a) for a in [have["trec_eval"], *MEASURE_OPTS, d["qrels"]])
-        commands["trec_eval, shell loop x30"] = ["sh", "-c", f'for r in "$@"; do {loop} "$r"; done', "sh", *runs]
+        loop = " ".join(shlex.quote(a) for a in [have["trec_eval"], *MEASURE_OPTS, qrels])
+        commands[f"trec_eval, shell loop x{n}"] = ["sh", "-c", f'for r in "$@"; do {loop} "$r"; done', "sh", *runs]
     if "pytrec_eval" in have:
-        commands["pytrec_eval, one process x30"] = [sys.executable, str(HERE / "drivers" / "pytrec_eval_many.py"),
-                                                    d["qrels"], *runs]
+        commands[f"pytrec_eval, one process x{n}"] = [sys.executable, str(HERE / "drivers" / "pytrec_eval_many.py"),
+                                                      qrels, *runs]
     outputs = {}
     rows = timed_rows(launcher, commands, repeat, timeout, outputs)
-    reference = many_values(outputs.get("trec_eval, shell loop x30", ""), runs)
+    reference = many_values(outputs.get(f"trec_eval, shell loop x{n}", ""), runs)
     for row in rows:
         if row["row"].startswith("trec_eval"):
             row["check"] = "reference"
@@ -482,17 +483,30 @@ def many_runs_rows(launcher, have, d, cache_dir, repeat, timeout):
     return rows
 
 
-def many_runs_goals(rows):
-    medians = {r["row"]: r["median_wall_s"] for r in rows if not r["error"]}
+# (data set, runs, baseline row, max ratio): one process scoring every run against a trec_eval loop or a
+# pytrec_eval process
+MANY_RUNS_GOALS = [
+    ("DL", MANY_RUNS, "trec_eval, shell loop", 0.4),
+    ("DL", MANY_RUNS, "pytrec_eval, one process", 1.0),
+    ("R03", 17, "trec_eval, shell loop", 0.5),
+]
+
+
+def many_runs_goals(sections):
+    """``sections``: {data set: rows of :func:`many_runs_rows`}."""
     goals = []
-    for base, limit, desc in [("trec_eval, shell loop x30", 0.4, "DL x30 runs: evaltool <= 0.4x a trec_eval shell loop"),
-                              ("pytrec_eval, one process x30", 1.0, "DL x30 runs: evaltool <= 1.0x one pytrec_eval process")]:
-        g = {"goal": desc, "row": "evaltool QRELS RUN x30", "baseline": base, "limit": limit, "ratio": None,
+    for size, n, base, limit in MANY_RUNS_GOALS:
+        row, base = f"evaltool QRELS RUN x{n}", f"{base} x{n}"
+        desc = f"{size} x{n} runs: evaltool <= {limit}x " + ("a trec_eval shell loop" if base.startswith("trec_eval")
+                                                             else "one pytrec_eval process")
+        rows = sections.get(size) or []
+        medians = {r["row"]: r["median_wall_s"] for r in rows if not r["error"]}
+        g = {"goal": desc, "data_set": size, "row": row, "baseline": base, "limit": limit, "ratio": None,
              "status": "SKIP", "note": "not run"}
-        if "evaltool QRELS RUN x30" in medians and base in medians:
-            a, b = medians["evaltool QRELS RUN x30"], medians[base]
+        if row in medians and base in medians:
+            a, b = medians[row], medians[base]
             g.update(ratio=a / b, status="PASS" if a <= limit * b else "FAIL", note=f"{a:.3f}s vs {b:.3f}s")
-            wrong = [r["check"] for r in rows if r["row"] in ("evaltool QRELS RUN x30", base)
+            wrong = [r["check"] for r in rows if r["row"] in (row, base)
                      and r.get("check", "ok") not in ("ok", "reference", "-")]
             if wrong:
                 g.update(status="FAIL", note=g["note"] + "; " + "; ".join(wrong))
@@ -902,8 +916,13 @@ def main(argv=None):
     for size in [s for s in sizes if s in QUICK_SIZES]:
         time_data_set(size)
     startup = startup_rows(launcher, have, args.cache_dir, args.repeat, args.timeout)
-    many = many_runs_rows(launcher, have, datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
-        if "DL" in datasets else []
+    many = {}
+    if "DL" in datasets:
+        many["DL"] = many_runs_rows(launcher, have, datasets["DL"]["qrels"],
+                                    many_runs_files(datasets["DL"], args.cache_dir), args.repeat, args.timeout)
+    if "R03" in datasets:  # the 17 systems' runs of the Robust stand-in
+        many["R03"] = many_runs_rows(launcher, have, datasets["R03"]["qrels"],
+                                     datagen.many_paths(args.cache_dir, "R03"), args.repeat, args.timeout)
     inprocess = [inprocess_rows(datasets["DL"], args.repeat, args.timeout, depth) for depth in INPROCESS_DEPTHS] \
         if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
     workload_sizes = args.ranx_workload if args.ranx_workload is not None else \
@@ -929,10 +948,10 @@ def main(argv=None):
 
     log("\n" + table(results))
     log("\n" + startup_table(startup, inprocess))
-    if many:
-        log("many runs (whole process, median):")
-        base = next((r["median_wall_s"] for r in many if r["row"].startswith("trec_eval")), None)
-        for r in many:
+    for size, rows in many.items():
+        log(f"many runs of {size} (whole process, median):")
+        base = next((r["median_wall_s"] for r in rows if r["row"].startswith("trec_eval")), None)
+        for r in rows:
             ratio = f"  {r['median_wall_s'] / base:.2f}x trec_eval loop" if base else ""
             log(f"  {r['row']:<30} {fmt_s(r['median_wall_s']):>8}{ratio}  values: {r.get('check', '-')}"
                 + (f"  ERROR: {r['error']}" if r["error"] else ""))
@@ -977,7 +996,8 @@ def main(argv=None):
         "goals": goals,
         "startup": startup,
         "inprocess": inprocess,
-        "many_runs": many,
+        "many_runs": many.get("DL", []),
+        "many_runs_r03": many.get("R03", []),
         "ranx_workload": ranx_sections,
         "fusion": fusion,
         "clicks": click_results,

@@ -26,7 +26,7 @@ _EXPORTS = {
     "optimize_fusion": "evaltool.fusion",
     "FusedRun": "evaltool.fusion",
     "power_analysis": "evaltool.power",
-    "reproduce": "evaltool.reproduce",
+    "reproduce": "evaltool.reproducibility",
     "EvaltoolError": "evaltool.errors",
     "EvaltoolWarning": "evaltool.errors",
     "InputError": "evaltool.errors",

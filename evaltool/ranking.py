@@ -585,15 +585,56 @@ class _QrelsSide:
 _qrels_side = _QrelsSide()
 
 
+class _QrelsByDocument:
+    """The qrels' half of :func:`_judge_by_document`, kept for the last (qrels, evaluated query
+    of each qrels row), which runs of one Evaluator or command line share whatever their
+    document keys: the rows of evaluated queries in (document, query, row) order, where each
+    document's rows start, how many it has and the most any document has. Read and replaced
+    whole, as :class:`_QrelsSide`."""
+
+    def __init__(self):
+        self.last = None
+
+    def __call__(self, qrels: Qrels, qrels_q: np.ndarray):
+        last = self.last
+        if last is not None and last[0] is qrels and np.array_equal(last[1], qrels_q):
+            return last[2]
+        rows = np.flatnonzero(qrels_q >= 0)
+        rows = rows[np.lexsort((qrels_q[rows], qrels.doc_codes[rows]))]  # stable: a repeated pair in row order
+        per_doc = np.bincount(qrels.doc_codes[rows], minlength=len(qrels.doc_vocab))
+        side = np.cumsum(per_doc) - per_doc, per_doc, qrels_q[rows], qrels.grades[rows], int(per_doc.max(initial=0))
+        self.last = (qrels, qrels_q.copy(), side)
+        return side
+
+
+_qrels_by_document = _QrelsByDocument()
+
+# a run's document keys are looked up in a table (key -> judged document) when the table is at
+# most this many times as long as the qrels' documents (a run's dictionary codes: text ids),
+# and no document is judged for more than JUDGED_IN_QUERIES_MAX evaluated queries
+KEY_TABLE_FACTOR = 8
+JUDGED_IN_QUERIES_MAX = 8
+
+
 def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray):
     """(query, rank, grade, run row) of every retrieved judged document: the run's rows joined with
     the qrels of the evaluated queries (``code_q``: evaluated query of each run query code, or -1;
-    ``qrels_q``: of each qrels row). The run's rows whose document the qrels name come from the run
-    (:meth:`~evaltool.inputs.Run.rows_with_ids`: a key per qrels document, its position) or from a
-    lookup of its document keys."""
+    ``qrels_q``: of each qrels row).
+
+    The run's rows whose document the qrels name come from the run itself when it finds ids
+    its own way (:meth:`~evaltool.inputs.Run.rows_with_ids`: the row, the id's position in the
+    qrels' vocabulary). Runs keyed by small integers (dictionary codes) go through a table from
+    key to judged document (:func:`_judge_by_document`, no search per row); others (integer
+    document ids as keys, up to millions) through sorted keys and binary searches."""
     found = run.rows_with_ids(qrels.doc_vocab)
     if found is None:
-        keys, qrels_pair, qrels_grade = _qrels_side(qrels, run.keys_for(qrels.doc_vocab), qrels_q)
+        doc_keys = run.keys_for(qrels.doc_vocab)
+        bound = max(int(run.doc_codes.max(initial=-1)), int(doc_keys.max(initial=-1))) + 1
+        if 0 < bound <= KEY_TABLE_FACTOR * len(doc_keys) and run.doc_codes.min() >= 0:
+            joined = _judge_by_document(qrels, run, code_q, qrels_q, doc_keys, bound)
+            if joined is not None:
+                return joined
+        keys, qrels_pair, qrels_grade = _qrels_side(qrels, doc_keys, qrels_q)
         candidates = np.flatnonzero(_member(run.doc_codes, keys))
         candidate_keys = run.doc_codes[candidates]
     else:
@@ -612,6 +653,32 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     rows = candidates[hit]
     grade = qrels_grade[at[hit]]
     return candidate_q[hit], rank_rows(run, rows), grade, rows
+
+
+def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray, doc_keys, bound: int):
+    """:func:`_judge_rows` through a table of the run's document keys (all below ``bound``):
+    each row's judged document, then its judgments (:class:`_QrelsByDocument`) compared with
+    the row's query, one pass per judgment a document has at most. None when a document is
+    judged for more than :data:`JUDGED_IN_QUERIES_MAX` evaluated queries (binary searches then)."""
+    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q)
+    if most > JUDGED_IN_QUERIES_MAX:
+        return None
+    judged = np.flatnonzero(doc_keys >= 0)
+    document = np.full(bound, -1, dtype=np.int64)
+    document[doc_keys[judged]] = judged
+    row_doc = document[run.doc_codes]
+    row_q = code_q[run.qid_codes]
+    candidates = np.flatnonzero((row_doc >= 0) & (row_q >= 0))
+    doc, query = row_doc[candidates], row_q[candidates]
+    start, count = first[doc], per_doc[doc]
+    at = np.full(len(candidates), -1, dtype=np.int64)
+    for k in range(most):  # the k-th judgment of each row's document: the first of the row's query wins
+        row = np.where(count > k, start + k, 0)
+        found = (count > k) & (pair_q[row] == query) & (at < 0)
+        at[found] = row[found]
+    hit = at >= 0
+    rows = candidates[hit]
+    return query[hit], rank_rows(run, rows), pair_grade[at[hit]], rows
 
 
 def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray, rows_per_code: np.ndarray):

@@ -350,3 +350,15 @@ def test_docstrings_explain_rather_than_cite_internal_documents():
                 citing += [f"{where}: {m.group(0)}" for m in INTERNAL_REFERENCE.finditer(doc)]
     assert citing == []
     assert INTERNAL_REFERENCE.search("as seed 004 asks") and INTERNAL_REFERENCE.search("SPEC-002, rule 13")
+
+
+def test_no_public_name_is_also_a_top_level_module():
+    """``evaltool.reproduce`` must stay the function whatever was imported before: importing a
+    submodule sets the package's attribute of that name to the module, so a public name
+    (imported lazily by the package's ``__getattr__``) may not be the name of a module under
+    ``evaltool``. (The reproducibility module was ``evaltool/reproduce.py`` and shadowed the
+    function once the ``reproduce`` command had run.)"""
+    from evaltool import _EXPORTS
+
+    top_level = {name.split(".")[1] for name in sources() if name.count(".") >= 1}
+    assert sorted(set(_EXPORTS) & top_level) == []

@@ -19,6 +19,7 @@ A block with no language fails: each one says which of these it is.
 from __future__ import annotations
 
 import doctest
+import importlib
 import os
 import re
 import shlex
@@ -282,8 +283,6 @@ def test_the_public_functions_document_parameters_returns_raises_and_examples(na
 
     from evaltool import _EXPORTS
 
-    # by the module that defines it: once evaltool.reproduce the module is imported, the package's
-    # attribute of that name is the module, not the function
     target = getattr(importlib.import_module(_EXPORTS[name]), name)
     doc = inspect.getdoc(target)
     sections = [title for title in ("Parameters", "Returns", "Raises", "Examples")
@@ -312,3 +311,18 @@ def test_numpydoc_sections_become_tables_and_other_docstrings_stay_as_they_were(
         "| `ValueError` | Never. |", "", "**Examples**", "", ">>> 1 + 1", "2"]
     plain = "A title.\n\n    Some ``text``\n    ----\n    and a rule that is no section.\n"
     assert griffe_rst.numpy_sections(plain) == plain
+
+
+def test_the_python_api_page_documents_every_exported_name():
+    """Each name ``evaltool`` exports has its ``:::`` entry (by the module that defines it, or
+    within a documented module) on the Python API page."""
+    from evaltool import _EXPORTS
+
+    page = (ROOT / "docs" / "reference" / "python.md").read_text(encoding="utf-8")
+    entries = set(re.findall(r"^::: (\S+)", page, re.M))
+    missing = []
+    for name, module in _EXPORTS.items():
+        defined_in = getattr(importlib.import_module(module), name).__module__
+        if not ({f"{module}.{name}", f"{defined_in}.{name}", defined_in, module} & entries):
+            missing.append(name)
+    assert missing == []

@@ -49,6 +49,8 @@ def test_every_goal_and_section_of_the_newest_full_run_is_on_the_page(results, t
     for heading in ("## Goals", "## Start-up", "## In-process", "## Many runs", "## Whole-process runs",
                     "## Click logs", "## Dashboard"):
         assert heading in text, heading
+    if not any(row.get("error") for row in full["startup"]):
+        assert "| command | median |\n" in text   # a column empty in every row (no error) is left out
     for data_set, size in full["data_sets"].items():
         assert f"### {data_set}, {size['run_lines']:,} run lines" in text
 

@@ -260,6 +260,49 @@ def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, monkeypatch):
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
 
 
+def _shared_judgments(seed: int, most: int):
+    """qrels and run text where documents are judged for up to ``most`` queries each, with a
+    judgment given twice (resolved), judged documents no run retrieves, run queries without
+    judgments, judgments of queries the run lacks, and negative grades."""
+    rng = np.random.default_rng(seed)
+    pool = [f"FBIS3-{i}" for i in range(60)] + [f"LA0101{i:02d}-00{i % 7}" for i in range(40)] + ["7", "0", "12"]
+    qrels, run = [], []
+    shared = 5  # judged and retrieved in `most` queries
+    for q in range(12):
+        judged = set(rng.choice(len(pool), size=int(rng.integers(1, 30)), replace=False).tolist()) - {shared}
+        qrels += [f"q{q} 0 {pool[d]} {int(rng.integers(-1, 3))}\n" for d in judged if q < 10 or d % 3 == 0]
+        retrieved = set(rng.choice(len(pool), size=int(rng.integers(1, 40)), replace=False).tolist()) - {shared}
+        run += [f"q{q if q != 11 else 'x'} Q0 {pool[d]} {r} {float(rng.integers(0, 5))} tag\n"
+                for r, d in enumerate(sorted(retrieved))]
+    qrels += [f"q{q} 0 {pool[shared]} 1\n" for q in range(most)] + [qrels[0]]  # a judgment given twice
+    run += [f"q{q} Q0 {pool[shared]} 99 2.5 tag\n" for q in range(most)]
+    return "".join(qrels), "".join(run)
+
+
+@pytest.mark.parametrize("reader", ["lines", "text", "columnar"])
+@pytest.mark.parametrize("most", [1, 3, 8, 12])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_key_table_join_gives_what_the_binary_searches_give(tmp_path, monkeypatch, reader, most, seed):
+    """A run keyed by dictionary codes is joined with the qrels through a table, the others
+    through sorted keys: the same (query, rank, grade) rows whatever the reader and however
+    many queries judge a document (over JUDGED_IN_QUERIES_MAX: the searches answer)."""
+    from evaltool import ranking
+    from evaltool.io import kinds
+
+    qrels, run = _shared_judgments(seed, most)
+    if reader == "lines":
+        run = "# the line reader\n" + run
+    if reader == "columnar":
+        monkeypatch.setattr(kinds, "COLUMNAR_MIN_BYTES", 0)
+    qrels_path, run_path = write(tmp_path / "qrels", qrels), write(tmp_path / "run", run)
+    measures = ["all_trec", "relstring"]
+    by_table = evaluate(qrels_path, run_path, measures, per_query=True, on_duplicate="first")
+    monkeypatch.setattr(ranking, "KEY_TABLE_FACTOR", 0)
+    by_search = evaluate(qrels_path, run_path, measures, per_query=True, on_duplicate="first")
+    assert by_table.per_query == by_search.per_query and by_table.summary == by_search.summary
+    assert by_table.summary["num_rel_ret"] > 0
+
+
 @pytest.mark.parametrize("block", [1, 7, 1 << 16])
 @pytest.mark.parametrize("seed", [4, 5])
 def test_counting_scores_of_a_query_against_a_scan(seed, block, monkeypatch):

@@ -29,7 +29,7 @@ FULL_NAME = re.compile(r"^\d{8}T\d{6}Z\.json$")
 DASHBOARD_NAME = re.compile(r"^dashboard-\d{8}T\d{6}Z\.json$")
 KNOWN = {
     "timestamp", "argv", "repeat", "timeout_s", "machine", "git", "rss_floor_kb", "tools", "tools_missing",
-    "data_sets", "measurements", "summary", "goals", "startup", "inprocess", "many_runs", "clicks",
+    "data_sets", "measurements", "summary", "goals", "startup", "inprocess", "many_runs", "many_runs_r03", "clicks",
 }
 
 
@@ -73,8 +73,11 @@ def cell(value) -> str:
 
 
 def table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(v) if not isinstance(v, str) else v for v in row) + " |" for row in rows]
+    """A Markdown table; a column empty in every row (no error anywhere) is left out."""
+    rows = [[cell(v) if not isinstance(v, str) else v for v in row] for row in rows]
+    kept = [j for j in range(len(header)) if any(row[j] for row in rows)] or list(range(len(header)))
+    lines = ["| " + " | ".join(header[j] for j in kept) + " |", "|" + "---|" * len(kept)]
+    lines += ["| " + " | ".join(row[j] for j in kept) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -152,6 +155,13 @@ def many_runs_section(results: dict) -> str:
     return "## Many runs\n\nThirty runs against one qrels.\n\n" + table(["command", "median", "values", "error"], rows)
 
 
+def many_runs_r03_section(results: dict) -> str:
+    rows = [[cell(r["row"]), seconds(r.get("median_wall_s")), cell(r.get("check")), cell(r.get("error"))]
+            for r in results["many_runs_r03"]]
+    return "## Many Robust runs\n\nThe 17 systems' runs of R03 (text ids) against its qrels.\n\n" + table(
+        ["command", "median", "values", "error"], rows)
+
+
 def summary_section(results: dict) -> str:
     sizes = results.get("data_sets", {})
     blocks = ["## Whole-process runs\n\nEach tool as a whole process on each data set; `= trec_eval`: every "
@@ -224,6 +234,7 @@ SECTIONS = {
     "startup": startup_section,
     "inprocess": inprocess_section,
     "many_runs": many_runs_section,
+    "many_runs_r03": many_runs_r03_section,
     "summary": summary_section,
     "clicks": clicks_section,
 }

@@ -1,4 +1,4 @@
-"""``evaltool reproduce ORIGINAL... REPRODUCED... --qrels Q``: reproducibility measures (evaltool.reproduce)."""
+"""``evaltool reproduce ORIGINAL... REPRODUCED... --qrels Q``: reproducibility measures, computed by :mod:`evaltool.reproducibility`."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ delta relative improvement. The measures of repro_eval (Breuer et al., SIGIR 202
 @click.option("--name", "names", multiple=True, metavar="NAME", help="Name of each run, in order.")
 @output_options(REPORT_FORMATS, "table")
 def reproduce_command(runs, qrels, measures, p, depth, per_topic, names, fmt, output, **options):
-    from evaltool.reproduce import reproduce
+    from evaltool.reproducibility import reproduce
 
     try:
         if len(runs) < 2 or len(runs) % 2:

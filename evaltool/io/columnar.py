@@ -308,17 +308,19 @@ class NumericDocRun(Run):
         return _numeric_keys(docids)
 
 
+# the ids as an Arrow array, kept for the last list (one qrels' ids, met run after run)
+_string_arrays = LastIds(lambda docids: string_array(docids))
+
+
 class ArrowDocRun(Run):
     """A run whose document ids stay in an Arrow dictionary."""
 
     def doc_text(self, rows):
-        import pyarrow as pa
-
-        return self.extra["dictionary"].take(pa.array(self.doc_codes[rows])).to_pylist()
+        return self.extra["dictionary"].take(integer_array(self.doc_codes[rows])).to_pylist()
 
     def keys_for(self, docids):
         compute = kernels()
-        dictionary, wanted = self.extra["dictionary"], string_array(docids)
+        dictionary, wanted = self.extra["dictionary"], _string_arrays(docids)
         if len(dictionary) <= 4 * len(wanted):
             found = compute.call_function("index_in", [wanted], compute.SetLookupOptions(dictionary))
             return found_or_missing(found).astype(np.int64)
@@ -351,6 +353,19 @@ def string_array(texts: list[str]):
             len(data), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data))
         )
     return pa.LargeStringArray.from_buffers(len(data), pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
+
+
+def integer_array(values: np.ndarray):
+    """An Arrow int64 array of ``values`` (integers), built from their buffer, as
+    :func:`string_array` is (``pa.array`` would import pandas).
+
+    >>> integer_array(np.array([3, 0, 7], dtype=np.int32)).to_pylist()
+    [3, 0, 7]
+    """
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
 
 def found_or_missing(found) -> np.ndarray:
@@ -515,7 +530,7 @@ class _RunColumns:
             self.doc_codes[start:end] = values
         else:
             if self.doc_text is None:
-                self.doc_text = [pa.array(self.doc_codes[:start]).cast(pa.string())] if start else []
+                self.doc_text = [integer_array(self.doc_codes[:start]).cast(pa.string())] if start else []
             self.doc_text.append(block.docs)
         self.rows, self.tag = end, block.tag
 

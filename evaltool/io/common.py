@@ -322,7 +322,7 @@ class TextSource:
     byte-order mark before the first line is dropped. ``head`` is the first block (for
     sniffing a format); ``blocks()`` yields ``(first line number, block)`` from the start;
     ``read_all()`` the whole text. ``regular``: a file that can be read again (to quote a
-    line in a message), not a pipe.
+    line in a message), not a pipe; ``size``: its stored bytes (None for a pipe or stdin).
 
     >>> import gzip, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "run.gz")
@@ -346,6 +346,7 @@ class TextSource:
                 stored = self._stack.enter_context(open(name, "rb"))
             except OSError as exc:
                 raise EvaltoolError(f"cannot read {name}: {exc.strerror or exc}") from None
+        self.size = os.fstat(stored.fileno()).st_size if self.regular else None
         self.kind = None
         start = self._read_plain(stored, 16)
         self.kind = compression(start)

@@ -3,8 +3,8 @@ pseudo-terminal here), redrawn in place and cleared at the end; nothing when it 
 standard output the same bytes either way, JSON included.
 
 The command runs in a subprocess whose threshold is lowered to 1 byte (the default, 100 MB,
-would take a big file to reach); the file, ~3 MB, goes through the columnar reader and,
-with --stream, through the streaming one.
+would take a big file to reach); the file, ~3 MB, goes through the columnar reader (which
+takes files from 2 MB on there, 8 MB by default) and, with --stream, through the streaming one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX")
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES, DEPTH = 200, 400
-LOWERED = ("import sys; from evaltool.io import progress; progress.PROGRESS_MIN_BYTES = 1; "
+LOWERED = ("import sys; from evaltool.io import kinds, progress; progress.PROGRESS_MIN_BYTES = 1; "
+           "kinds.COLUMNAR_MIN_BYTES = 2 << 20; "
            "from evaltool.cli import main; main(sys.argv[1:], prog_name='evaltool')")
 BAR = "█░"
 

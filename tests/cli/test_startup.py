@@ -73,3 +73,16 @@ def test_numpy_runs_one_blas_thread_unless_the_user_chose(tmp_path):
     assert loaded(tmp_path, "--help")["blas"] == "1"
     assert loaded(tmp_path, "--help", OPENBLAS_NUM_THREADS="3")["blas"] == "3"
     assert loaded(tmp_path, "--help", OMP_NUM_THREADS="2")["blas"] is None
+
+
+def test_a_medium_run_with_text_ids_is_read_without_pyarrow_or_pandas(tmp_path):
+    """A Robust-sized run (here 2.8 MB, text ids, ties) is parsed by the text reader: importing
+    pyarrow (and, for a tie among text ids, pandas through pa.array) cost more than its parse."""
+    lines = [f"{q} Q0 FBIS3-{q * 7919 + i} {i + 1} {100 - (i // 2) / 1000:.4f} robust\n"
+             for q in range(301, 371) for i in range(1000)]
+    (tmp_path / "run").write_text("".join(lines))
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 FBIS3-{q * 7919 + 5} 1\n{q} 0 LA-{q} 0\n" for q in range(301, 371)))
+    assert (tmp_path / "run").stat().st_size > 2 << 20  # pyarrow read files from 2 MB on (and imported pandas here)
+    child = loaded(tmp_path, "qrels", "run", "-m", "map", "-m", "recip_rank")
+    assert child["code"] == 0
+    assert under(child["modules"], "pyarrow", "pandas", "scipy") == []

@@ -1,4 +1,4 @@
-"""Reproducibility measures (evaltool.reproduce, ``evaltool reproduce``) checked against repro_eval,
+"""Reproducibility measures (evaltool.reproducibility, ``evaltool reproduce``) checked against repro_eval,
 run here as the oracle on DL19 runs (BM25 and SPLADE as the originals, BM25+RM3 and TAS-B standing
 in for their reproductions)."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from evaltool.reproduce import kendall_tau_union, rank_biased_overlap, reproduce
+from evaltool.reproducibility import kendall_tau_union, rank_biased_overlap, reproduce
 from tests.support.helpers import assert_fails, invoke, require_shared, write
 
 repro_eval = pytest.importorskip("repro_eval", reason="repro_eval is the oracle: pip install -e '.[test]'")

@@ -209,23 +209,25 @@ def test_a_run_with_many_more_ids_than_asked_for_finds_them_by_probing_its_own()
     assert run.keys_for(asked * 3).tolist() == [7, -1, 49, 7, 0] * 3  # the direct lookup, same answers
 
 
-def test_a_big_text_id_run_file_is_scored_without_importing_pandas(tmp_path):
+def test_a_text_id_run_file_read_by_pyarrow_is_scored_without_importing_pandas(tmp_path):
     """pyarrow's pa.array and pa.scalar import pandas to check their argument; the columnar
-    file reader and its id lookups build Arrow arrays from buffers instead."""
+    file reader, its id lookups and the tie rule's ids (doc_text) build Arrow arrays from
+    buffers instead. Every query's relevant document ties with the one above it."""
     import subprocess
     import sys
 
-    lines = [f"q{q} Q0 FBIS3-{q * 7919 + i} {i + 1} {100 - i / 1000:.4f} robust\n" for q in range(60) for i in range(1000)]
+    scores = lambda i: 100 - (i - (i == 3)) / 1000  # lines 2 and 3 of each query tie
+    lines = [f"q{q} Q0 FBIS3-{q * 7919 + i} {i + 1} {scores(i):.4f} robust\n" for q in range(60) for i in range(1000)]
     (tmp_path / "run").write_text("".join(lines))
-    from evaltool.io.kinds import COLUMNAR_MIN_BYTES
-
-    assert (tmp_path / "run").stat().st_size >= COLUMNAR_MIN_BYTES
     (tmp_path / "qrels").write_text("".join(f"q{q} 0 FBIS3-{q * 7919 + 3} 1\nq{q} 0 LA-{q} 1\n" for q in range(60)))
-    code = ("import sys; from evaltool import evaluate; "
+    # trec_eval's order: score descending, then document id descending as bytes
+    order = lambda q: sorted(range(1000), key=lambda i: (-scores(i), [-b for b in f"FBIS3-{q * 7919 + i}".encode()]))
+    expected = sum(1 / (order(q).index(3) + 1) for q in range(60)) / 60
+    code = ("import sys; from evaltool.io import kinds; kinds.COLUMNAR_MIN_BYTES = 0; from evaltool import evaluate; "
             f"r = evaluate({str(tmp_path / 'qrels')!r}, {str(tmp_path / 'run')!r}, ['recip_rank']); "
-            "print(r.summary['recip_rank'], 'pandas' in sys.modules, 'pyarrow' in sys.modules)")
+            "print(repr(r.summary['recip_rank']), 'pandas' in sys.modules, 'pyarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["0.25", "False", "True"]  # the columnar reader ran (pyarrow), pandas never came
+    assert out == [repr(expected), "False", "True"]  # the columnar reader ran (pyarrow), pandas never came
 
 
 @pytest.mark.parametrize("count", [True, False])

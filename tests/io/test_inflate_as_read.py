@@ -144,6 +144,7 @@ def test_errors_far_in_name_their_line(tmp_path, monkeypatch, compression):
     """Line numbers carry over from block to block, for the line reader's errors and for a pair
     repeated in another block (whose text is read again from the file)."""
     monkeypatch.setattr(common, "TEXT_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(trec, "WHOLE_FILE_BYTES", 0)  # a plain file in blocks too
     lines = _run_lines(50, 40)  # 2,000 lines, ~60 KB: a few dozen blocks
     pack = (lambda data: data) if compression == "plain" else COMPRESS[compression]
     bad = list(lines)
@@ -204,8 +205,44 @@ def test_block_by_block_gives_the_whole_file_values(realdata, monkeypatch, tmp_p
     measures = ["all_trec"]
     expected = [evaluate(q, run, measures, per_query=True, on_duplicate=policy) for q in (qrels, beir)]
     monkeypatch.setattr(common, "TEXT_BLOCK_BYTES", 1 << 12)
+    monkeypatch.setattr(trec, "WHOLE_FILE_BYTES", 0)
     got = [evaluate(q, run, measures, per_query=True, on_duplicate=policy) for q in (qrels, beir)]
     for whole, blocks in zip(expected, got):
         assert blocks.per_query == whole.per_query
         assert blocks.summary == whole.summary
         assert blocks.meta["counts"] == whole.meta["counts"]
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_a_plain_file_of_several_blocks_is_parsed_in_one_piece(tmp_path, monkeypatch, kind):
+    """Up to WHOLE_FILE_BYTES a plain file is read whole and parsed once (joining the parts of
+    its blocks goes through Python dicts, ten times slower); the values are those read block
+    by block, with the same messages."""
+    lines = _run_lines(300, 100, noise=True)  # 30,000 lines, ~1.2 MB: the 256 KB first block and three more
+    if kind == "qrels":
+        lines = [b"%s 0 %s %d\n" % (f[0], f[2], n % 3) for n, f in enumerate(line.split() for line in lines)]
+    path = tmp_path / kind
+    path.write_bytes(b"".join(lines))
+    read = trec.read_qrels if kind == "qrels" else trec.read_run
+    monkeypatch.setattr(trec, "WHOLE_FILE_BYTES", 0)
+    in_blocks = read(path)
+    monkeypatch.setattr(trec, "WHOLE_FILE_BYTES", 64 << 20)
+    with monkeypatch.context() as patched:
+        patched.setattr(trec, "_joined", lambda parts: pytest.fail(f"parsed in {len(parts)} parts"))
+        whole = read(path)
+    assert whole.lines is None  # the array reader read it, in one piece
+    text = lambda table: [(table.qid_vocab[q], d) for q, d in zip(table.qid_codes, table.doc_text(range(len(table)))
+                                                                    if kind == "run" else
+                                                                    [table.doc_vocab[c] for c in table.doc_codes])]
+    assert text(whole) == text(in_blocks)
+    values = (lambda table: table.grades.tolist()) if kind == "qrels" else (lambda table: table.scores.tolist())
+    assert values(whole) == values(in_blocks)
+    # an error far in: the same message either way
+    path.write_bytes(b"".join(lines[:25000] + [lines[3]] + lines[25000:]))
+    messages = []
+    for size in (0, 64 << 20):
+        monkeypatch.setattr(trec, "WHOLE_FILE_BYTES", size)
+        with pytest.raises(ParseError) as caught:
+            read(path)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and ":25001:" in messages[0]

@@ -116,3 +116,63 @@ def test_plain_decimals_of_every_length_are_the_doubles_float_reads(tmp_path, co
     got = dict(zip(run.doc_text(list(range(len(run)))), run.scores.tolist()))
     assert {d: (v, math.copysign(1, v)) for d, v in got.items()} == {
         f"d{i}": (float(t), math.copysign(1, float(t))) for i, t in enumerate(tokens)}
+
+
+def _id_zoo(rng) -> list[bytes]:
+    """Ids of every length from 1 to 40 bytes (8, 16, 24 and 32: word boundaries; past 32: sorted
+    as bytes), sharing long prefixes, prefixes of one another, with UTF-8, control and high bytes."""
+    stems = [b"FBIS3-", b"LA010189-", b"FR940104-0-", b"clueweb12-0000tw-00-", b"\xc3\xa9t\xc3\xa9", b"d\x01", b"\xff"]
+    ids = set()
+    while len(ids) < 3000:
+        stem = stems[int(rng.integers(len(stems)))]
+        tail = b"".join(bytes([int(c)]) for c in rng.choice(list(b"0123456789-az\x7f\xfe"), int(rng.integers(0, 24))))
+        ids.add((stem + tail)[: int(rng.integers(1, 41))])
+    ids.update([b"a" * 8, b"a" * 8 + b"\x01", b"a" * 16, b"a" * 7, b"b" * 32, b"b" * 33, b"b" * 31 + b"c"])
+    return sorted(ids)
+
+
+@pytest.mark.parametrize("longest", [8, 16, 32, 40])
+def test_ids_are_sorted_by_their_bytes_at_every_length(tmp_path, longest):
+    """The fast reader encodes ids as 8-byte words up to 32 bytes and as bytes beyond: either way
+    its vocabulary is the distinct ids in byte order and each line's code names its own id."""
+    rng = np.random.default_rng(longest)
+    zoo = [i for i in _id_zoo(rng) if len(i) <= longest]
+    docs = [zoo[int(k)] for k in rng.integers(0, len(zoo), 4000)]
+    qids = [b"q%d" % k for k in rng.integers(0, 40, 4000)]
+    rows = {(q, d): n for n, (q, d) in enumerate(zip(qids, docs))}  # each pair once
+    path = tmp_path / "run"
+    path.write_bytes(b"".join(b"%s Q0 %s %d %d.5 r\n" % (q, d, n, n) for (q, d), n in rows.items()))
+    run = read_run(path)
+    assert run.lines is None
+    assert run.doc_vocab.tolist() == sorted({d for _, d in rows})
+    assert [(run.qid_vocab[q].encode(), run.doc_vocab[d]) for q, d in zip(run.qid_codes, run.doc_codes)] == list(rows)
+    qrels = tmp_path / "qrels"
+    qrels.write_bytes(b"".join(b"%s 0 %s %d\n" % (q, d, n % 3) for (q, d), n in rows.items()))
+    judged = read_qrels(qrels)
+    assert judged.lines is None
+    assert judged.doc_vocab == [d.decode("utf-8", "surrogateescape") for d in sorted({d for _, d in rows})]
+    assert [(judged.qid_vocab[q], judged.doc_vocab[d], g) for q, d, g in
+            zip(judged.qid_codes, judged.doc_codes, judged.grades.tolist())] == [
+        (q.decode(), d.decode("utf-8", "surrogateescape"), n % 3) for (q, d), n in rows.items()]
+
+
+@pytest.mark.parametrize("tokens", [["0", "1", "2", "3"], ["-1", "+2", "-0", "007", "10"],
+                                    ["123456789012345678", "-123456789012345678", "9223372036854775807",
+                                     "-9223372036854775808", "0000000000000000000001"]])
+def test_grades_are_the_integers_int_reads(tmp_path, tokens):
+    """One digit, signs and leading zeros, and the int64 extremes (more than 18 digits: numpy's cast)."""
+    path = tmp_path / "qrels"
+    path.write_text("".join(f"q1 0 d{i} {token}\n" for i, token in enumerate(tokens)))
+    judged = read_qrels(path)
+    assert judged.lines is None
+    assert judged.grades.tolist() == [int(token) for token in tokens]
+
+
+@pytest.mark.parametrize("token", ["2.0", "1e3", "+", "--1", "1_0", "9223372036854775808", "٣"])
+def test_a_grade_that_is_no_integer_is_named_with_its_line(tmp_path, token):
+    path = tmp_path / "qrels"
+    path.write_text(f"q1 0 d1 1\nq1 0 d2 {token}\n", encoding="utf-8")
+    with pytest.raises(ParseError) as caught:
+        read_qrels(path)
+    assert (caught.value.path, caught.value.line) == (str(path), 2)
+    assert "grade" in caught.value.expected

@@ -8,7 +8,10 @@ shown document, then one per click, impression after impression — ~``events`` 
     .venv/bin/python benchmarks/clicks.py clicks-S clicks-10M     # generate only
 
 ``run.py`` times ``evaltool clicks LOG -m click_mrr -m ctr -m ctr@10 -o json`` on the
-JSONL and the Parquet file as whole processes and reports events per second and peak RSS.
+JSONL and the Parquet file as whole processes and reports events per second and peak RSS,
+side by side with the same three metrics as one DuckDB query over the same file
+(:func:`duckdb_sql`, run by ``drivers/duckdb_clicks.py``): what a data engineer would
+otherwise write.
 """
 from __future__ import annotations
 
@@ -40,6 +43,69 @@ CLICK_SPECS = {
 QUICK_CLICKS = ["clicks-S"]
 ALL_CLICKS = ["clicks-S", "clicks-10M"]
 CHUNK = 50_000                    # impressions per generated chunk
+
+
+# evaltool's definitions (evaltool/clicks/metrics.py, evaltool/io/clicks/) as SQL, for an events
+# table whose impressions are named by (session_id, query_id) and whose click rows name their
+# document, as the logs generated here are:
+# * log order is the file's row order (ev.rn);
+# * an impression shows, at each position, the first document given for it in log order;
+# * a click's rank is its document's top-most shown position in its impression; a click on
+#   a document the impression did not show is ignored, and each document counts once (its
+#   first click in log order);
+# * an impression is a (session_id, query_id) with a shown document (a key with click rows
+#   only enters no metric);
+# * click_mrr = mean over impressions of 1 / rank of the first click in log order (0
+#   without a click); ctr = mean of clicked / shown; ctr@10 = mean of clicked at ranks
+#   1..10 / shown at positions 1..10, over the impressions that showed something there;
+# * the mean is micro (over impressions, evaltool's default), summed with fsum as
+#   evaltool sums with math.fsum, so the values are equal, not merely close.
+DUCKDB_SQL = """
+WITH ev AS (
+  SELECT {row_number} AS rn, action, session_id, query_id, doc_id, position FROM {source}
+),
+shown AS (
+  SELECT session_id, query_id, position, arg_min(doc_id, rn) AS doc_id
+  FROM ev WHERE action = 'impression' GROUP BY ALL
+),
+impressions AS (
+  SELECT session_id, query_id, count(*) AS n_shown, count(*) FILTER (WHERE position <= 10) AS n_shown10
+  FROM shown GROUP BY ALL
+),
+doc_rank AS (
+  SELECT session_id, query_id, doc_id, min(position) AS rank FROM shown GROUP BY ALL
+),
+clicks AS (
+  SELECT c.session_id, c.query_id, c.doc_id, min(c.rn) AS rn, any_value(d.rank) AS rank
+  FROM ev c JOIN doc_rank d USING (session_id, query_id, doc_id)
+  WHERE c.action = 'click' GROUP BY ALL
+),
+per_impression AS (
+  SELECT any_value(i.n_shown) AS n_shown, any_value(i.n_shown10) AS n_shown10,
+         count(c.doc_id) AS n_clicks, count(c.doc_id) FILTER (WHERE c.rank <= 10) AS n_clicks10,
+         arg_min(c.rank, c.rn) AS first_rank
+  FROM impressions i LEFT JOIN clicks c USING (session_id, query_id)
+  GROUP BY i.session_id, i.query_id
+)
+SELECT fsum(coalesce(1.0 / first_rank, 0)) / count(*) AS click_mrr,
+       fsum(n_clicks / n_shown) / count(*) AS ctr,
+       fsum(n_clicks10 / n_shown10) FILTER (WHERE n_shown10 > 0)
+         / count(*) FILTER (WHERE n_shown10 > 0) AS "ctr@10"
+FROM per_impression
+"""
+
+
+def duckdb_sql(path: str, layout: str) -> str:
+    """The three metrics of ``COMMAND`` as one DuckDB query over the file (``layout``: parquet or jsonl).
+
+    Parquet rows are numbered by DuckDB's ``file_row_number``; JSONL rows by ``row_number() OVER ()``,
+    which DuckDB documents as keeping the input's order."""
+    quoted = "'" + path.replace("'", "''") + "'"
+    if layout == "parquet":
+        return DUCKDB_SQL.format(row_number="file_row_number",
+                                 source=f"read_parquet({quoted}, file_row_number = true)")
+    return DUCKDB_SQL.format(row_number="row_number() OVER ()",
+                             source=f"read_json({quoted}, format = 'newline_delimited')")
 
 
 def paths(cache_dir: str, name: str) -> dict[str, str]:

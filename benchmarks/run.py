@@ -715,43 +715,116 @@ def stage_table(results):
     return "\n".join(out)
 
 
+CLICK_GOALS = [
+    # (data set, layout, max ratio of evaltool's wall to DuckDB's)
+    ("clicks-10M", "parquet", 1.0),
+    ("clicks-10M", "jsonl", 1.5),
+]
+CLICK_KEYS = ["click_mrr", "ctr", "ctr@10"]
+
+
+def click_commands(path, layout, have_duckdb):
+    """{label: command} of the click rows on one file: evaltool, and the same metrics as one DuckDB query."""
+    commands = {"evaltool": [evaltool_path(), *click_logs.COMMAND[:1], path, *click_logs.COMMAND[1:]]}
+    if have_duckdb:
+        commands["duckdb"] = [sys.executable, str(HERE / "drivers" / "duckdb_clicks.py"), path, layout]
+    return commands
+
+
+def click_values_check(summaries):
+    """'equal' when every tool's three values equal evaltool's (to 1e-12), else what differs."""
+    reference = summaries.get("evaltool")
+    if reference is None:
+        return "-"
+    bad = [f"{tool} {k}: {summary.get(k)!r} vs {reference.get(k)!r}"
+           for tool, summary in summaries.items() if tool != "evaltool" for k in CLICK_KEYS
+           if not isinstance(summary.get(k), float) or not isinstance(reference.get(k), float)
+           or abs(summary[k] - reference[k]) > 1e-12]
+    return "equal" if not bad else "DIFFER: " + "; ".join(bad)
+
+
 def run_clicks(launcher, names, args, log):
-    """``evaltool clicks`` on each click log, JSONL and Parquet: wall time, events per second, peak RSS."""
+    """``evaltool clicks`` on each click log, JSONL and Parquet, interleaved with the same three
+    metrics as one DuckDB query (when duckdb is importable): wall time, events per second, peak RSS,
+    and whether the values are equal."""
     out = []
+    have_duckdb = importlib.util.find_spec("duckdb") is not None
+    if not have_duckdb:
+        log("  duckdb not importable: the click rows have no SQL baseline (pip install -e '.[test]')")
     for name in names:
         files, meta = click_logs.ensure(args.cache_dir, name, log=log)
         log(f"\n== {name}: {meta['events']:,} click-log events; {args.repeat} repetition(s)")
         warm(files.values())
         for layout, path in files.items():
-            cmd = [evaltool_path(), *click_logs.COMMAND[:1], path, *click_logs.COMMAND[1:]]
-            walls, rss, status, error, summary = [], [], "ok", "", None
+            commands = click_commands(path, layout, have_duckdb)
+            rows = {tool: {"data_set": name, "layout": layout, "tool": tool, "events": meta["events"],
+                           "status": "ok", "error": "", "walls_s": [], "rss_kb": [], "summary": None, "cmd": cmd}
+                    for tool, cmd in commands.items()}
             for rep in range(args.repeat):
-                wall, peak, code, timed_out, stdout, stderr = launcher.run(cmd, args.timeout)
-                if timed_out or code != 0:
-                    status = "timeout" if timed_out else "error"
-                    error = f"killed after {args.timeout:g}s" if timed_out else f"exit {code}: {stderr.strip()[-600:]}"
-                    break
-                walls.append(wall)
-                rss.append(peak)
-                summary = json.loads(stdout)["summary"]
-                log(f"  [{rep + 1}/{args.repeat}] {layout:<8} {fmt_s(wall):>8}  {peak / 1024:7.0f} MB")
-            wall = statistics.median(walls) if walls else None
-            out.append({"data_set": name, "layout": layout, "events": meta["events"], "status": status,
-                        "error": error, "median_wall_s": wall, "walls_s": walls,
-                        "events_per_s": meta["events"] / wall if wall else None,
-                        "peak_rss_kb": max(rss) if rss else None, "summary": summary, "cmd": cmd})
+                order = list(rows.values())
+                k = rep % len(order)
+                for row in order[k:] + order[:k]:  # round-robin, rotating who goes first
+                    if row["status"] != "ok":
+                        continue
+                    wall, peak, code, timed_out, stdout, stderr = launcher.run(row["cmd"], args.timeout)
+                    if timed_out or code != 0:
+                        row["status"] = "timeout" if timed_out else "error"
+                        row["error"] = f"killed after {args.timeout:g}s" if timed_out \
+                            else f"exit {code}: {stderr.strip()[-600:]}"
+                        continue
+                    row["walls_s"].append(wall)
+                    row["rss_kb"].append(peak)
+                    row["summary"] = json.loads(stdout)["summary"]
+                    log(f"  [{rep + 1}/{args.repeat}] {layout:<8} {row['tool']:<9} {fmt_s(wall):>8}  "
+                        f"{peak / 1024:7.0f} MB")
+            check = click_values_check({tool: r["summary"] for tool, r in rows.items() if r["summary"]})
+            for row in rows.values():
+                walls = row["walls_s"]
+                wall = statistics.median(walls) if walls else None
+                rss = row.pop("rss_kb")
+                row.update(median_wall_s=wall, events_per_s=meta["events"] / wall if wall else None,
+                           peak_rss_kb=max(rss) if rss else None, check=check)
+                out.append(row)
     return out
 
 
+def click_goals(rows):
+    """evaltool against DuckDB on the same file, once the values are equal."""
+    by = {(r["data_set"], r["layout"], r["tool"]): r for r in rows}
+    goals = []
+    for name, layout, limit in CLICK_GOALS:
+        desc = f"{name} {layout}: evaltool clicks <= {limit}x DuckDB (one SQL query)"
+        g = {"goal": desc, "row": f"{name} {layout} evaltool", "baseline": f"{name} {layout} duckdb",
+             "limit": limit, "ratio": None, "status": "SKIP", "note": "not run"}
+        mine, base = by.get((name, layout, "evaltool")), by.get((name, layout, "duckdb"))
+        if mine is None or base is None:
+            g["note"] = "not run" if mine is None else "duckdb not importable"
+        elif not mine["median_wall_s"] or not base["median_wall_s"]:
+            g.update(status="FAIL" if not mine["median_wall_s"] else "SKIP",
+                     note=(mine["error"] or base["error"])[:200])
+        elif mine["check"] != "equal":
+            g.update(status="FAIL", note=f"values: {mine['check']}"[:200])
+        else:
+            a, b = mine["median_wall_s"], base["median_wall_s"]
+            g.update(ratio=a / b, status="PASS" if a <= limit * b else "FAIL",
+                     note=f"{a:.2f}s vs {b:.2f}s; peak RSS {mine['peak_rss_kb'] / 1024:.0f} MB vs "
+                          f"{base['peak_rss_kb'] / 1024:.0f} MB")
+        goals.append(g)
+    return goals
+
+
 def click_table(rows):
-    lines = ["evaltool clicks (-m click_mrr -m ctr -m ctr@10 -o json)",
-             f"{'data set':<12} {'layout':<8} {'events':>12} {'wall':>9} {'events/s':>12} {'peak RSS':>10}"]
+    lines = ["click logs: evaltool clicks (-m click_mrr -m ctr -m ctr@10 -o json) and the same metrics "
+             "as one DuckDB query (drivers/duckdb_clicks.py), whole processes",
+             f"{'data set':<12} {'layout':<8} {'tool':<9} {'events':>12} {'wall':>9} {'events/s':>12} "
+             f"{'peak RSS':>10}  values"]
     for r in rows:
-        if r["status"] != "ok":
-            lines.append(f"{r['data_set']:<12} {r['layout']:<8} {r['events']:>12,} {r['status'].upper()}: {r['error']}")
+        head = f"{r['data_set']:<12} {r['layout']:<8} {r['tool']:<9} {r['events']:>12,}"
+        if not r["median_wall_s"]:
+            lines.append(f"{head} {r['status'].upper()}: {r['error']}")
             continue
-        lines.append(f"{r['data_set']:<12} {r['layout']:<8} {r['events']:>12,} {fmt_s(r['median_wall_s']):>9} "
-                     f"{r['events_per_s']:>12,.0f} {r['peak_rss_kb'] / 1024:>7.0f} MB")
+        lines.append(f"{head} {fmt_s(r['median_wall_s']):>9} {r['events_per_s']:>12,.0f} "
+                     f"{r['peak_rss_kb'] / 1024:>7.0f} MB  {r['check']}")
     return "\n".join(lines)
 
 
@@ -944,7 +1017,8 @@ def main(argv=None):
     launcher.close()
 
     goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many) + \
-        fusion_goals(fusion) + (ranx_workload_goals(ranx_sections) if workload_sizes else [])
+        fusion_goals(fusion) + (ranx_workload_goals(ranx_sections) if workload_sizes else []) + \
+        click_goals(click_results)
 
     log("\n" + table(results))
     log("\n" + startup_table(startup, inprocess))

@@ -31,6 +31,10 @@ class Qrels:
     path: str = "<qrels>"
     duplicates_resolved: int = 0
     subtopics: SubtopicJudgments | None = None  # read from a subtopic qrels file (diversity measures)
+    # what readers of these judgments derive from them once and reuse run after run (an
+    # Evaluator's): ranking's query order and judged grades, the queries with a relevant document
+    # (not an init field: a copy made by dataclasses.replace starts with an empty one)
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.grades)
@@ -42,8 +46,13 @@ class Qrels:
         ...       np.array([1, 2, 3])).queries_with(np.array([True, False, True]))
         ['q3']
         """
+        if rows is None and "queries_with" in self.memo:
+            return list(self.memo["queries_with"])
         codes = self.qid_codes if rows is None else self.qid_codes[rows]
-        return [self.qid_vocab[c] for c in np.flatnonzero(np.bincount(codes, minlength=len(self.qid_vocab))).tolist()]
+        found = [self.qid_vocab[c] for c in np.flatnonzero(np.bincount(codes, minlength=len(self.qid_vocab))).tolist()]
+        if rows is None:
+            self.memo["queries_with"] = tuple(found)
+        return found
 
     @cached_property
     def by_query(self) -> dict[str, tuple[list[str], np.ndarray]]:
@@ -128,6 +137,12 @@ class Run:
 
     def __len__(self) -> int:
         return len(self.scores)
+
+    def query_lengths(self) -> np.ndarray:
+        """The number of rows of each query code (``qid_vocab``'s)."""
+        from evaltool.arrays import counts
+
+        return counts(self.qid_codes, len(self.qid_vocab))
 
     def doc_text(self, rows: np.ndarray) -> list[str]:
         """The document ids of ``rows``, as text (for the byte-order tie rule)."""

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evaltool.arrays import Membership, counts, distinct
+from evaltool.arrays import Membership, distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError, quote
 
@@ -655,6 +655,26 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     return candidate_q[hit], rank_rows(run, rows), grade, rows
 
 
+def judged_rows(qrels: Qrels) -> dict[str, dict[str, int]]:
+    """Each judged query's ``{document id: qrels row}``, built on first use and kept in ``qrels.memo``.
+
+    >>> from evaltool.io.frames import qrels_from_dict
+    >>> judged_rows(qrels_from_dict({"q2": {"a": 1, "b": 3}, "q1": {"c": -1}}))
+    {'q2': {'a': 0, 'b': 1}, 'q1': {'c': 2}}
+    """
+    rows = qrels.memo.get("rows")
+    if rows is None:
+        order = np.argsort(qrels.qid_codes, kind="stable")
+        codes = qrels.qid_codes[order]
+        docs = [qrels.doc_vocab[c] for c in qrels.doc_codes[order].tolist()]
+        order = order.tolist()
+        bounds = np.flatnonzero(np.diff(codes)) + 1
+        starts, ends = np.concatenate(([0], bounds)).tolist(), np.append(bounds, len(codes)).tolist()
+        rows = {qrels.qid_vocab[codes[s]]: dict(zip(docs[s:e], order[s:e])) for s, e in zip(starts, ends) if e > s}
+        qrels.memo["rows"] = rows
+    return rows
+
+
 def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray, doc_keys, bound: int):
     """:func:`_judge_rows` through a table of the run's document keys (all below ``bound``):
     each row's judged document, then its judgments (:class:`_QrelsByDocument`) compared with
@@ -685,35 +705,89 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     """(query, rank, grade, tie group start, tie group end) of every retrieved judged document of
     a dict run (``run.rankings``); the group is [start, end) of its query's positions.
 
-    Each judged document is looked up by id in its query's dict, which gives its score; its
-    rank is the number of scores of its query above it, plus, inside its group of equal
-    scores, the number of larger ids (the tie rule). No other document id is read unless it
-    ties with a judged one, and the run is not sorted: each judged score is compared with its
-    query's scores (:func:`_count_above`).
+    Documents are looked up by id on the smaller side: each judged document in its query's
+    dict (which gives its score), or, when the run holds fewer rows than the judgments of
+    its queries, each retrieved document among its query's judgments. A document's rank is
+    the number of scores of its query above it, plus, inside its group of equal scores, the
+    number of larger ids (the tie rule). No other document id is read unless it ties with a
+    judged one, and the run is not sorted: a run whose queries come in score order is
+    ranked by position, any other by comparing each judged score with its query's scores
+    (:func:`_count_above`), or by a sort where that costs less.
     """
-    judged = qrels.by_query
     codes = np.flatnonzero(code_q >= 0)
-    lists = [judged[qids[q]] for q in code_q[codes].tolist()]
-    counts = [len(docs) for docs, _ in lists]
-    lookups = (map(run.rankings[code].get, docs, repeat(np.nan)) for code, (docs, _) in zip(codes.tolist(), lists))
-    found = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=sum(counts))
-    hit = ~np.isnan(found)  # scores are finite: nan marks a judged document the query did not retrieve
-    judged_code = np.repeat(codes, counts)[hit]
-    score = found[hit]
-    grade = np.concatenate([grades for _, grades in lists])[hit] if lists else np.zeros(0, dtype=np.int64)
-
+    code_list, evaluated = codes.tolist(), code_q[codes].tolist()
     query_start = np.concatenate(([0], np.cumsum(rows_per_code)))
-    counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
-    if counted is None:
-        return _rank_by_sort(run, lists, hit, judged_code, score, grade, code_q, rows_per_code)
-    higher, equal = counted
-    ranks, group_start, group_end = higher.copy(), higher, higher + equal
+    judged = qrels.by_query
+    lists = [judged[qids[q]] for q in evaluated]
+    counts = [len(docs) for docs, _ in lists]
+    hit_rows = None
+    if len(run.scores) < sum(counts):  # fewer retrieved rows than judgments: look those up
+        by_query = judged_rows(qrels)
+        getters = [_NOT_JUDGED] * len(rows_per_code)
+        for code, q in zip(code_list, evaluated):
+            getters[code] = by_query[qids[q]].get
+        found = np.fromiter(
+            chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
+        )
+        hit_rows = np.flatnonzero(found >= 0)
+        judged_code = run.qid_codes[hit_rows]
+        score = run.scores[hit_rows]
+        grade = qrels.grades[found[hit_rows]]
+
+        def ids_of(entries: np.ndarray) -> list[str]:
+            return _row_ids(run, query_start, hit_rows[entries])
+
+    else:
+        lookups = (map(run.rankings[code].get, docs, repeat(np.nan)) for code, (docs, _) in zip(code_list, lists))
+        found = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=sum(counts))
+        hit = ~np.isnan(found)  # scores are finite: nan marks a judged document the query did not retrieve
+        judged_code = np.repeat(codes, counts)[hit]
+        score = found[hit]
+        grade = np.concatenate([grades for _, grades in lists])[hit] if lists else np.zeros(0, dtype=np.int64)
+
+        def ids_of(entries: np.ndarray) -> list[str]:
+            judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
+            return [judged_ids[i] for i in np.flatnonzero(hit)[entries].tolist()]
+
+    if hit_rows is not None and _scores_descending(run.scores, query_start):
+        _, low, high = _score_groups(run.qid_codes, run.scores, hit_rows)
+        first = query_start[judged_code]
+        ranks, group_start, group_end = low - first, low - first, high - first
+        equal = high - low
+    else:
+        counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
+        if counted is None:
+            return _rank_by_sort(run, ids_of, judged_code, score, grade, code_q, rows_per_code)
+        higher, equal = counted
+        ranks, group_start, group_end = higher, higher, higher + equal
+    ranks = ranks.copy()
     tied = np.flatnonzero(equal > 1)
     if len(tied):
-        judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
-        tied_ids = [judged_ids[i] for i in np.flatnonzero(hit)[tied].tolist()]
-        ranks[tied] += _larger_in_groups(run, judged_code[tied], score[tied], tied_ids)
+        ranks[tied] += _larger_in_groups(run, judged_code[tied], score[tied], ids_of(tied))
     return code_q[judged_code], ranks, grade, group_start, group_end
+
+
+_NOT_JUDGED = {}.get  # the lookup of a run query without judgments: every document outside the qrels
+
+
+def _scores_descending(scores: np.ndarray, query_start: np.ndarray) -> bool:
+    """Whether the scores of every query (rows grouped by query, ``query_start``) never rise."""
+    rising = scores[1:] > scores[:-1]
+    rising[query_start[1:-1] - 1] = False  # from one query's last row to the next query's first
+    return not rising.any()
+
+
+def _row_ids(run: Run, query_start: np.ndarray, rows: np.ndarray) -> list[str]:
+    """The document ids of rows of a dict run (``run.rankings``), each query's ids listed once."""
+    codes = np.searchsorted(query_start, rows, side="right") - 1
+    listed: dict[int, list[str]] = {}
+    out = []
+    for code, row in zip(codes.tolist(), (rows - query_start[codes]).tolist()):
+        ids = listed.get(code)
+        if ids is None:
+            ids = listed[code] = list(run.rankings[code])
+        out.append(ids[row])
+    return out
 
 
 BLOCK_CELLS = 1 << 16  # (judged document x query position) comparisons made at a time: a block stays in cache
@@ -789,25 +863,36 @@ def _count_above(
 
 def _larger_in_groups(run: Run, codes: np.ndarray, scores: np.ndarray, docs: list[str]) -> np.ndarray:
     """For each judged document ``docs[i]`` of query code ``codes[i]`` (a dict run) with score
-    ``scores[i]``, how many documents of its query have the same score and a larger id (byte order)."""
-    counts = np.zeros(len(docs), dtype=np.int64)
-    groups: dict[tuple[int, float], list[str]] = {}
-    for i, (code, value, doc) in enumerate(zip(codes.tolist(), scores.tolist(), docs)):
-        group = groups.get((code, value))
-        if group is None:
-            group = [d for d, s in run.rankings[code].items() if s == value]
-            groups[code, value] = group
-        if not str_order_is_byte_order([*group, doc]):
-            key = byte_key(doc)
-            counts[i] = sum(byte_key(d) > key for d in group)
-        else:
-            counts[i] = sum(d > doc for d in group)
-    return counts
+    ``scores[i]``, how many documents of its query have the same score and a larger id (byte order).
+
+    Each query's dict is read once, keeping the ids of the scores asked about.
+    """
+    wanted: dict[int, set[float]] = {}
+    for code, value in zip(codes.tolist(), scores.tolist()):
+        wanted.setdefault(code, set()).add(value)
+    groups: dict[tuple[int, float], list] = {}
+    for code, values in wanted.items():
+        for doc, value in run.rankings[code].items():
+            if value in values:
+                groups.setdefault((code, value), []).append(doc)
+    texts = [doc for group in groups.values() for doc in group]
+    if not str_order_is_byte_order(texts + docs):
+        groups = {key: list(map(byte_key, group)) for key, group in groups.items()}
+        docs = list(map(byte_key, docs))
+    for group in groups.values():
+        group.sort()
+    return np.array(
+        [
+            len(group) - bisect_right(group, doc)
+            for group, doc in zip((groups[key] for key in zip(codes.tolist(), scores.tolist())), docs)
+        ],
+        dtype=np.int64,
+    )
 
 
-def _rank_by_sort(run: Run, lists, hit, judged_code, score, grade, code_q, rows_per_code):
+def _rank_by_sort(run: Run, ids_of, judged_code, score, grade, code_q, rows_per_code):
     """:func:`_judge_rankings`' ranks by sorting the run's (query, -score) pairs, for runs where
-    :func:`_count_above` would compare too much."""
+    :func:`_count_above` would compare too much (``ids_of``: the ids of some of the judged entries)."""
     key = run.qid_codes + 1j * -run.scores
     order = None if _in_query_order(run.qid_codes, run.scores)[0] else np.argsort(key, kind="stable")
     if order is not None:
@@ -823,9 +908,7 @@ def _rank_by_sort(run: Run, lists, hit, judged_code, score, grade, code_q, rows_
     group_start, group_end = ranks.copy(), high - query_start[judged_code]
     tied = np.flatnonzero(high - low > 1)
     if len(tied):
-        judged_ids = list(chain.from_iterable(docs for docs, _ in lists))
-        tied_ids = [judged_ids[i] for i in np.flatnonzero(hit)[tied].tolist()]
-        ranks[tied] += _larger_tied_ids(run, order, tied_ids, low[tied], high[tied])
+        ranks[tied] += _larger_tied_ids(run, order, ids_of(tied), low[tied], high[tied])
     return code_q[judged_code], ranks, grade, group_start, group_end
 
 
@@ -855,6 +938,55 @@ def _subset(index: np.ndarray, *columns: np.ndarray | None) -> list[np.ndarray |
     return [None if column is None else column[index] for column in columns]
 
 
+class QrelsOrder(NamedTuple):
+    """What ranking derives from the judgments alone, once per :class:`Qrels` (kept in its ``memo``).
+
+    ``qids``: the queries with a judgment, in byte order (trec_eval's); ``position``: each
+    one's index there; ``row_position``: the index of every qrels row's query; ``offsets``
+    slices ``grades``: every non-negative grade of each query of ``qids``, descending.
+    """
+
+    qids: list[str]
+    position: dict[str, int]
+    row_position: np.ndarray
+    offsets: np.ndarray
+    grades: np.ndarray
+
+
+def qrels_order(qrels: Qrels) -> QrelsOrder:
+    """The :class:`QrelsOrder` of ``qrels``, computed on first use and kept in ``qrels.memo``.
+
+    >>> from evaltool.io.frames import qrels_from_dict
+    >>> order = qrels_order(qrels_from_dict({"q2": {"a": 1, "b": 3}, "q1": {"c": -1, "d": 0}}))
+    >>> order.qids, order.row_position.tolist(), order.offsets.tolist(), order.grades.tolist()
+    (['q1', 'q2'], [1, 1, 0, 0], [0, 1, 3], [0, 3, 1])
+    """
+    order = qrels.memo.get("ranking")
+    if order is None:
+        qids = qrels.queries_with()
+        qids = sorted(qids) if str_order_is_byte_order(qids) else sorted(qids, key=byte_key)
+        position = {qid: i for i, qid in enumerate(qids)}
+        row_position = np.array([position.get(q, -1) for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]
+        nonneg = qrels.grades >= 0
+        jq, jg = row_position[nonneg], qrels.grades[nonneg]
+        offsets = np.concatenate(([0], np.cumsum(np.bincount(jq, minlength=len(qids))))).astype(np.int64)
+        order = QrelsOrder(qids, position, row_position, offsets, jg[np.lexsort((-jg, jq))].astype(np.int64))
+        for shared in order[2:]:  # handed to every batch: read-only, so no kernel can change them
+            shared.flags.writeable = False
+        qrels.memo["ranking"] = order
+    return order
+
+
+def _segments(offsets: np.ndarray, values: np.ndarray, picked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR segments ``picked`` (ascending indices) of ``(offsets, values)``, as a CSR of their own."""
+    if len(picked) == len(offsets) - 1:
+        return offsets, values
+    lengths = offsets[picked + 1] - offsets[picked]
+    new_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    gather = np.arange(int(new_offsets[-1])) + np.repeat(offsets[picked] - new_offsets[:-1], lengths)
+    return new_offsets, values[gather]
+
+
 def rank(
     qrels: Qrels, run: Run, options: RankOptions = RankOptions(), num_docs_in_coll: int = 0, *, must_share: bool = True
 ) -> Ranking:
@@ -866,9 +998,9 @@ def rank(
     ``-c`` scores it. ``must_share``: a run naming no judged query is an InputError (False: a
     run standing in for the queries missing from the pieces of a streamed run, which names none).
     """
-    qrels_qids = sorted(qrels.queries_with(), key=byte_key)
-    position = {qid: i for i, qid in enumerate(qrels_qids)}
-    rows_per_code = counts(run.qid_codes, len(run.qid_vocab))
+    judged_side = qrels_order(qrels)
+    qrels_qids, position = judged_side.qids, judged_side.position
+    rows_per_code = run.query_lengths()
     run_used = np.flatnonzero(rows_per_code)
     run_code_pos = np.array([position.get(q, -1) for q in run.qid_vocab], dtype=np.int64)
 
@@ -894,7 +1026,6 @@ def rank(
     unjudged = sorted(run.qid_vocab[c] for c in run_used[found < 0])
 
     code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
-    qrels_q = eval_index[np.array([position[q] for q in qrels.qid_vocab], dtype=np.int64)[qrels.qid_codes]]
     evaluated_codes = code_q >= 0
     num_ret = np.zeros(n_q, dtype=np.int64)
     num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
@@ -903,7 +1034,7 @@ def rank(
         sq, ranks, grade, group_start, group_end = _judge_rankings(qrels, run, qids, code_q, rows_per_code)
         rows = None
     else:
-        sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, qrels_q)
+        sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, eval_index[judged_side.row_position])
         group_start = group_end = None
     # (query, rank) pairs are distinct: one key sorts them
     by_rank = np.argsort(sq * (int(ranks.max(initial=0)) + 1) + ranks)
@@ -928,10 +1059,7 @@ def rank(
     offsets = np.concatenate(([0], np.cumsum(np.bincount(sq, minlength=n_q)))).astype(np.int64)
 
     # non-negative grades per evaluated query, descending
-    nonneg = (qrels_q >= 0) & (qrels.grades >= 0)
-    jq, jg = qrels_q[nonneg], qrels.grades[nonneg]
-    jorder = np.lexsort((-jg, jq))
-    judged_offsets = np.concatenate(([0], np.cumsum(np.bincount(jq, minlength=n_q)))).astype(np.int64)
+    judged_offsets, judged_grades = _segments(judged_side.offsets, judged_side.grades, evaluated)
 
     batch = RankedBatch(
         qids=qids,
@@ -940,7 +1068,7 @@ def rank(
         rank=ranks.astype(np.int64),
         rel=rel.astype(np.int64),
         judged_offsets=judged_offsets,
-        judged_grades=jg[jorder].astype(np.int64),
+        judged_grades=judged_grades,
         missing=missing,
         ties=ties,
         relevance_level=options.relevance_level,

@@ -225,28 +225,42 @@ def test_score_groups_of_positions_against_a_scan(levels):
         assert (low[p], high[p], first[p]) == (lo, hi, codes.tolist().index(codes[p])), p
 
 
-def _tied_dicts(seed: int):
+def _tied_dicts(seed: int, unretrieved: int = 0, descending: bool = False, depth: int | None = None):
     """Queries of mixed depths, scores on a coarse grid (many ties), ids of mixed lengths and
-    one that is not UTF-8 on disk (a surrogate escape, compared by its bytes)."""
+    one that is not UTF-8 on disk (a surrogate escape, compared by its bytes); ``unretrieved``
+    judged documents per query that the run does not hold (negative grades among them), a
+    query without judgments, and with ``descending`` each query's documents in score order;
+    ``depth``: every query that deep (a fixed-depth run)."""
     rng = np.random.default_rng(seed)
     qrels, run = {}, {}
+    fixed = depth
     for q in range(15):
-        depth = int(rng.integers(1, 40))
+        depth = fixed or int(rng.integers(1, 40))
         docs = [f"d{int(rng.integers(0, 10 ** int(rng.integers(1, 4))))}_{i}" for i in range(depth)]
         if q == 3:
             docs[0] = "d\udcff"
-        run[f"q{q}"] = {d: float(rng.integers(0, 4)) for d in docs}
+        scores = {d: float(rng.integers(0, 4)) for d in docs}
+        if descending:
+            scores = dict(sorted(scores.items(), key=lambda item: -item[1]))
+        run[f"q{q}"] = scores
         qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in rng.choice(docs, size=min(depth, 6), replace=False)}
+        qrels[f"q{q}"].update({f"u{q}_{i}": int(rng.integers(-1, 3)) for i in range(unretrieved)})
+    if unretrieved:
+        run["unjudged"] = {f"d{i}": 1.0 for i in range(fixed or 2)}
     return qrels, run
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, monkeypatch):
+@pytest.mark.parametrize("unretrieved, descending, depth", [(0, False, None), (60, False, None), (60, True, None),
+                                                          (0, False, 30), (60, False, 30)])
+def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, unretrieved, descending, depth, monkeypatch):
     """A dict run's judged documents are ranked by counting the scores of their query (no sort);
-    with the comparison budget at nothing, by sorting: both as the same run read from a file."""
+    with the comparison budget at nothing, by sorting: both as the same run read from a file.
+    With more judgments than retrieved documents, the retrieved ones are looked up among the
+    judged (and a run in score order ranked by position)."""
     from evaltool import ranking
 
-    qrels, run = _tied_dicts(seed)
+    qrels, run = _tied_dicts(seed, unretrieved, descending, depth)
     (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
                                     encoding="utf-8", errors="surrogateescape")
     (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),

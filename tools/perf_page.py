@@ -190,14 +190,16 @@ def summary_section(results: dict) -> str:
 
 def clicks_section(results: dict) -> str:
     rows = [
-        [cell(r.get("data_set")), cell(r.get("layout")), f"{r['events']:,}" if "events" in r else "",
-         seconds(r.get("median_wall_s")),
+        [cell(r.get("data_set")), cell(r.get("layout")), cell(r.get("tool", "evaltool")),
+         f"{r['events']:,}" if "events" in r else "", seconds(r.get("median_wall_s")),
          f"{r['events_per_s']:,.0f}" if r.get("events_per_s") else "", megabytes(r.get("peak_rss_kb")),
-         cell(r.get("status")) + (f": {r['error']}" if r.get("error") else "")]
+         cell(r.get("check", "")), cell(r.get("status")) + (f": {r['error']}" if r.get("error") else "")]
         for r in results["clicks"]
     ]
-    return "## Click logs\n\n`evaltool clicks LOG -m click_mrr -m ctr -m ctr@10 -o json`.\n\n" + table(
-        ["data set", "layout", "events", "median", "events/s", "peak memory", "status"], rows
+    return ("## Click logs\n\n`evaltool clicks LOG -m click_mrr -m ctr -m ctr@10 -o json`, and the same three "
+            "metrics as one DuckDB query over the same file (`benchmarks/drivers/duckdb_clicks.py`); values: "
+            "whether both gave the same numbers.\n\n") + table(
+        ["data set", "layout", "tool", "events", "median", "events/s", "peak memory", "values", "status"], rows
     )
 
 

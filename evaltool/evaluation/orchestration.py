@@ -229,7 +229,11 @@ def _result(plan: EvalPlan, scored: Scored, qrels_kind: str, per_query: bool, to
         inputs={"qrels": qrels_kind, "run": scored.run_kind},
     )
     meta["relevance"]["f1_total"] = relevance.f1_total
-    strategies = scored.resolution.strategies if scored.resolution else {}
+    resolution = scored.resolution
+    if resolution is None or resolution.qrels_only:
+        strategies = dict.fromkeys(qids, "qrels")
+    else:
+        strategies = {q: resolution.strategies.get(q, "qrels") for q in qids}
     result = EvalResult(
         qids,
         columns,
@@ -238,7 +242,7 @@ def _result(plan: EvalPlan, scored: Scored, qrels_kind: str, per_query: bool, to
         zscores=plan.scoring.ztable is not None,
         timings=timings,
         per_query_requested=per_query,
-        strategies={q: strategies.get(q, "qrels") for q in qids},
+        strategies=strategies,
     )
     return finish(result, fields=plan.grouping.fields, topics=topics, thresholds=plan.grouping.thresholds)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import deque
 from functools import cached_property
 from itertools import chain, count, repeat
 
@@ -124,9 +125,8 @@ def _dict_rows(data: dict, source: str):
             yield qid, doc, value
 
 
-# value types the whole-column conversion takes as they are; anything else is checked value by value
+# grade types the whole-column conversion takes as they are; anything else is checked value by value
 _GRADE_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
-_SCORE_TYPES = _GRADE_TYPES | {float, np.float64, np.float32}
 
 
 def _all_str(items) -> bool:
@@ -149,22 +149,14 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     n = sum(map(len, per_query))
     if not n:
         return None
-    if not set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= (
-        _GRADE_TYPES if cls is Qrels else _SCORE_TYPES
-    ):
+    if cls is Run:
+        return _dict_run(data, per_query, n, source, runid)
+    if not set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= _GRADE_TYPES:
         return None
     try:
-        vals = np.fromiter(
-            chain.from_iterable(map(dict.values, per_query)), dtype=np.int64 if cls is Qrels else np.float64, count=n
-        )
+        vals = np.fromiter(chain.from_iterable(map(dict.values, per_query)), dtype=np.int64, count=n)
     except OverflowError:
         return None
-    if cls is Run:
-        # str ids only (a set of their types: a third of the time of listing and joining them)
-        if not np.isfinite(vals).all() or set(map(type, chain.from_iterable(per_query))) != {str}:
-            return None
-        # a dict holds each (query, document) once: nothing to resolve
-        return DictRun(list(data), per_query, vals, runid=runid or "", path=source)
     index: dict = {}
     # a document's code is the row where it first appears (``setdefault`` with a row counter)
     doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64, count=n)
@@ -179,6 +171,34 @@ def _from_plain_dict(cls, data, source: str, runid: str):
     grades = [vals[start:end] for start, end in zip([0, *ends[:-1]], ends)]
     qrels.by_query = dict(zip(data, zip(map(list, per_query), grades)))
     return qrels
+
+
+def _dict_run(data: dict, per_query: list[dict], n: int, source: str, runid: str) -> DictRun | None:
+    """:func:`_from_plain_dict` for a run: its scores converted as ``float`` converts them
+    (what the row-by-row path does), in one C loop, its document ids checked to be text.
+
+    ``float`` and numpy's conversion agree on every value (numbers, numpy scalars, numeric
+    text), except that numpy turns None into nan, refused here with every value that is not
+    finite, and takes True and False as 1.0 and 0.0: where those values are, the types say
+    whether a bool gave them. None (the row-by-row path then names the bad entry) for
+    anything else, and for ids that are not text (``str.join`` refuses them in its C loop).
+    """
+    try:
+        scores = np.fromiter(chain.from_iterable(map(dict.values, per_query)), dtype=np.float64, count=n)
+    except Exception:  # whatever a value raises, the row-by-row path raises again or names the value
+        return None
+    if not np.isfinite(scores).all():
+        return None
+    if ((scores == 1.0) | (scores == 0.0)).any() and bool in set(
+        map(type, chain.from_iterable(map(dict.values, per_query)))
+    ):
+        return None
+    try:
+        deque(map("".join, per_query), maxlen=0)
+    except TypeError:
+        return None
+    # a dict holds each (query, document) once: nothing to resolve
+    return DictRun(list(data), per_query, scores, runid=runid or "", path=source)
 
 
 class DictRun(Run):
@@ -199,11 +219,18 @@ class DictRun(Run):
     ):
         self.qid_vocab = qids
         self.rankings = rankings
-        self.qid_codes = np.repeat(np.arange(len(rankings), dtype=np.int64), [len(d) for d in rankings])
+        self.lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
         self.scores = scores
         self.runid, self.path = runid, path
         self.duplicates_resolved = 0
         self.extra = {}
+
+    @cached_property
+    def qid_codes(self) -> np.ndarray:  # type: ignore[override]
+        return np.repeat(np.arange(len(self.rankings), dtype=np.int64), self.lengths)
+
+    def query_lengths(self) -> np.ndarray:
+        return self.lengths
 
     @cached_property
     def doc_vocab(self) -> list[str]:  # type: ignore[override]

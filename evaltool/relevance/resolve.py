@@ -63,8 +63,10 @@ class Resolution:
     ``strategies`` maps each judged query to ``qrels``, ``pack`` or ``token-f1``;
     ``packs`` the queries a pack judged to the pack's name; ``found_only`` holds the
     queries whose relevant items are only those found; ``unjudged`` the queries of the
-    queries file no source could judge. (A plain class: every evaluation creates one, and
-    creating a dataclass costs its start-up half a millisecond.)
+    queries file no source could judge; ``qrels_only`` says qrels judged every query (a
+    qrels input: what the other attributes then hold need not be counted query by query).
+    (A plain class: every evaluation creates one, and creating a dataclass costs its start-up
+    half a millisecond.)
     """
 
     def __init__(
@@ -76,8 +78,9 @@ class Resolution:
         found_only: set[str] | None = None,
         unjudged: list[str] | None = None,
         items_without_text: int = 0,
+        qrels_only: bool = False,
     ):
-        self.qrels, self.run, self.strategies = qrels, run, strategies
+        self.qrels, self.run, self.strategies, self.qrels_only = qrels, run, strategies, qrels_only
         self.packs = {} if packs is None else packs
         self.found_only = set() if found_only is None else found_only
         self.unjudged = [] if unjudged is None else unjudged
@@ -283,7 +286,7 @@ def resolve(
                 f"--relevance {mode} judges the queries of a queries file (JSON or JSONL with qid, "
                 f"answer, metadata, ...); {judgments.path} is a qrels file"
             )
-        return Resolution(judgments, run, dict.fromkeys(judgments.queries_with(), QRELS))
+        return Resolution(judgments, run, dict.fromkeys(judgments.queries_with(), QRELS), qrels_only=True)
     judge = _Judge(judgments, results, packs, f1_threshold, relevance_level, f1_depth)
     if mode == "pack" and not judge.packs():
         raise InputError("--relevance pack: no pack is installed; name one with --pack module:attr")
@@ -318,21 +321,27 @@ def relevance_meta(
     inputs: dict,
 ) -> dict:
     """The provenance summary of the evaluated queries ``qids`` (the strategies count those)."""
-    strategies = resolution.strategies if resolution else {}
     counts = dict.fromkeys(STRATEGIES, 0)
-    for qid in qids:
-        counts[strategies.get(qid, QRELS)] += 1
-    relevant_qids = set(qrels.queries_with(qrels.grades >= relevance_level))
     packs: dict[str, int] = {}
-    for qid in qids:
-        name = resolution.packs.get(qid) if resolution else None
-        if name:
-            packs[name] = packs.get(name, 0) + 1
-    found_only = [q for q in qids if resolution and q in resolution.found_only]
+    found_only = []
+    if resolution is None or resolution.qrels_only:
+        counts[QRELS] = len(qids)
+    else:
+        for qid in qids:
+            counts[resolution.strategies.get(qid, QRELS)] += 1
+        for qid in qids:
+            name = resolution.packs.get(qid)
+            if name:
+                packs[name] = packs.get(name, 0) + 1
+        found_only = [q for q in qids if q in resolution.found_only]
+    relevant_qids = qrels.memo.get(("relevant", relevance_level))
+    if relevant_qids is None:
+        relevant_qids = frozenset(qrels.queries_with(qrels.grades >= relevance_level))
+        qrels.memo["relevant", relevance_level] = relevant_qids
     return {
         "strategy_used": strategy_used(counts),
         "strategy_counts": counts,
-        "queries_with_relevant": sum(q in relevant_qids for q in qids),
+        "queries_with_relevant": len(relevant_qids.intersection(qids)),
         "total": len(qids),
         "k": cutoffs,
         "f1_threshold": f1_threshold,

@@ -31,9 +31,12 @@ Decided edge cases (see also :mod:`evaltool.clicks`):
 * in an events table, a second document given for a position already filled is ignored
   and counted (``duplicate_positions``).
 
-Memory grows with the number of shown documents (12 bytes each), clicks (20 bytes) and
-distinct ids (their bytes and ~40 more), never with the bytes of the file: text is read line
-by line or in Arrow record batches of bounded size, and rows are kept in fixed-size blocks.
+Memory grows with the number of shown documents (13 bytes each while reading, 12 in the
+result), clicks (21 bytes) and distinct ids (their bytes and ~40 more: impressions, queries,
+and in an events table only the document ids longer than 8 bytes: a shorter one is its own
+exact 64-bit key, :class:`~evaltool.io.clicks.ids.DocKeys`), never with the bytes of the file:
+text is read line by line or in Arrow record batches of bounded size, and rows are kept in
+fixed-size blocks.
 Bad input raises :class:`~evaltool.errors.ParseError` with the file and line (Parquet:
 the row), the text found and what was expected; nothing is returned half-read.
 

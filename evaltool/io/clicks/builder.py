@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.io.clicks.buffers import Blocks, Growing
-from evaltool.io.clicks.ids import Vocab
+from evaltool.io.clicks.ids import NULL_KEY, DocKeys, Vocab
 from evaltool.io.clicks.log import ClickLog
 
 BATCH_ROWS = 65536  # impression objects (or JSONL event rows read by Python) per chunk
@@ -16,16 +16,17 @@ class Builder:
 
     def __init__(self, path: str, fmt: str, fields: tuple[str, ...]) -> None:
         self.path, self.format, self.field_names = path, fmt, fields
-        self.queries, self.docs, self.impression_keys = Vocab(), Vocab(), Vocab()
+        self.queries, self.impression_keys = Vocab(), Vocab()
+        self.docs = DocKeys()
         self.n_imp = 0
         self.imp_query = Growing(np.int32, -1)
         self.imp_time = Growing(np.float64, np.nan)
         self.field_vocab = {name: Vocab() for name in fields}
         self.field_code = {name: Growing(np.int32, -1) for name in fields}
-        self.shown = (Blocks(np.int32), Blocks(np.int32), Blocks(np.int32, narrow=np.uint8))  # imp, doc, pos
+        self.shown = (Blocks(np.int32), Blocks(np.uint64), Blocks(np.int32, narrow=np.uint8))  # imp, doc key, pos
         self.clicks = (
             Blocks(np.int32),
-            Blocks(np.int32),
+            Blocks(np.uint64),
             Blocks(np.int32, narrow=np.uint8),
             Blocks(np.float64),
         )  # + time
@@ -54,7 +55,7 @@ class Builder:
             column.extend(values)
 
     def add_clicks(self, imp, doc, pos, time) -> None:
-        """``doc`` -1: the click names a position only; ``pos`` 0: a document only."""
+        """``doc`` NULL_KEY: the click names a position only; ``pos`` 0: a document only."""
         for column, values in zip(self.clicks, (imp, doc, pos, time)):
             column.extend(values)
 
@@ -77,14 +78,16 @@ class Builder:
         return imp, doc, pos
 
     @staticmethod
-    def _resolve(c_imp, c_doc, c_pos, starts, n_shown, doc, pos) -> np.ndarray:
+    def _resolve(c_imp, c_doc, c_pos, starts, n_shown, doc, pos) -> tuple[np.ndarray, np.ndarray]:
         """Rank of each click: its document's top-most shown position (or, without a document, the
         position it names when something was shown there); 0 when the impression did not show it.
+        Also the shown row matched (-1 where none), and ``c_doc`` is filled in for clicks by position.
 
         Walks the shown lists in step: the j-th row of every impression still searched, so the
         memory is a few arrays the size of the clicks, whatever the size of the log.
         """
         rank = np.zeros(len(c_imp), np.int32)
+        matched = np.full(len(c_imp), -1, np.int64)
         active = np.arange(len(c_imp))
         j = 0
         while len(active):
@@ -92,35 +95,47 @@ class Builder:
             active = active[j < n_shown[where]]
             rows = starts[c_imp[active]] + j
             wanted = c_doc[active]
-            match = np.where(wanted >= 0, doc[rows] == wanted, pos[rows] == c_pos[active])
+            match = np.where(wanted != NULL_KEY, doc[rows] == wanted, pos[rows] == c_pos[active])
             hit = active[match]
             rank[hit] = pos[rows[match]]
+            matched[hit] = rows[match]
             c_doc[hit] = doc[rows[match]]
             active = active[~match]
             j += 1
-        return rank
+        return rank, matched
 
     def finish(self) -> ClickLog:
         n = self.n_imp
-        self.impression_keys = None  # the hash tables are done with before the rows are joined
-        doc_ids = self.docs.as_arrow()
+        self.impression_keys = None  # the hash table is done with before the rows are joined
         imp, doc, pos = self._shown_rows()
         n_shown = np.bincount(imp, minlength=n)
         shown_offsets = np.zeros(n + 1, np.int64)
         np.cumsum(n_shown, out=shown_offsets[1:])
         del imp
         c_imp, c_doc, c_pos, c_time = (column.release() for column in self.clicks)
-        c_rank = self._resolve(c_imp, c_doc, c_pos, shown_offsets[:-1], n_shown, doc, pos)
+        by_position = c_doc == NULL_KEY
+        c_rank, row = self._resolve(c_imp, c_doc, c_pos, shown_offsets[:-1], n_shown, doc, pos)
         del c_pos
         valid = c_rank > 0
         self.counts["clicks_not_shown"] += int(len(valid) - valid.sum())
-        c_imp, c_doc, c_rank, c_time = c_imp[valid], c_doc[valid], c_rank[valid], c_time[valid]
-        # each document once per impression (its first click), clicks grouped by impression in log order
-        pair = c_imp.astype(np.int64) * max(len(doc_ids), 1) + c_doc
-        _, first_seen = np.unique(pair, return_index=True)
-        self.counts["repeated_clicks"] += int(len(pair) - len(first_seen))
+        by_position &= valid
+        if by_position.any():  # the document clicked, as a clicked document: its top-most row
+            _, row[by_position] = self._resolve(
+                c_imp[by_position],
+                c_doc[by_position],
+                np.zeros(int(by_position.sum()), np.int32),
+                shown_offsets[:-1],
+                n_shown,
+                doc,
+                pos,
+            )
+        c_imp, c_doc, c_rank, c_time, row = c_imp[valid], c_doc[valid], c_rank[valid], c_time[valid], row[valid]
+        # each document once per impression (its first click), clicks grouped by impression in log order:
+        # the clicks on one document of one impression are those matched to its top-most shown row
+        _, first_seen = np.unique(row, return_index=True)
+        self.counts["repeated_clicks"] += int(len(row) - len(first_seen))
         keep = np.sort(first_seen)
-        del pair, first_seen
+        del row, first_seen
         order = keep[np.argsort(c_imp[keep], kind="stable")]
         c_imp, c_doc, c_rank, c_time = c_imp[order], c_doc[order], c_rank[order], c_time[order]
         click_offsets = np.zeros(n + 1, np.int64)
@@ -139,7 +154,7 @@ class Builder:
             self.path,
             self.format,
             self.queries.ids,
-            doc_ids,
+            self.docs,
             self.imp_query.data[:n].copy(),
             self.imp_time.data[:n].copy(),
             shown_offsets,

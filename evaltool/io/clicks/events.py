@@ -7,10 +7,23 @@ import numpy as np
 
 from evaltool.errors import ParseError
 from evaltool.io.clicks.builder import Builder
-from evaltool.io.clicks.columns import bools, floats, ints
+from evaltool.io.clicks.columns import arrow_array, bools, floats, ints, typed
 from evaltool.io.clicks.values import CLICK_ID_EXPECTED, EVENT_ID_COLUMNS, POSITION_EXPECTED, seconds_of
 
 TABLE_BATCH_ROWS = 1 << 17  # events table rows per Arrow batch
+
+
+def blanks(column) -> np.ndarray:
+    """Where a string column is empty or only whitespace (Unicode's): what ``utf8_trim_whitespace``
+    would leave empty, without writing the trimmed strings. Nulls are not blank.
+
+    >>> import pyarrow as pa
+    >>> blanks(pa.array(["", " ", "\u3000\t", " a ", None])).tolist()
+    [True, True, True, False, False]
+    """
+    import pyarrow.compute as pc
+
+    return bools(pc.utf8_is_space(column)) | (ints(pc.binary_length(column), 1, np.int32) == 0)
 
 
 class EventBatches:
@@ -58,8 +71,8 @@ class EventBatches:
             if pa.types.is_large_string(column.type) or pa.types.is_dictionary(column.type):
                 column = pc.cast(column, pa.string())
             if pa.types.is_string(column.type):
-                blank = bools(pc.equal(pc.utf8_trim_whitespace(column), ""))
-                return pc.if_else(pa.array(blank), pa.scalar(None, pa.string()), column) if blank.any() else column
+                blank = blanks(column)
+                return pc.if_else(arrow_array(blank), typed(None, pa.string()), column) if blank.any() else column
             if pa.types.is_integer(column.type):
                 return pc.cast(column, pa.string())
             self._fail(int(np.argmax(~bools(pc.is_null(column)))), None, f"{name}: a text or a whole number")
@@ -70,8 +83,8 @@ class EventBatches:
                 self._fail(row, text(row) if callable(text) else text, expected)
 
         action = text_column("action")
-        is_imp = bools(pc.equal(action, "impression"))
-        is_click = bools(pc.equal(action, "click"))
+        is_imp = bools(pc.equal(action, typed("impression")))
+        is_click = bools(pc.equal(action, typed("click")))
         first(~(is_imp | is_click), None, "action 'impression' or 'click'")
 
         query = text_column("query_id") if "query_id" in cols else text_column("query")
@@ -80,7 +93,7 @@ class EventBatches:
         if "impression_id" in cols:
             key = text_column("impression_id")
         else:
-            key = pc.binary_join_element_wise(text_column("session_id"), query, "\x1f")
+            key = pc.binary_join_element_wise(text_column("session_id"), query, typed("\x1f"))
         no_key = bools(pc.is_null(key))
         if no_key.any():
             row = int(np.argmax(no_key))
@@ -111,9 +124,9 @@ class EventBatches:
                 open_ = (values >= 0) & (store[imp] < 0)
                 store[imp[open_]] = values[open_]
         np.fmin.at(b.imp_time.data, imp[is_imp], stamps[is_imp])
-        d_codes = b.docs.codes(doc)
-        b.add_shown(imp[is_imp], d_codes[is_imp], position[is_imp])
-        b.add_clicks(imp[is_click], d_codes[is_click], position[is_click], stamps[is_click])
+        d_keys = b.docs.keys(doc)
+        b.add_shown(imp[is_imp], d_keys[is_imp], position[is_imp])
+        b.add_clicks(imp[is_click], d_keys[is_click], position[is_click], stamps[is_click])
         b.counts["events"] += n
         b.counts["clicks_read"] += int(is_click.sum())
 
@@ -128,13 +141,13 @@ class EventBatches:
             column = pc.cast(column, pa.string())
         if pa.types.is_string(column.type):
             texts = pc.utf8_trim_whitespace(column)
-            blank = bools(pc.equal(texts, "")) | bools(pc.is_null(texts))
+            blank = blanks(texts) | bools(pc.is_null(texts))
             ok = bools(pc.match_substring_regex(texts, r"^\+?[0-9]{1,9}$"))
             bad = ~(ok | blank)
             if bad.any():
                 row = int(np.argmax(bad))
                 self._fail(row, column[row].as_py(), POSITION_EXPECTED)
-            column = pc.cast(pc.if_else(pa.array(ok), texts, pa.scalar(None, pa.string())), pa.int64())
+            column = pc.cast(pc.if_else(arrow_array(ok), texts, typed(None, pa.string())), pa.int64())
         elif pa.types.is_floating(column.type):
             values = floats(column)
             bad = ~np.isnan(values) & ((values != np.floor(values)) | np.isinf(values))

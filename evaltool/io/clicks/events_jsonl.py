@@ -11,6 +11,7 @@ import numpy as np
 from evaltool.errors import EvaltoolError, ParseError
 from evaltool.io.clicks import events as events_table
 from evaltool.io.clicks.builder import BATCH_ROWS, Builder
+from evaltool.io.clicks.columns import nullable_array
 from evaltool.io.clicks.events import EventBatches
 from evaltool.io.clicks.text import json_lines, short
 from evaltool.io.clicks.values import POSITION_EXPECTED, RESERVED, position_of, seconds_of
@@ -65,7 +66,7 @@ class _JsonlEvents:
                 if v is not None and seconds is None:
                     raise ParseError(self.b.path, lines[i], short(texts[i]), "a timestamp: seconds or an ISO 8601 time")
                 out.append(seconds)
-            return pa.array(out, pa.float64())
+            return nullable_array(out, pa.float64())
         if name == "position":
             out = []
             for i, v in enumerate(values):
@@ -73,7 +74,7 @@ class _JsonlEvents:
                 if v is not None and pos is None:
                     raise ParseError(self.b.path, lines[i], short(texts[i]), POSITION_EXPECTED)
                 out.append(pos)
-            return pa.array(out, pa.int64())
+            return nullable_array(out, pa.int64())
         out = []
         for i, v in enumerate(values):
             if v is None or isinstance(v, str):
@@ -84,7 +85,7 @@ class _JsonlEvents:
                 raise ParseError(self.b.path, lines[i], short(texts[i]), f"{name}: a text or a whole number")
             else:
                 out.append(json.dumps(v))
-        return pa.array(out, pa.string())
+        return nullable_array(out, pa.string())
 
 
 def read_arrow(opener, builder: Builder) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from evaltool.errors import EvaltoolError
 from evaltool.io.clicks.buffers import Appendable
-from evaltool.io.clicks.columns import bools, ints
+from evaltool.io.clicks.columns import arrow_array, bools, ints
 
 
 class NotUtf8(EvaltoolError):
@@ -57,7 +57,7 @@ class Vocab:
         found = codes >= 0
         collided = np.zeros(len(distinct), bool)
         if found.any():
-            same = bools(pc.equal(distinct.filter(pa.array(found)), table.texts(codes[found])))
+            same = bools(pc.equal(distinct.filter(arrow_array(found)), table.texts(codes[found])))
             collided[np.flatnonzero(found)[~same]] = True
         new = ~found
         if new.any():
@@ -65,12 +65,14 @@ class Vocab:
             fresh = np.zeros(len(distinct), bool)
             fresh[np.flatnonzero(new)[first]] = True
             collided |= new & ~fresh  # two new ids of this batch with one hash
-            codes[fresh] = table.add(distinct.filter(pa.array(fresh)), hashes[fresh])
+            codes[fresh] = table.add(distinct.filter(arrow_array(fresh)), hashes[fresh])
         for i in np.flatnonzero(collided).tolist():
             text = distinct[i].as_py()
             code = self.index.get(text)
             if code is None:
-                code = self.index[text] = int(table.add(pa.array([text], pa.string()))[0])
+                from evaltool.io.columnar import string_array
+
+                code = self.index[text] = int(table.add(string_array([text]))[0])
             codes[i] = code
         lookup = np.append(codes, -1).astype(np.int32)
         return lookup[ints(encoded.indices, len(distinct), np.int64)]
@@ -80,9 +82,9 @@ class Vocab:
         return self.list if self.table is None else self.table.as_arrow().to_pylist()
 
     def as_arrow(self):
-        import pyarrow as pa
+        from evaltool.io.columnar import string_array
 
-        return pa.array(self.list, pa.string()) if self.table is None else self.table.as_arrow()
+        return string_array(self.list) if self.table is None else self.table.as_arrow()
 
 
 class IdTable:
@@ -165,7 +167,7 @@ class IdTable:
         view = pa.LargeStringArray.from_buffers(
             len(self), pa.py_buffer(self.offsets.values), pa.py_buffer(self.bytes.values)
         )
-        return pc.cast(view.take(pa.array(codes)), pa.string())
+        return pc.cast(view.take(arrow_array(codes)), pa.string())
 
     def as_arrow(self):
         """All ids as an Arrow string array; the table takes no more ids after this."""
@@ -207,3 +209,103 @@ def fnv1a(strings) -> np.ndarray:
             out[active] = (out[active] ^ data[starts[active] + j].astype(np.uint64)) * FNV_PRIME
             j += 1
         return (out ^ lengths.astype(np.uint64)) * FNV_PRIME
+
+
+VOCAB_KEY = np.uint64(1 << 63)  # a document key holding a vocabulary code (the id did not fit in 8 bytes)
+NULL_KEY = np.uint64(2**64 - 1)  # no document (a click row that names a position only)
+_TOP = np.uint64(56)
+
+
+def packed_keys(strings) -> tuple[np.ndarray, np.ndarray]:
+    """Each id of an Arrow string array as an exact uint64 where its bytes fit: (keys, fits).
+
+    An id of up to 7 bytes is its bytes (little-endian, zero-padded) with its length in the
+    top byte; an id of 8 bytes is its bytes when the last is 8 to 127 (so no 8-byte id
+    looks like a shorter one, and bit 63 stays clear). Two ids that fit have equal keys
+    exactly when they are equal: no hashing and no comparison of texts. ``fits`` is False
+    for nulls and for the ids that do not fit (their keys are meaningless).
+
+    >>> import pyarrow as pa
+    >>> keys, fits = packed_keys(pa.array(["d1", "d1", "d10", "a-long-document-id", None]))
+    >>> bool(keys[0] == keys[1] != keys[2]), fits.tolist()
+    (True, [True, True, True, False, False])
+    >>> unpacked(keys[:3]).to_pylist()
+    ['d1', 'd1', 'd10']
+    """
+    offsets, data = string_buffers(strings)
+    base, end = int(offsets[0]), int(offsets[-1])
+    starts = offsets[:-1].astype(np.int64) - base
+    lengths = np.diff(offsets).astype(np.int64)
+    padded = np.zeros(end - base + 8, np.uint8)
+    padded[: end - base] = data[base:end]
+    # 8 bytes from each id's first byte: one unaligned gather through a view with a stride of one byte
+    words = np.ndarray((len(padded) - 7,), np.dtype("<u8"), padded, 0, (1,))[starts]
+    short = lengths <= 7
+    width = np.minimum(lengths, 7).astype(np.uint64)
+    keys = np.where(short, (words & ((np.uint64(1) << (width * np.uint64(8))) - np.uint64(1))) | (width << _TOP), words)
+    top = words >> _TOP
+    fits = short | ((lengths == 8) & (top >= 8) & (top < 0x80))
+    if strings.null_count:
+        fits &= bools(strings.is_valid())
+    return keys.astype(np.uint64, copy=False), fits
+
+
+def unpacked(keys: np.ndarray):
+    """The ids of packed keys (:func:`packed_keys`) as an Arrow string array."""
+    import pyarrow as pa
+
+    top = (keys >> _TOP).astype(np.int64)
+    lengths = np.where(top < 8, top, 8)
+    raw = np.ascontiguousarray(keys.astype("<u8")).view(np.uint8).reshape(-1, 8)
+    data = raw[np.arange(8) < lengths[:, None]]
+    offsets = np.zeros(len(keys) + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.StringArray.from_buffers(len(keys), pa.py_buffer(offsets), pa.py_buffer(data.tobytes()))
+
+
+class DocKeys:
+    """Document ids as exact uint64 keys, so the shown lists and clicks of a log are matched
+    without coding every id of the log: an id of at most 8 bytes is its own key
+    (:func:`packed_keys`), a longer one gets a vocabulary code (``VOCAB_KEY | code``), no
+    id is ``NULL_KEY``. Equal keys mean equal ids. Codes in ``0..n_docs`` and the ids' texts
+    are made only when asked for (:meth:`coded`: click models need them, click metrics do not)."""
+
+    def __init__(self) -> None:
+        self.vocab = Vocab()
+
+    def key(self, text: str) -> int:
+        """The key of one id (impression objects, read in Python: always a vocabulary code)."""
+        return int(VOCAB_KEY) | self.vocab.code(text)
+
+    def keys(self, column) -> np.ndarray:
+        """The key of each id of an Arrow string column (``NULL_KEY`` for null)."""
+        import pyarrow as pa
+
+        try:
+            column.validate(full=True)  # Arrow's JSON and Parquet readers let invalid UTF-8 through
+        except pa.ArrowInvalid:
+            self.vocab.codes(column)  # names the id as the vocabulary does (NotUtf8)
+            raise
+        keys, fits = packed_keys(column)
+        valid = ~bools(column.is_null())
+        longer = valid & ~fits
+        if longer.any():
+            keys[longer] = VOCAB_KEY | self.vocab.codes(column.filter(arrow_array(longer))).astype(np.uint64)
+        keys[~valid] = NULL_KEY
+        return keys
+
+    def coded(self, shown_key: np.ndarray, *more: np.ndarray):
+        """Codes for keys: (the ids as an Arrow string array, the codes of ``shown_key``, of each of ``more``).
+
+        Codes number the distinct keys of ``shown_key`` in key order; every key of ``more``
+        must be one of them (a kept click is on a shown document)."""
+        import pyarrow as pa
+
+        distinct, codes = np.unique(shown_key, return_inverse=True)
+        packed = distinct < VOCAB_KEY  # sorted: the packed keys first, then the vocabulary's
+        texts = unpacked(distinct[packed])
+        if not packed.all():
+            vocab = self.vocab.as_arrow().take(arrow_array((distinct[~packed] & ~VOCAB_KEY).astype(np.int64)))
+            texts = pa.concat_arrays([texts, vocab.cast(pa.string())])
+        others = [np.searchsorted(distinct, keys).astype(np.int32) for keys in more]
+        return texts, codes.astype(np.int32).reshape(-1), *others

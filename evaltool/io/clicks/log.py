@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -15,7 +16,10 @@ class ClickLog:
     ``shown_offsets[i]:shown_offsets[i + 1]`` in position order; ``click_*`` its valid
     clicks (on a shown document, each document once) in log order at
     ``click_offsets[i]:click_offsets[i + 1]``. ``click_rank`` is the clicked document's
-    top-most shown position. Times are seconds, ``nan`` where the log has none.
+    top-most shown position. Documents are held as exact keys (``shown_key``, ``click_key``:
+    equal keys, equal ids; :class:`~evaltool.io.clicks.ids.DocKeys`); ``doc_ids``,
+    ``shown_doc`` and ``click_doc`` number them (``doc_ids[code]``), made on first use.
+    Times are seconds, ``nan`` where the log has none.
     ``counts`` says what was read, ignored and kept apart; ``fields`` maps each kept
     impression field to (value per impression, ``None`` where absent).
     """
@@ -23,18 +27,37 @@ class ClickLog:
     path: str
     format: str
     query_ids: list[str]
-    doc_ids: object  # a pyarrow string array: doc_ids[code]
+    docs: object  # the DocKeys that made shown_key and click_key
     imp_query: np.ndarray
     imp_time: np.ndarray
     shown_offsets: np.ndarray
-    shown_doc: np.ndarray
+    shown_key: np.ndarray
     shown_pos: np.ndarray
     click_offsets: np.ndarray
-    click_doc: np.ndarray
+    click_key: np.ndarray
     click_rank: np.ndarray
     click_time: np.ndarray
     counts: dict
     fields: dict = field(default_factory=dict)
+
+    @cached_property
+    def _coded(self):
+        return self.docs.coded(self.shown_key, self.click_key)
+
+    @property
+    def doc_ids(self):
+        """The shown documents' ids, a pyarrow string array: ``doc_ids[code]``."""
+        return self._coded[0]
+
+    @property
+    def shown_doc(self) -> np.ndarray:
+        """The code of each shown document."""
+        return self._coded[1]
+
+    @property
+    def click_doc(self) -> np.ndarray:
+        """The code of each clicked document."""
+        return self._coded[2]
 
     @property
     def n_impressions(self) -> int:

@@ -26,8 +26,8 @@ class ObjectReader:
     def _reset(self) -> None:
         self.imp_query, self.imp_time = array("i"), array("d")
         self.fields = {name: array("i") for name in self.b.field_names}
-        self.s_imp, self.s_doc, self.s_pos = array("i"), array("i"), array("i")
-        self.c_imp, self.c_doc, self.c_time = array("i"), array("i"), array("d")
+        self.s_imp, self.s_doc, self.s_pos = array("i"), array("Q"), array("i")
+        self.c_imp, self.c_doc, self.c_time = array("i"), array("Q"), array("d")
 
     def flush(self) -> None:
         b = self.b
@@ -39,13 +39,13 @@ class ObjectReader:
         offset = int(codes[0]) if len(codes) else 0
         b.add_shown(
             np.frombuffer(self.s_imp, np.int32) + offset,
-            np.frombuffer(self.s_doc, np.int32),
+            np.frombuffer(self.s_doc, np.uint64),
             np.frombuffer(self.s_pos, np.int32),
         )
         c_imp = np.frombuffer(self.c_imp, np.int32) + offset
         b.add_clicks(
             c_imp,
-            np.frombuffer(self.c_doc, np.int32),
+            np.frombuffer(self.c_doc, np.uint64),
             np.zeros(len(c_imp), np.int32),
             np.frombuffer(self.c_time, np.float64),
         )
@@ -93,7 +93,7 @@ class ObjectReader:
                     path, line, short(json.dumps(doc)), "document ids in the result list: texts or whole numbers"
                 )
             self.s_imp.append(local)
-            self.s_doc.append(b.docs.code(doc_id))
+            self.s_doc.append(b.docs.key(doc_id))
             self.s_pos.append(position)
         for click in clicks:
             when = math.nan
@@ -115,7 +115,7 @@ class ObjectReader:
                     'a clicked document id (a text or whole number, or {"doc_id": ...})',
                 )
             self.c_imp.append(local)
-            self.c_doc.append(b.docs.code(doc_id))
+            self.c_doc.append(b.docs.key(doc_id))
             self.c_time.append(when)
         b.counts["clicks_read"] += len(clicks)
         b.counts["events"] += 1 + len(clicks)

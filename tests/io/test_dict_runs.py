@@ -1,0 +1,53 @@
+"""Dict runs converted in C loops (``io.frames.DictRun``) against the row-by-row path."""
+
+import decimal
+import fractions
+
+import numpy as np
+import pytest
+
+from evaltool import evaluate
+from evaltool.errors import ParseError
+from evaltool.io import frames
+
+QRELS = {"q1": {"a": 1, "b": 2, "c": 0, "7": 1}, "q2": {"x": 1, "y": -1}}
+MEASURES = ["map", "ndcg", "P.2", "recip_rank", "num_ret", "relstring"]
+
+
+def _row_by_row(run):
+    """The same run through the row-by-row path (the one that names bad rows)."""
+    return frames._build(frames.Run, "<run dict>", frames._dict_rows(run, "<run dict>"), frames._check_score, "error",
+                         "run", queries=run)
+
+
+@pytest.mark.parametrize("values", [
+    [3.0, 1.0, 0.0, 2.0],  # 1.0 and 0.0 among floats: no bool gave them
+    [3, np.float32(1.5), np.int64(0), np.float16(2.0)],
+    ["3.5", " 1 ", "1_0", b"2"],  # text, converted as float() converts it
+    [decimal.Decimal("0.1"), fractions.Fraction(1, 3), np.longdouble("0.2"), 2**63 + 1],
+    [np.True_, 0.5, 0.25, 2.0],  # numpy's bool is a number to float(), as on the row path
+])
+def test_values_of_every_type_float_takes_score_as_on_the_row_path(values):
+    run = {"q1": dict(zip("abcd", values)), "q2": {"y": 1.0, "x": 0.5}}
+    converted = frames.run_from_dict(run)
+    assert isinstance(converted, frames.DictRun)
+    assert converted.scores.tolist() == _row_by_row(run).scores.tolist()
+    expected = evaluate(QRELS, _row_by_row(run), MEASURES, per_query=True)
+    got = evaluate(QRELS, run, MEASURES, per_query=True)
+    assert got.per_query == expected.per_query and got.summary == expected.summary
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_a_bool_among_scores_of_one_and_zero_is_refused(value):
+    with pytest.raises(ParseError) as caught:
+        evaluate(QRELS, {"q1": {"a": 1.0, "b": 0.0, "c": value}})
+    assert caught.value.text == f"query q1 document c: {value!r}"
+    assert caught.value.expected == "a finite number as the score"
+
+
+def test_document_ids_that_are_not_text_go_row_by_row():
+    """An int id is the text str() writes (it meets the judged "7"), as on the row-by-row path."""
+    run = {"q1": {7: 3.0, "a": 2.0}, "q2": {"x": 1.0}}
+    assert not isinstance(frames.run_from_dict(run), frames.DictRun)
+    # q1: 7 and a, both relevant, at ranks 1 and 2, of 3 relevant: (1/1 + 2/2) / 3
+    assert evaluate(QRELS, run, ["map"], per_query=True).per_query["q1"] == {"map": 2 / 3}

@@ -153,6 +153,16 @@ class Run:
         index = dict(zip(self.doc_vocab, range(len(self.doc_vocab))))
         return np.fromiter((index.get(d, -1) for d in docids), dtype=np.int64, count=len(docids))
 
+    def doc_keys(self, rows: np.ndarray) -> np.ndarray:
+        """Integer keys of the document ids of ``rows``, equal exactly when the ids are."""
+        return self.doc_codes[rows]
+
+    def rows_with_ids(self, docids: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows, positions): every row whose document id is one of ``docids`` (distinct ids) and
+        that id's position in ``docids``; None when ``keys_for`` and ``doc_codes`` answer it
+        (a run that finds ids its own way overrides this)."""
+        return None
+
 
 @dataclass
 class Query:

@@ -319,11 +319,10 @@ def byte_order(texts: list[str]) -> np.ndarray:
 def id_order(run: Run, *row_sets: np.ndarray) -> list[np.ndarray]:
     """For each array of run rows, integer keys whose order is the byte order of the rows' document ids."""
     rows = np.concatenate(row_sets)
-    codes = run.doc_codes[rows]
     if run.codes_in_byte_order:
-        keys = codes
+        keys = run.doc_codes[rows]
     else:
-        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(run.doc_keys(rows), return_index=True, return_inverse=True)
         keys = byte_order(run.doc_text(rows[first]))[inverse.reshape(-1)]
     return np.split(keys, np.cumsum([len(r) for r in row_sets])[:-1])
 
@@ -572,12 +571,13 @@ class _QrelsSide:
     def __init__(self):
         self.last = None
 
-    def __call__(self, qrels: Qrels, doc_keys: np.ndarray, qrels_q: np.ndarray):
-        """(sorted distinct joinable keys, sorted (query, key index) pairs, their grades)."""
+    def __call__(self, qrels: Qrels, doc_keys: np.ndarray | None, qrels_q: np.ndarray):
+        """(sorted distinct joinable keys, sorted (query, key index) pairs, their grades);
+        ``doc_keys`` None: each document's key is its own code in the qrels."""
         last = self.last
         if last is not None and last[0] is qrels and last[1] is doc_keys and np.array_equal(last[2], qrels_q):
             return last[3]
-        qrels_key = doc_keys[qrels.doc_codes]
+        qrels_key = qrels.doc_codes if doc_keys is None else doc_keys[qrels.doc_codes]
         joinable = (qrels_q >= 0) & (qrels_key >= 0)
         keys = distinct(qrels_key[joinable])
         qrels_pair = qrels_q[joinable] * (len(keys) + 1) + np.searchsorted(keys, qrels_key[joinable])
@@ -626,23 +626,35 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     the qrels of the evaluated queries (``code_q``: evaluated query of each run query code, or -1;
     ``qrels_q``: of each qrels row).
 
-    Runs keyed by small integers (dictionary codes) go through a table from key to judged
-    document (:func:`_judge_by_document`, no search per row); others (integer document ids as
-    keys, up to millions) through sorted keys and binary searches."""
-    doc_keys = run.keys_for(qrels.doc_vocab)
-    bound = max(int(run.doc_codes.max(initial=-1)), int(doc_keys.max(initial=-1))) + 1
-    if 0 < bound <= KEY_TABLE_FACTOR * len(doc_keys) and run.doc_codes.min() >= 0:
-        joined = _judge_by_document(qrels, run, code_q, qrels_q, doc_keys, bound)
-        if joined is not None:
-            return joined
-    keys, qrels_pair, qrels_grade = _qrels_side(qrels, doc_keys, qrels_q)
-    candidates = np.flatnonzero(_member(run.doc_codes, keys))
-    candidates = candidates[code_q[run.qid_codes[candidates]] >= 0]
+    The run's rows whose document the qrels name come from the run itself when it finds ids
+    its own way (:meth:`~evaltool.inputs.Run.rows_with_ids`: the row, the id's position in the
+    qrels' vocabulary). Runs keyed by small integers (dictionary codes) go through a table from
+    key to judged document (:func:`_judge_by_document`, no search per row); others (integer
+    document ids as keys, up to millions) through sorted keys and binary searches."""
+    found = run.rows_with_ids(qrels.doc_vocab)
+    if found is None:
+        doc_keys = run.keys_for(qrels.doc_vocab)
+        bound = max(int(run.doc_codes.max(initial=-1)), int(doc_keys.max(initial=-1))) + 1
+        if 0 < bound <= KEY_TABLE_FACTOR * len(doc_keys) and run.doc_codes.min() >= 0:
+            joined = _judge_by_document(qrels, run, code_q, qrels_q, doc_keys, bound)
+            if joined is not None:
+                return joined
+        keys, qrels_pair, qrels_grade = _qrels_side(qrels, doc_keys, qrels_q)
+        candidates = np.flatnonzero(_member(run.doc_codes, keys))
+        candidate_keys = run.doc_codes[candidates]
+    else:
+        keys, qrels_pair, qrels_grade = _qrels_side(qrels, None, qrels_q)
+        candidates, candidate_keys = found
+    evaluated = code_q[run.qid_codes[candidates]] >= 0
+    candidates, candidate_keys = candidates[evaluated], candidate_keys[evaluated]
     candidate_q = code_q[run.qid_codes[candidates]]
     width = len(keys) + 1
-    run_pair = candidate_q * width + np.searchsorted(keys, run.doc_codes[candidates])
+    key_at = np.searchsorted(keys, candidate_keys)
+    run_pair = candidate_q * width + key_at
     at = np.minimum(np.searchsorted(qrels_pair, run_pair), max(len(qrels_pair) - 1, 0))
     hit = qrels_pair[at] == run_pair if len(qrels_pair) else np.zeros(len(run_pair), dtype=bool)
+    if found is not None:  # a document judged only in queries not evaluated is not among the keys
+        hit &= keys[np.minimum(key_at, max(len(keys) - 1, 0))] == candidate_keys if len(keys) else False
     rows = candidates[hit]
     grade = qrels_grade[at[hit]]
     return candidate_q[hit], rank_rows(run, rows), grade, rows

@@ -189,15 +189,28 @@ def encode_qids(column, jobs: int | None = None):
     call = kernels().call_function
     codes = np.empty(len(column), dtype=np.int32)
     parts = _map_chunks(lambda chunk, start: (start, call("dictionary_encode", [chunk])), column, jobs)
-    vocab: dict[str, int] = {}
-    for start, encoded in parts:
-        local = np.array([vocab.setdefault(q, len(vocab)) for q in encoded.dictionary.to_pylist()], dtype=np.int32)
-        indices = numpy_column(encoded.indices, np.int32)
-        codes[start : start + len(indices)] = local[indices] if len(local) else 0
-    names = list(vocab)
-    if any(q.startswith("#") for q in names):
-        return None
-    return names, codes
+    if len(parts) == 1:  # one chunk: its dictionary is the vocabulary, its indices the codes
+        names = parts[0][1].dictionary.to_pylist()
+        codes[:] = numpy_column(parts[0][1].indices, np.int32)
+    else:
+        vocab: dict[str, int] = {}
+        for start, encoded in parts:
+            local = np.array([vocab.setdefault(q, len(vocab)) for q in encoded.dictionary.to_pylist()], dtype=np.int32)
+            indices = numpy_column(encoded.indices, np.int32)
+            codes[start : start + len(indices)] = local[indices] if len(local) else 0
+        names = list(vocab)
+    return None if comment_like(names) else (names, codes)
+
+
+def comment_like(qids: list[str]) -> bool:
+    """Whether a query id starts with '#' (a comment line read as a row), in one pass of C loops
+    (an id holding a newline before a '#' also answers True: the line reader then decides).
+
+    >>> comment_like(["q1", "q2"]), comment_like(["q1", "#q2"]), comment_like([])
+    (False, True, False)
+    """
+    text = "\n".join(qids)
+    return text.startswith("#") or "\n#" in text
 
 
 def _map_chunks(work, column, jobs: int | None = None) -> list:
@@ -376,7 +389,7 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | Non
 
     In a file grouped by query (every line of a query together, as systems write runs)
     a pair can only repeat inside its query's group: the documents of each group are
-    sorted on their own, a few thousand rows at a time (:func:`_repeats_in_groups`), with
+    sorted on their own, a few thousand rows at a time (:func:`repeats_in_groups`), with
     no copy of the whole file. Other files: one sort of packed (query, document) keys.
     ``jobs`` is accepted for the callers' sake; the check runs in the calling thread.
 
@@ -392,7 +405,7 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | Non
     if runs <= int(qid_codes.max()) - int(qid_codes.min()) + 1:
         bounds = np.concatenate(([0], np.flatnonzero(qid_codes[1:] != qid_codes[:-1]) + 1, [n]))
         if len(distinct(qid_codes[bounds[:-1]])) == runs and doc_codes.min() >= 0:
-            return _repeats_in_groups(doc_codes, bounds)
+            return repeats_in_groups(doc_codes, bounds)
     if not (doc_codes.max() < (1 << 40) and qid_codes.max() < (1 << 23) and doc_codes.min() >= 0):
         order = np.lexsort((doc_codes, qid_codes))
         same_q = qid_codes[order][1:] == qid_codes[order][:-1]
@@ -404,7 +417,7 @@ def has_duplicates(qid_codes: np.ndarray, doc_codes: np.ndarray, jobs: int | Non
     return bool(np.any(packed[1:] == packed[:-1]))
 
 
-def _repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
+def repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
     """Does a value repeat inside one of the groups ``values[bounds[i]:bounds[i + 1]]``? (values >= 0)
 
     Whole groups are taken :data:`DUPLICATE_SLICE_ROWS` rows at a time and laid out as the
@@ -413,7 +426,7 @@ def _repeats_in_groups(values: np.ndarray, bounds: np.ndarray) -> bool:
     then puts repeats side by side. Values below 2**31 are sorted as int32 (faster).
 
     >>> groups = np.array([0, 2, 5])  # [3, 1] and [2, 1, x]
-    >>> _repeats_in_groups(np.array([3, 1, 2, 1, 4]), groups), _repeats_in_groups(np.array([3, 1, 2, 1, 1]), groups)
+    >>> repeats_in_groups(np.array([3, 1, 2, 1, 4]), groups), repeats_in_groups(np.array([3, 1, 2, 1, 1]), groups)
     (False, True)
     """
     dtype = np.int32 if values.max() < (1 << 31) else values.dtype
@@ -526,7 +539,7 @@ class _RunColumns:
         import pyarrow as pa
 
         names = list(self.vocab)
-        if any(q.startswith("#") for q in names):
+        if comment_like(names):
             return None
         for column in (self.qid_codes, self.doc_codes, self.scores):
             column.resize(self.rows, refcheck=False)

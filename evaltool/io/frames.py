@@ -329,8 +329,9 @@ def _arrow(column):
 
 
 def _arrow_ids(column):
-    """Ids as an Arrow ``string`` column: text as it is, integers as ``str`` writes them;
-    None for anything else (floats, booleans, bytes), which the row-by-row path converts."""
+    """Ids as an Arrow ``string`` or ``large_string`` column (pandas' Arrow-backed text, kept
+    as it is): text, integers as ``str`` writes them; None for anything else (floats,
+    booleans, bytes), which the row-by-row path converts."""
     import pyarrow as pa
 
     array = _arrow(column)
@@ -344,9 +345,17 @@ def _arrow_ids(column):
         or pa.types.is_integer(kind)
     ):
         return None
+    return array if pa.types.is_large_string(array.type) else _narrow(array)
+
+
+def _narrow(array):
+    """An Arrow id column as ``string`` (32-bit offsets, which the run readers take); None for
+    text past 2 GiB in one chunk."""
+    import pyarrow as pa
+
     try:
-        return array.cast(pa.string())
-    except pa.ArrowException:  # text past 2 GiB in one chunk
+        return array if pa.types.is_string(array.type) else array.cast(pa.string())
+    except pa.ArrowException:
         return None
 
 
@@ -391,10 +400,14 @@ def _columnar_qrels(frame, names, source: str) -> Qrels | None:
     qid_codes = encoded_qids[1].astype(np.int64)
     if columnar.has_duplicates(qid_codes, doc_codes):
         return None
+    from evaltool.io.textids import remember_texts
+
+    doc_vocab = encoded.dictionary.to_pylist()
+    remember_texts(doc_vocab, encoded.dictionary)  # a text run finds these ids by their Arrow text
     return Qrels(
         encoded_qids[0],
         qid_codes,
-        encoded.dictionary.to_pylist(),
+        doc_vocab,
         doc_codes,
         grades,
         np.arange(1, len(grades) + 1, dtype=np.int64),
@@ -411,6 +424,14 @@ def _columnar_run(frame, names, source: str, runid: str) -> Run | None:
     qids, docs = _arrow_ids(frame[names[0]]), _arrow_ids(frame[names[1]])
     scores = None if qids is None or docs is None else _arrow_numbers(frame[names[2]], integral=False)
     if scores is None or not len(scores):
+        return None
+    from evaltool.io.textids import run_from_text_columns
+
+    text = run_from_text_columns(qids, docs, scores, runid, source)
+    if text is not None:
+        return text
+    qids, docs = _narrow(qids), _narrow(docs)
+    if qids is None or docs is None:
         return None
     run = columnar.run_from_columns(qids, docs, scores, runid, source, jobs=1)
     if run is None:

@@ -1,0 +1,335 @@
+"""Text document ids of a DataFrame's run, left as the frame's Arrow text and never encoded.
+
+Every trec_eval measure depends on the ranks of the judged documents and on how many
+documents each query retrieved, so a run's other ids are needed only to refuse a pair given
+twice and to break exact ties. Encoding them all (a hash table as large as the run: seconds
+at ten million rows) is replaced by a 64-bit fingerprint of every id, computed from the
+Arrow buffers eight bytes at a time (:func:`fingerprints`):
+
+* a repeated (query, document) pair has a repeated fingerprint inside its query, so a query
+  whose fingerprints are all distinct has no repeated pair (:func:`repeats_within_queries`);
+  a repeated fingerprint sends the frame back to the exact check, which names the pair;
+* the judged documents are found by looking their fingerprints up, and every match is
+  confirmed by comparing the texts (:meth:`TextDocRun.rows_with_ids`), so a collision can
+  cost time, never a wrong value.
+
+>>> import pyarrow as pa
+>>> prints = fingerprints(pa.array(["d1", "d2", "d1", ""]))
+>>> bool(prints[0] == prints[2]), len(set(prints.tolist()))
+(True, 3)
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from evaltool.io.columnar import (
+    ArrowDocRun,
+    bool_column,
+    comment_like,
+    kernels,
+    numpy_column,
+    repeats_in_groups,
+    string_array,
+)
+
+FINGERPRINT_ROWS = 1 << 15  # ids fingerprinted at a time: the temporaries stay in cache
+_SEED = np.uint64(0x9E3779B97F4A7C15)  # the golden ratio's bits, times the length: where a fingerprint starts
+_STEP = np.uint64(0xC2B2AE3D27D4EB4F)  # an odd multiplier with dense bits, once per eight bytes
+_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # the low i bytes
+
+
+def _chunk_fingerprints(chunk) -> np.ndarray:
+    """:func:`fingerprints` of one Arrow ``string`` or ``large_string`` array without nulls.
+
+    The data buffer is read as unaligned little-endian 64-bit words. A fingerprint starts as
+    the id's length times a constant; its first eight bytes (fewer, zero-padded, for a
+    shorter id), its last eight (none for a shorter id) and, for an id longer than 16
+    bytes, the eight-byte words in between are each xor-ed in, then the whole multiplied by
+    an odd constant (a bijection: different states stay different, and the last product
+    spreads every bit upwards: the high bits index :class:`_Judged`'s table). A word that
+    would run past the buffer's end is read ending at it, shifted down.
+    """
+    import pyarrow as pa
+
+    rows = len(chunk)
+    buffers = chunk.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+    offsets = np.frombuffer(
+        buffers[1], dtype=offset_type, count=rows + 1, offset=chunk.offset * np.dtype(offset_type).itemsize
+    )
+    data = np.zeros(0, dtype=np.uint8) if buffers[2] is None else np.frombuffer(buffers[2], dtype=np.uint8)
+    if len(data) < 8:
+        data = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    last = len(data) - 8  # the last position a whole word can be read from
+    out = np.empty(rows, dtype=np.uint64)
+    for begin in range(0, rows, FINGERPRINT_ROWS):
+        start = offsets[begin : min(begin + FINGERPRINT_ROWS, rows)]
+        end = offsets[begin + 1 : begin + FINGERPRINT_ROWS + 1]
+        length = end - start
+        shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
+        h = length.astype(np.uint64)
+        h *= _SEED
+        if len(start) and int(start[-1]) > last:  # a short id in the buffer's last bytes
+            at = np.minimum(start, last)
+            first = words[at]
+            first >>= ((start - at) * 8).astype(np.uint64)
+        else:
+            first = words[start]
+        if shortest < 8:
+            first &= _MASKS[np.minimum(length, 8)]
+            final = words[np.maximum(end - 8, 0)]
+            final[length < 8] = 0
+        else:
+            final = words[end - 8]
+        h ^= first
+        h *= _STEP
+        h ^= final
+        h *= _STEP
+        if longest > 16:  # the words between the first eight bytes and the last eight
+            which = np.flatnonzero(length > 16)
+            at = start[which].astype(np.int64) + 8
+            left = length[which].astype(np.int64) - 16  # bytes between them not read yet
+            while len(which):
+                word = words[at]
+                word &= _MASKS[np.minimum(left, 8)]
+                h[which] = (h[which] ^ word) * _STEP
+                more = left > 8
+                which, at, left = which[more], at[more] + 8, left[more] - 8
+        out[begin : begin + len(h)] = h
+    return out
+
+
+def fingerprints(column) -> np.ndarray:
+    """A 64-bit fingerprint (uint64) of every id of an Arrow text column (``string`` or
+    ``large_string``, an array or chunked, no nulls): equal ids have equal fingerprints;
+    different ids almost never do (a multiplicative hash of the id's length and bytes, eight
+    at a time: :func:`_chunk_fingerprints`), which callers confirm by comparing texts before
+    trusting a match.
+
+    >>> import pyarrow as pa
+    >>> ids = ["", "a", "abcdefgh", "abcdefgh\\x00", "abcdefghi", "é" * 9]
+    >>> len(set(fingerprints(pa.array(ids)).tolist())), fingerprints(pa.chunked_array([ids[:2], ids[2:]])).tolist() == fingerprints(pa.array(ids)).tolist()
+    (6, True)
+    """
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    parts = [_chunk_fingerprints(chunk) for chunk in chunks if len(chunk)]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
+def query_bounds(qids) -> np.ndarray:
+    """Where the query id changes from one row to the next, compared in Arrow's C loops: the
+    start of every run of equal ids, then the row count.
+
+    >>> import pyarrow as pa
+    >>> query_bounds(pa.array(["q1", "q1", "q2", "q1"])).tolist()
+    [0, 2, 3, 4]
+    """
+    rows = len(qids)
+    compute = kernels()
+    changes = compute.call_function("not_equal", [qids.slice(1), qids.slice(0, rows - 1)]) if rows > 1 else None
+    starts = np.flatnonzero(bool_column(changes)) + 1 if changes is not None else np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], starts, [rows])).astype(np.int64)
+
+
+def repeats_within_queries(prints: np.ndarray, bounds: np.ndarray) -> bool:
+    """Whether a fingerprint repeats inside one query (rows ``bounds[i]:bounds[i + 1]``): False
+    proves that no (query, document) pair repeats.
+
+    >>> prints = np.array([5, 7, 5, 9], dtype=np.uint64)
+    >>> repeats_within_queries(prints, np.array([0, 2, 4])), repeats_within_queries(prints, np.array([0, 4]))
+    (False, True)
+    """
+    if len(prints) < 2:
+        return False
+    return repeats_in_groups((prints >> np.uint64(1)).view(np.int64), bounds)
+
+
+SLOTS_PER_ID = 8  # slots of :class:`_Judged`'s table per id: 1 in 8 of other ids reaches a comparison
+
+
+class _Judged:
+    """The fingerprints of a list of distinct ids (a qrels' document ids; ``texts``: as Arrow),
+    laid out for lookups: a table of ``2**bits`` slots indexed by a fingerprint's high bits,
+    holding the position of the one id whose fingerprint falls there (-1: none, -2: several,
+    then looked up among the sorted fingerprints). A run's id is one read from the table and,
+    for the few that land on a taken slot, one comparison.
+
+    None (see :class:`_LastJudged`) when two of the ids share a fingerprint: the exact path answers then.
+    """
+
+    __slots__ = ("prints", "sorted", "position", "table", "shift", "texts")
+
+    def __init__(self, texts):
+        self.texts = texts
+        self.prints = fingerprints(texts)
+        self.position = np.argsort(self.prints, kind="stable")
+        self.sorted = self.prints[self.position]
+        bits = max(16, (SLOTS_PER_ID * max(len(texts), 1) - 1).bit_length())
+        self.shift = np.uint64(64 - bits)
+        self.table = np.full(1 << bits, -1, dtype=np.int32)
+        slots = (self.prints >> self.shift).astype(np.intp)
+        self.table[slots] = np.arange(len(slots), dtype=np.int32)
+        ordered = np.sort(slots)
+        self.table[ordered[1:][ordered[1:] == ordered[:-1]]] = -2
+
+    def lookup(self, prints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, positions): which of ``prints`` equal a fingerprint of the ids, and that id's position."""
+        slot = self.table[(prints >> self.shift).view(np.int64)]
+        taken = np.flatnonzero(slot != -1)
+        position = slot[taken].astype(np.int64)
+        several = position == -2
+        if several.any():
+            at = np.minimum(np.searchsorted(self.sorted, prints[taken[several]]), len(self.sorted) - 1)
+            position[several] = self.position[at]
+        hit = self.prints[position] == prints[taken]
+        return taken[hit], position[hit]
+
+
+class _LastJudged:
+    """:class:`_Judged` of the last list of ids, kept while the same list (a qrels' ids) comes run
+    after run; the ids' Arrow text when their reader had it (:meth:`remember`), else built from the list."""
+
+    def __init__(self):
+        self.last = (None, None)
+        self.known = (None, None)
+
+    def remember(self, docids: list[str], texts) -> None:
+        """``texts``: the Arrow array ``docids`` was read from (a qrels frame's dictionary)."""
+        self.known = (docids, texts)
+
+    def __call__(self, docids: list[str]) -> _Judged | None:
+        ids, judged = self.last
+        if ids is docids:
+            return judged
+        known, texts = self.known
+        judged = _Judged(texts if known is docids else string_array(docids))
+        if len(judged.sorted) > 1 and np.any(judged.sorted[1:] == judged.sorted[:-1]):
+            judged = None
+        self.last = (docids, judged)
+        return judged
+
+
+_judged = _LastJudged()
+remember_texts = _judged.remember
+
+
+class TextDocRun(ArrowDocRun):
+    """A run from a frame's columns whose document ids stay Arrow text (``docs``) with their
+    fingerprints (``prints``); rows grouped by query (``bounds``: where each query starts).
+
+    Ranking finds the judged documents through :meth:`rows_with_ids` and reads the texts of
+    tied rows only (:meth:`doc_text`, :meth:`doc_keys`); ``doc_codes`` and the dictionary
+    (:class:`ArrowDocRun`'s) are built on first use by anything else.
+
+    >>> import pyarrow as pa
+    >>> docs = pa.array(["a", "b", "c", "a"])
+    >>> run = TextDocRun(["q1", "q2"], np.array([0, 0, 1, 1]), docs, fingerprints(docs), np.array([2.0, 1.0, 3.0, 1.0]))
+    >>> [r.tolist() for r in run.rows_with_ids(["a", "z", "c"])], run.doc_codes.tolist(), run.doc_text(np.array([3, 1]))
+    ([[0, 2, 3], [0, 2, 0]], [0, 1, 2, 0], ['a', 'b'])
+    """
+
+    def __init__(
+        self,
+        qids: list[str],
+        qid_codes: np.ndarray,
+        docs,
+        prints: np.ndarray,
+        scores: np.ndarray,
+        runid: str = "",
+        path: str = "<run DataFrame>",
+    ):
+        self.qid_vocab, self.qid_codes, self.scores = qids, qid_codes, scores
+        self.docs, self.prints = docs, prints
+        self.lines = None
+        self.runid, self.path = runid, path
+        self.duplicates_resolved = 0
+
+    @cached_property
+    def _encoded(self):
+        encoded = kernels().call_function("dictionary_encode", [self.docs])
+        if hasattr(encoded, "combine_chunks"):
+            encoded = encoded.combine_chunks()
+        return numpy_column(encoded.indices, np.int32).astype(np.int64), encoded.dictionary
+
+    @property
+    def doc_codes(self) -> np.ndarray:  # type: ignore[override]
+        return self._encoded[0]
+
+    @cached_property
+    def extra(self) -> dict:  # type: ignore[override]
+        return {"dictionary": self._encoded[1]}
+
+    @property
+    def doc_vocab(self) -> list[str]:  # type: ignore[override]
+        return []  # as ArrowDocRun's: its ids are read through doc_text and keys_for
+
+    def doc_text(self, rows: np.ndarray) -> list[str]:
+        return self.docs.take(_indices(rows)).to_pylist()
+
+    def doc_keys(self, rows: np.ndarray) -> np.ndarray:
+        index: dict[str, int] = {}
+        return np.array([index.setdefault(text, len(index)) for text in self.doc_text(rows)], dtype=np.int64)
+
+    def rows_with_ids(self, docids: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows, which): every row whose document id is one of ``docids``, and its position in
+        ``docids`` (a qrels' document ids, distinct). Each row's fingerprint is looked up in a
+        table of the ids' fingerprints (:class:`_Judged`), then among them, and every match is
+        confirmed by its text. None when two of ``docids`` share a fingerprint."""
+        judged = _judged(docids)
+        if judged is None:
+            return None
+        found, which = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+        for begin in range(0, len(self.prints), FINGERPRINT_ROWS):
+            rows, positions = judged.lookup(self.prints[begin : begin + FINGERPRINT_ROWS])
+            found.append(rows + begin)
+            which.append(positions)
+        rows, positions = np.concatenate(found), np.concatenate(which)
+        if len(rows):  # every match confirmed by its text
+            same = kernels().call_function(
+                "equal", [self.docs.take(_indices(rows)), judged.texts.take(_indices(positions)).cast(self.docs.type)]
+            )
+            confirmed = bool_column(same)
+            rows, positions = rows[confirmed], positions[confirmed]
+        return rows, positions
+
+
+def run_from_text_columns(qids, docs, scores: np.ndarray, runid: str, path: str) -> TextDocRun | None:
+    """A :class:`TextDocRun` from Arrow id columns (``string``, no nulls) and scores, or None
+    for the general reader (:func:`evaltool.io.columnar.run_from_columns`) to decide: ids that
+    may all be integers (kept as integer keys there), a query whose rows are apart, a query id
+    that reads as a comment line, or a fingerprint repeated inside a query (a pair given
+    twice, or a collision: the exact check tells which).
+
+    >>> import pyarrow as pa
+    >>> run = run_from_text_columns(pa.array(["q1", "q1", "q2"]), pa.array(["a", "b", "a"]), np.ones(3), "r", "<run>")
+    >>> run.qid_vocab, run.qid_codes.tolist()
+    (['q1', 'q2'], [0, 0, 1])
+    >>> run_from_text_columns(pa.array(["q1", "q2", "q1"]), pa.array(["a", "b", "c"]), np.ones(3), "r", "<run>") is None
+    True
+    """
+    first = docs[0].as_py() if len(docs) else ""
+    if first.isascii() and first.isdigit():
+        return None
+    bounds = query_bounds(qids)
+    vocab = qids.take(_indices(bounds[:-1])).to_pylist()
+    if len(set(vocab)) != len(vocab) or comment_like(vocab):
+        return None
+    prints = fingerprints(docs)
+    if repeats_within_queries(prints, bounds):
+        return None
+    codes = np.repeat(np.arange(len(vocab), dtype=np.int32), np.diff(bounds))
+    return TextDocRun(vocab, codes, docs, prints, scores, runid, path)
+
+
+def _indices(rows: np.ndarray):
+    """Row numbers as an Arrow int64 array, from the numpy buffer (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])

@@ -273,7 +273,7 @@ def test_shown_commands_name_only_options_that_exist():
 # ---------------------------------------------------------------- the Python API's numpydoc sections
 
 PUBLIC_FUNCTIONS = ["evaluate", "Evaluator", "compare_runs", "fuse", "optimize_fusion", "power_analysis",
-                    "reproduce", "parse_measures"]
+                    "reproduce", "parse_measures", "read_qrels", "read_run"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_FUNCTIONS)

@@ -65,8 +65,7 @@ def markdown(doc: str) -> str:
                 rules += bool(_RULE.match(lines[i]))
                 block.append(lines[i])
                 i += 1
-            table = _LITERAL.sub(lambda m: m[1] + "    ", textwrap.dedent("\n".join(block)))  # columns kept
-            out += ["```text", *table.split("\n"), "```"]
+            out += ["", *_simple_table(textwrap.dedent("\n".join(block)).split("\n")), ""]
             continue
         if line.rstrip().endswith("::") and i + 1 < len(lines):   # a literal block
             out.append(line.rstrip()[:-1] if not line.rstrip().endswith(" ::") else line.rstrip()[:-3])
@@ -84,6 +83,59 @@ def markdown(doc: str) -> str:
         out.append(_ROLE.sub(_role, line))
         i += 1
     return "\n".join(out).strip() + "\n"
+
+
+def _simple_table(block: list[str]) -> list[str]:
+    """A reStructuredText simple table (rule, header, rule, rows, rule) as a Markdown table.
+
+    Columns are where the first rule's ``=`` runs start; the last column takes the rest of
+    the line. A line whose first cell is blank continues the row above: a cell that only
+    wraps its text joins it with a space; where another cell starts anew (a second value
+    and its meaning) the row's cells break the line (``<br>``).
+
+    >>> print("\\n".join(_simple_table([
+    ...     "=====  =====  =======",
+    ...     "name   value  meaning",
+    ...     "=====  =====  =======",
+    ...     "dcg    'a'    gain is",
+    ...     "              the grade",
+    ...     "       'b'    2^grade",
+    ...     "=====  =====  =======",
+    ... ])))
+    | name | value | meaning |
+    |---|---|---|
+    | dcg | 'a'<br>'b' | gain is the grade<br>2^grade |
+    """
+    starts = [m.start() for m in re.finditer(r"=+", block[0])]
+
+    def cells(line: str) -> list[str]:
+        bounds = [*starts[1:], None]
+        return [line[a:b].strip() if b is not None else line[a:].strip() for a, b in zip(starts, bounds)]
+
+    rows: list[list[str]] = []
+    header: list[str] | None = None
+    for line in block:
+        if _RULE.match(line):
+            if header is None and rows:
+                header, rows = rows[0], []
+            continue
+        found = cells(line)
+        if rows and not found[0] and any(found):
+            anew = any(found[1:-1])
+            rows[-1] = [(f"{old}<br>{new}" if anew else f"{old} {new}").strip() if new else old
+                        for old, new in zip(rows[-1], found)]
+        elif any(found):
+            rows.append(found)
+    header = header or [""] * len(starts)
+
+    def cell(text: str) -> str:
+        return _ROLE.sub(_role, _LITERAL.sub(lambda m: f"`{m[1]}`", text)).replace("|", "\\|")
+
+    return [
+        "| " + " | ".join(cell(c) for c in header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(cell(c) for c in row) + " |" for row in rows),
+    ]
 
 
 # ---------------------------------------------------------------- measures

@@ -61,6 +61,39 @@ def read_qrels(path, *, on_duplicate: str = "error", jobs: int | None = None) ->
     A regular file large enough (:func:`evaltool.io.kinds.columnar`) is read by pyarrow
     (:mod:`evaltool.io.columnar`); whatever that reader hands back, and any other file, the
     line reader (:mod:`evaltool.io.trec`) reads, naming the line of any problem.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A qrels file, ``query_id iteration doc_id grade`` per line; gzip, bzip2 and xz
+        files are read as they are (zstd with the ``zstd`` extra).
+    on_duplicate : {"error", "first", "max"}
+        What a document judged twice for a query means: an error naming both lines, the
+        first grade, or the highest.
+    jobs : int or None
+        Threads for a big file; None: every core.
+
+    Returns
+    -------
+    Qrels
+        The judgments as columns: query and document vocabularies, their codes, the grades.
+
+    Raises
+    ------
+    ParseError
+        A line that is not a judgment, with the file, the line number and the text found.
+    EvaltoolError
+        A file that cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from pathlib import Path
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = Path(path).write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d1 2\\n")
+    >>> qrels = read_qrels(path)
+    >>> len(qrels), qrels.qid_vocab, qrels.grades.tolist()
+    (3, ['q1', 'q2'], [1, 0, 2])
     """
     from evaltool.io import trec
 
@@ -74,7 +107,43 @@ def read_qrels(path, *, on_duplicate: str = "error", jobs: int | None = None) ->
 
 
 def read_run(path, *, on_duplicate: str = "error", jobs: int | None = None) -> Run:
-    """Read a TREC run file into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin; the readers as in :func:`read_qrels`."""
+    """Read a TREC run file into a :class:`~evaltool.inputs.Run`; ``-`` reads stdin; the readers as in :func:`read_qrels`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A run file, ``query_id Q0 doc_id rank score tag`` per line, or ``-`` for standard
+        input. The rank column is read but not used: documents are ranked by score, ties
+        broken as trec_eval breaks them (document id, descending).
+    on_duplicate : {"error", "first", "max"}
+        What a document listed twice for a query means: an error naming both lines, the
+        first score, or the highest.
+    jobs : int or None
+        Threads for a big file; None: every core.
+
+    Returns
+    -------
+    Run
+        The run as columns: vocabularies, codes, scores; ``runid`` is the file's tag.
+
+    Raises
+    ------
+    ParseError
+        A line that is not a result (too few fields, a score that is not a number), with
+        the file, the line number and the text found.
+    EvaltoolError
+        A file that cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from pathlib import Path
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = Path(path).write_text("q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.5 bm25\\n")
+    >>> run = read_run(path)
+    >>> len(run), run.runid, run.scores.tolist()
+    (2, 'bm25', [2.5, 1.5])
+    """
     from evaltool.io import trec
 
     if columnar(path):

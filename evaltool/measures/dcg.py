@@ -18,8 +18,8 @@ parameter     value                  meaning
                                      (scikit-learn's ``ndcg_score``)
 ``log_base``  ``2`` (default)        DCG only: the discount's logarithm base (scikit-learn's
                                      ``dcg_score``; in nDCG the base cancels out)
-``ties``      ``'trec_eval'``        documents with equal scores are ordered by trec_eval's
-              (default)              rule: score descending, then document id descending
+``ties``      ``'trec_eval'``        (default) documents with equal scores are ordered by
+                                     trec_eval's rule: score descending, then document id descending
               ``'average'``          every document of a group of equal scores gains the mean
                                      gain of its group (scikit-learn's default,
                                      ``ignore_ties=False``; McSherry & Najork 2008)

@@ -140,13 +140,17 @@ def startup_section(results: dict) -> str:
 
 
 def inprocess_section(results: dict) -> str:
-    data = results["inprocess"]
-    checks = data.get("values_check", {})
-    rows = [[cell(name), f"{value * 1000:.1f} ms", cell(checks.get(name))] for name, value in data["median_s"].items()]
-    size = f" ({data['queries']} queries, {data['run_rows']} run lines, as dicts)" if "queries" in data else ""
-    return f"## In-process\n\nThe same evaluation inside one Python process{size}.\n\n" + table(
-        ["call", "median", "values"], rows
-    )
+    """One table per depth: a run saves one dict (older runs) or a list of them (one per depth)."""
+    found = results["inprocess"]
+    blocks = []
+    for data in found if isinstance(found, list) else [found]:
+        checks = data.get("values_check", {})
+        rows = [[cell(name), f"{value * 1000:.1f} ms", cell(checks.get(name))]
+                for name, value in data["median_s"].items()]
+        size = f" ({data['queries']} queries, {data['run_rows']} run lines)" if "queries" in data else ""
+        blocks.append(f"The same evaluation inside one Python process{size}.\n\n"
+                      + table(["call", "median", "values"], rows))
+    return "## In-process\n\n" + "\n\n".join(blocks)
 
 
 def many_runs_section(results: dict) -> str:

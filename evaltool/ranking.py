@@ -831,25 +831,30 @@ def _rank_by_position(run: Run, rows: np.ndarray, first: np.ndarray) -> tuple[np
     score order (``first``: the row where each one's query starts): a row's rank is where its
     group of equal scores starts, plus the larger ids of the group, which is a slice of the
     run's rows; its position in a run already in the tie rule's order."""
-    _, low, high = _score_groups(run.qid_codes, run.scores, rows)
+    position = rows - first
+    tied = _continuing(run.qid_codes, run.scores)
+    if len(tied) == 0:
+        return position, position, position + 1
+    opens = np.ones(len(run.scores), dtype=bool)
+    opens[tied] = False
+    group_first = np.flatnonzero(opens)
+    group = (np.cumsum(opens) - 1)[rows]
+    low, high = group_first[group], np.append(group_first[1:], len(opens))[group]
     group_start, group_end = low - first, high - first
-    tied = np.flatnonzero(high - low > 1)
-    if len(tied) == 0 or _ties_in_id_order(run):
-        return rows - first, group_start, group_end
+    within = np.flatnonzero(high - low > 1)
+    if len(within) == 0 or _ties_in_id_order(run.doc_vocab, tied):
+        return position, group_start, group_end
     ranks = group_start.copy()
-    docs = list(map(run.doc_vocab.__getitem__, rows[tied].tolist()))
-    ranks[tied] += _larger_tied_ids(run, None, docs, low[tied], high[tied])
+    docs = list(map(run.doc_vocab.__getitem__, rows[within].tolist()))
+    ranks[within] += _larger_tied_ids(run, None, docs, low[within], high[within])
     return ranks, group_start, group_end
 
 
-def _ties_in_id_order(run: Run) -> bool:
-    """Whether every row of a run grouped by query, scores never rising, that ties with the row
-    before it has a smaller document id (byte order): the run is then in the tie rule's order
-    (how runs sorted as trec_eval sorts them come), and a row's rank is its position."""
-    tied = _continuing(run.qid_codes, run.scores)
-    if len(tied) == 0:
-        return True
-    ids = run.doc_vocab
+def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
+    """Whether every row ``tied`` (that ties with the row before it, :func:`_continuing`) has a
+    smaller document id (byte order; ``ids``: every row's) than the row before it: the run is
+    then in the tie rule's order (how runs sorted as trec_eval sorts them come), and a row's
+    rank is its position."""
     later, earlier = list(map(ids.__getitem__, tied.tolist())), list(map(ids.__getitem__, (tied - 1).tolist()))
     if not str_order_is_byte_order(later + earlier):
         later, earlier = list(map(byte_key, later)), list(map(byte_key, earlier))
@@ -1116,9 +1121,13 @@ def rank(
     else:
         sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, eval_index[judged_side.row_position])
         group_start = group_end = None
-    # (query, rank) pairs are distinct: one key sorts them
-    by_rank = np.argsort(sq * (int(ranks.max(initial=0)) + 1) + ranks)
-    sq, ranks, grade, rows, group_start, group_end = _subset(by_rank, sq, ranks, grade, rows, group_start, group_end)
+    # (query, rank) pairs are distinct: one key sorts them (a run in query and score order comes sorted)
+    by_query_rank = sq * (int(ranks.max(initial=0)) + 1) + ranks
+    if (by_query_rank[1:] < by_query_rank[:-1]).any():
+        by_rank = np.argsort(by_query_rank)
+        sq, ranks, grade, rows, group_start, group_end = _subset(
+            by_rank, sq, ranks, grade, rows, group_start, group_end
+        )
 
     missing = ~named[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document

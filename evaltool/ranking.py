@@ -19,7 +19,7 @@ accounted for by ``num_ret``. Measures never see a document id.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
 from operator import attrgetter, gt
@@ -68,10 +68,32 @@ class RankedBatch:
     relevance_level: int = 1
     num_docs_in_coll: int = 0
     intents: Intents | None = None  # judgments per subtopic, when the qrels have them
+    # what functions of the judged grades alone gave (see judged): rank() hands the batches of one
+    # qrels and set of evaluated queries the same dict, so the runs of an Evaluator share it
+    judged_memo: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_queries(self) -> int:
         return len(self.qids)
+
+    def judged(self, key: tuple, compute):
+        """``compute()``, a function of ``judged_offsets`` and ``judged_grades`` alone named by
+        ``key`` with every parameter it reads, computed once per qrels and set of evaluated
+        queries (views of the batch share it too); the arrays it returns are made read-only.
+
+        >>> from evaltool.io.frames import qrels_from_dict, run_from_dict
+        >>> qrels = qrels_from_dict({"q": {"a": 2, "b": 1}})
+        >>> first, second = (rank(qrels, run_from_dict({"q": {"a": s}})).batch for s in (1.0, 2.0))
+        >>> first.num_rel is second.num_rel, first.num_rel.flags.writeable
+        (True, False)
+        """
+        value = self.judged_memo.get(key)
+        if value is None:
+            value = compute()
+            for array in value if isinstance(value, tuple) else (value,):
+                array.flags.writeable = False
+            self.judged_memo[key] = value
+        return value
 
     @cached_property
     def seg(self) -> np.ndarray:
@@ -80,7 +102,7 @@ class RankedBatch:
 
     @cached_property
     def judged_seg(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n_queries), np.diff(self.judged_offsets))
+        return self.judged(("seg",), lambda: np.repeat(np.arange(self.n_queries), np.diff(self.judged_offsets)))
 
     @cached_property
     def judged_pos(self) -> np.ndarray:
@@ -114,7 +136,11 @@ class RankedBatch:
 
     @cached_property
     def num_rel(self) -> np.ndarray:
-        return np.bincount(self.judged_seg[self.judged_grades >= self.relevance_level], minlength=self.n_queries)
+        level = self.relevance_level
+        return self.judged(
+            ("num_rel", level),
+            lambda: np.bincount(self.judged_seg[self.judged_grades >= level], minlength=self.n_queries),
+        )
 
     @cached_property
     def num_nonrel(self) -> np.ndarray:
@@ -1150,7 +1176,13 @@ def rank(
     # non-negative grades per evaluated query, descending
     judged_offsets, judged_grades = _segments(judged_side.offsets, judged_side.grades, evaluated)
 
+    # the judged grades of these queries are the same for every run: so is what is derived from them
+    memo_key, judged_memo = qrels.memo.get("judged", (None, None))
+    if memo_key != evaluated.tobytes():
+        memo_key, judged_memo = evaluated.tobytes(), {}
+        qrels.memo["judged"] = memo_key, judged_memo
     batch = RankedBatch(
+        judged_memo=judged_memo,
         qids=qids,
         num_ret=num_ret,
         offsets=offsets,

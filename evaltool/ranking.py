@@ -797,17 +797,8 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     total = int(counts.sum())
     hit_rows = None
     if len(run.scores) < total:  # fewer retrieved rows than judgments: look those up
-        by_query = judged_rows(qrels)
-        getters = [_NOT_JUDGED] * len(rows_per_code)
-        for code, q in zip(code_list, evaluated):
-            getters[code] = by_query[qids[q]].get
-        found = np.fromiter(
-            chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
-        )
-        hit_rows = np.flatnonzero(found >= 0)
-        judged_code = run.qid_codes[hit_rows]
+        hit_rows, judged_code, grade = _judged_rows_of(qrels, run, [qids[q] for q in evaluated], code_list)
         score = run.scores[hit_rows]
-        grade = lists.grades[found[hit_rows]]
 
         def ids_of(entries: np.ndarray) -> list[str]:
             return _row_ids(run, query_start, hit_rows[entries])
@@ -843,6 +834,35 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
 
 
 _NOT_JUDGED = {}.get  # the lookup of a run query without judgments: every document outside the qrels
+
+
+def _judged_rows_of(qrels: Qrels, run: Run, judged_qids: list[str], codes: list[int]):
+    """(rows, query code, grade) of the rows of a dict run whose document is judged for its query
+    (``judged_qids``: the queries of run query ``codes`` that have judgments), each retrieved
+    document looked up among its query's judgments.
+
+    The last answer is kept with the qrels with what it depends on, the run's queries and
+    every row's id: a run that lists the same documents for the same queries in the same
+    order (a reranker's candidates scored anew, epoch after epoch) gets it back after a
+    comparison of ids, without a lookup. Read and replaced whole, as :class:`_QrelsSide`.
+    """
+    ids, lengths = run.doc_vocab, run.query_lengths()
+    last = qrels.memo.get("judged rows of the last dict run")
+    if last is not None and last[0] == run.qid_vocab and np.array_equal(last[1], lengths) and last[2] == ids:
+        return last[3]
+    by_query = judged_rows(qrels)
+    getters = [_NOT_JUDGED] * len(run.qid_vocab)
+    for code, qid in zip(codes, judged_qids):
+        getters[code] = by_query[qid].get
+    found = np.fromiter(
+        chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
+    )
+    rows = np.flatnonzero(found >= 0)
+    joined = rows, run.qid_codes[rows], judged_lists(qrels).grades[found[rows]]
+    for array in joined:  # shared by the runs that find them here
+        array.flags.writeable = False
+    qrels.memo["judged rows of the last dict run"] = (list(run.qid_vocab), lengths.copy(), ids, joined)
+    return joined
 
 
 def _scores_descending(scores: np.ndarray, query_start: np.ndarray) -> bool:

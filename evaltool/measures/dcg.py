@@ -144,9 +144,12 @@ def dcg_columns(batch, p, cutoffs, ideal_from: str | None):
     if ideal_from is None:
         return got, None
     if ideal_from == "qrels":  # the judgments' alone: computed once for an Evaluator's runs
-        key = ("ideal dcg", p.gains, p.dcg, p.discount, tuple(cutoffs))
-        ideal = batch.judged(key, lambda: _ideal_dcg(batch.n_queries, *batch.ideal_csr(gain_of), p.discount, cutoffs))
-        return got, ideal
+
+        def from_qrels():
+            offsets, best = batch.ideal_csr(gain_of)
+            return _ideal_dcg(batch.n_queries, offsets, best, p.discount, cutoffs)
+
+        return got, batch.judged(("ideal dcg", p.gains, p.dcg, p.discount, tuple(cutoffs)), from_qrels)
     positive = gains > 0
     seg = batch.seg[positive]
     order = np.lexsort((-gains[positive], seg))

@@ -192,10 +192,10 @@ def _lines_of(text: np.ndarray, starts: np.ndarray, ends: np.ndarray, fields: in
     if np.all(starts[1:] - gaps == 1):
         newline_after = text[gaps] == 10  # after each token but the last: a newline ends its line
         lines = len(starts) // fields
-        return bool(np.all(newline_after[fields - 1 :: fields])) and np.count_nonzero(newline_after) == lines - 1
+        return bool(np.all(newline_after[fields - 1 :: fields])) and int(np.count_nonzero(newline_after)) == lines - 1
     before_newline = np.searchsorted(starts, np.flatnonzero(text == 10))
     per_line = np.diff(before_newline, prepend=0, append=len(starts))
-    return not np.any(per_line[per_line != 0] != fields)
+    return not bool(np.any(per_line[per_line != 0] != fields))
 
 
 def _field(starts: np.ndarray, ends: np.ndarray, field: int, fields: int) -> tuple[np.ndarray, np.ndarray]:

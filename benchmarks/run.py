@@ -626,7 +626,7 @@ def ranx_workload_rows(queries, repeat, timeout):
             return {"queries": queries, "error": "; ".join(f"{k}: {v}" for k, v in out["errors"].items())}
         reference_route = "ranx arrays"
     reference = {r["measure"]: r["value"] for r in out["rows"] if r["route"] == reference_route}
-    for r in out["rows"]:
+    for r in out["rows"] + out.get("jobs", {}).get("rows", []):
         value = reference.get(r["measure"])
         r["check"] = "-" if value is None else \
             f"= {reference_route}" if abs(r["value"] - value) <= 1e-12 else "MISMATCH"
@@ -706,7 +706,24 @@ def ranx_workload_table(sections):
                          f"{section['data_rss_kb'][route] / 1024 ** 2:.1f} GB, built in {section['build_s'][route]:.0f}s")
         for route, error in (section.get("errors") or {}).items():
             lines.append(f"  {route}: ERROR {error}")
+        lines += _jobs_lines(section.get("jobs"))
     return "\n".join(lines)
+
+
+def _jobs_lines(jobs):
+    """evaltool's ``jobs`` on every core (the driver's ``"jobs"``): each input's time with one
+    thread and with one per core, and the speed-up (values checked as the other rows')."""
+    if not jobs:
+        return []
+    lines = [f"  jobs, on {jobs['cores']} cores (Evaluator(..., jobs=J), not pinned):"]
+    by = {r["route"]: r for r in jobs["rows"]}
+    for route, r in by.items():
+        one = by.get(route.rsplit(" jobs=", 1)[0] + " jobs=1")
+        speedup = f"speed-up {one['median_s'] / r['median_s']:.2f}x" \
+            if one and one is not r and _agreed(r) and _agreed(one) else ""
+        lines.append(f"  {r['measure']:<5} {route:<24} {fmt_s(r['median_s']):>8}  {speedup:>20}  "
+                     f"{r['value']:.6f} {r['check']}")
+    return lines
 
 
 def startup_table(rows, inprocess):

@@ -22,6 +22,8 @@ Timed, interleaved, REPEAT times each, for MAP, MRR and nDCG (full depth, one me
 
 The process is pinned to one CPU and numba to one thread. Times are medians of wall time
 (``perf_counter``); values are each route's mean over queries, compared by the harness.
+Then, on every CPU the process was given, evaltool's ``jobs``: the dicts and pandas routes
+on MAP with ``jobs=1`` and ``jobs=`` the number of CPUs, interleaved (``"jobs"`` in the output).
 
 From LARGE queries on (ranx's published 1,000,000 x 100) ROUTE names the one route this
 process times (one of LARGE_ROUTES; the harness runs one process each, so each peak RSS is
@@ -174,11 +176,14 @@ def as_dicts(rows):
     return out
 
 
-def _pin() -> None:
+def _pin() -> set:
+    """Pin this process to one CPU; the CPUs it had."""
     try:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        cpus = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(cpus)})
     except (AttributeError, OSError):
-        pass
+        return {0}
+    return cpus
 
 
 def _ranx_task(qrels, run, metric):
@@ -197,10 +202,29 @@ def _pytrec_task(qrels, run, measure):
     return statistics.fmean(q[key] for q in out.values())
 
 
-def _evaltool_task(qrels, run, measure):
+def _evaltool_task(qrels, run, measure, **options):
     import evaltool
 
-    return evaltool.Evaluator(qrels, [measure]).evaluate(run).summary[measure]
+    return evaltool.Evaluator(qrels, [measure], **options).evaluate(run).summary[measure]
+
+
+JOBS_MEASURE = "MAP"
+
+
+def _jobs_rows(inputs: dict, repeat: int, cpus: set) -> dict:
+    """evaltool's ``jobs`` (threads, default every core) on every CPU the process had:
+    ``Evaluator(qrels, [MAP], jobs=J).evaluate(run)`` for J = 1 and J = the number of CPUs,
+    on each of ``inputs`` (``{kind: (qrels, run)}``), interleaved."""
+    try:
+        os.sched_setaffinity(0, cpus)
+    except (AttributeError, OSError):
+        pass
+    name = MEASURES[JOBS_MEASURE][2]
+    tasks = {(JOBS_MEASURE, f"evaltool {kind} jobs={jobs}"): (lambda q=q, r=r, j=jobs: _evaltool_task(q, r, name, jobs=j))
+             for kind, (q, r) in inputs.items() for jobs in sorted({1, len(cpus)})}
+    values, walls = _time(tasks, repeat, warm=True)
+    return {"cores": len(cpus), "rows": [{"measure": m, "route": r, "median_s": statistics.median(walls[m, r]),
+                                          "calls": len(walls[m, r]), "value": values[m, r]} for m, r in tasks]}
 
 
 def _time(tasks: dict, repeat: int, warm: bool) -> tuple[dict, dict]:
@@ -262,7 +286,7 @@ def main_large(queries: int, repeat: int, route: str) -> None:
 def main(queries: int, repeat: int, only: str | None = None) -> None:
     if queries >= LARGE:
         return main_large(queries, repeat, only)
-    _pin()
+    cpus = _pin()
     import pandas as pd
     import ranx
     from ranx.utils import python_dict_to_typed_list
@@ -292,8 +316,10 @@ def main(queries: int, repeat: int, only: str | None = None) -> None:
     if only is not None:
         tasks = {key: task for key, task in tasks.items() if key[1] == only}
     values, walls = _time(tasks, repeat, warm=True)  # the warm-up: ranx compiles, and the values
-    _report(queries, tasks, values, walls, sum(map(len, qrels.values())), data_rss, only,
-            {"versions": {"ranx": getattr(ranx, "__version__", None), "pandas": pd.__version__}})
+    extra = {"versions": {"ranx": getattr(ranx, "__version__", None), "pandas": pd.__version__}}
+    if only is None:
+        extra["jobs"] = _jobs_rows({"dicts": (qrels, run), "pandas": frames["pandas"]}, repeat, cpus)
+    _report(queries, tasks, values, walls, sum(map(len, qrels.values())), data_rss, only, extra)
 
 
 if __name__ == "__main__":

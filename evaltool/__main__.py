@@ -9,12 +9,17 @@ the command starts, SIGINT writes ``evaltool: interrupted`` and exits 130 at onc
 clean up as usual (temporary files, checkpoints) before :func:`evaltool.cli.app.run`
 exits 130 with the same line.
 
+:func:`main` also sets the program's garbage-collector policy (:func:`collect_less`): a
+short process that loads many modules spends less on collections that find nothing.
+
 Importing this module installs nothing; only :func:`main` does.
 """
 
 from __future__ import annotations
 
 import _thread
+import atexit
+import gc
 import os
 import signal
 import sys
@@ -50,8 +55,29 @@ def _interrupt_main_soon() -> None:
     _thread.interrupt_main()
 
 
+# Collections of the youngest generation: after this many new container objects (Python's
+# default is 700). Loading the command line (click, numpy: ~250 modules) creates some 10^5
+# functions, classes and dicts that are never garbage, and the default makes the collector
+# walk them hundreds of times (~10 ms of CPU in a run of 0.3 s); the objects a command makes
+# are mostly arrays, not containers, and a cycle of garbage still goes at the next collection.
+YOUNG_COLLECTION_THRESHOLD = 10_000
+
+
+def collect_less() -> None:
+    """The program's collector policy: fewer young collections, and none over the modules at exit.
+
+    At exit the interpreter collects all that is loaded once more before it frees the
+    modules (~15 ms of CPU); :func:`gc.freeze`, registered before the command line loads so
+    that it runs after the exit handlers of what loads, takes the objects out of the collector's view. Objects are still
+    freed as their last reference goes, and their finalizers run, as in any exit.
+    """
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+    atexit.register(gc.freeze)
+
+
 def main() -> None:
     """Run the command line as the ``evaltool`` program."""
+    collect_less()
     # Python's own handler, unless SIGINT came ignored (a background job of a shell without
     # job control, nohup): that one is left as it is, as Python itself does
     default = signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -22,7 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
-from operator import attrgetter
+from operator import attrgetter, gt
 from typing import NamedTuple
 
 import numpy as np
@@ -384,14 +384,19 @@ def _in_query_order(codes: np.ndarray, scores: np.ndarray) -> tuple[bool, np.nda
 PASSES = 8  # judged rows per query up to which an unsorted run is ranked without sorting
 
 
+def _continuing(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """The positions of a (query, score)-ordered sequence that continue the group of equal scores
+    of the position before (same query, same score): few, where ties are."""
+    return np.flatnonzero((codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])) + 1
+
+
 def _score_groups(codes, scores, pos) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For positions ``pos`` of a (query, score)-ordered sequence: where the query starts, and
     [low, high), the run of equal scores inside the query around each position."""
     starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
     first = starts[np.searchsorted(starts, pos, side="right") - 1]
-    # the positions that continue the group of the position before (equal query and score):
-    # few, where ties are; a group is a position outside them and the run of them after it
-    tied = np.flatnonzero((codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])) + 1
+    # a group is a position outside _continuing's and the run of them after it
+    tied = _continuing(codes, scores)
     if len(tied) == 0:
         return first, pos, pos + 1
     opens = np.ones(len(tied), dtype=bool)
@@ -798,17 +803,13 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
             return list(map(lists.docs.__getitem__, index[entries].tolist()))
 
     if hit_rows is not None and _scores_descending(run.scores, query_start):
-        _, low, high = _score_groups(run.qid_codes, run.scores, hit_rows)
-        first = query_start[judged_code]
-        ranks, group_start, group_end = low - first, low - first, high - first
-        equal = high - low
-    else:
-        counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
-        if counted is None:
-            return _rank_by_sort(run, ids_of, judged_code, score, grade, code_q, rows_per_code)
-        higher, equal = counted
-        ranks, group_start, group_end = higher, higher, higher + equal
-    ranks = ranks.copy()
+        ranks, group_start, group_end = _rank_by_position(run, hit_rows, query_start[judged_code])
+        return code_q[judged_code], ranks, grade, group_start, group_end
+    counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
+    if counted is None:
+        return _rank_by_sort(run, ids_of, judged_code, score, grade, code_q, rows_per_code)
+    higher, equal = counted
+    ranks, group_start, group_end = higher.copy(), higher, higher + equal
     tied = np.flatnonzero(equal > 1)
     if len(tied):
         ranks[tied] += _larger_in_groups(run, judged_code[tied], score[tied], ids_of(tied))
@@ -823,6 +824,36 @@ def _scores_descending(scores: np.ndarray, query_start: np.ndarray) -> bool:
     rising = scores[1:] > scores[:-1]
     rising[query_start[1:-1] - 1] = False  # from one query's last row to the next query's first
     return not rising.any()
+
+
+def _rank_by_position(run: Run, rows: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rank, tie group start, tie group end) of ``rows`` of a dict run whose queries come in
+    score order (``first``: the row where each one's query starts): a row's rank is where its
+    group of equal scores starts, plus the larger ids of the group, which is a slice of the
+    run's rows; its position in a run already in the tie rule's order."""
+    _, low, high = _score_groups(run.qid_codes, run.scores, rows)
+    group_start, group_end = low - first, high - first
+    tied = np.flatnonzero(high - low > 1)
+    if len(tied) == 0 or _ties_in_id_order(run):
+        return rows - first, group_start, group_end
+    ranks = group_start.copy()
+    docs = list(map(run.doc_vocab.__getitem__, rows[tied].tolist()))
+    ranks[tied] += _larger_tied_ids(run, None, docs, low[tied], high[tied])
+    return ranks, group_start, group_end
+
+
+def _ties_in_id_order(run: Run) -> bool:
+    """Whether every row of a run grouped by query, scores never rising, that ties with the row
+    before it has a smaller document id (byte order): the run is then in the tie rule's order
+    (how runs sorted as trec_eval sorts them come), and a row's rank is its position."""
+    tied = _continuing(run.qid_codes, run.scores)
+    if len(tied) == 0:
+        return True
+    ids = run.doc_vocab
+    later, earlier = list(map(ids.__getitem__, tied.tolist())), list(map(ids.__getitem__, (tied - 1).tolist()))
+    if not str_order_is_byte_order(later + earlier):
+        later, earlier = list(map(byte_key, later)), list(map(byte_key, earlier))
+    return all(map(gt, earlier, later))
 
 
 def _row_ids(run: Run, query_start: np.ndarray, rows: np.ndarray) -> list[str]:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from evaltool import evaluate
+from evaltool.ranking import byte_key
 from tests.support.helpers import invoke, rows, score, write
 
 
@@ -229,7 +230,8 @@ def _tied_dicts(seed: int, unretrieved: int = 0, descending: bool = False, depth
     """Queries of mixed depths, scores on a coarse grid (many ties), ids of mixed lengths and
     one that is not UTF-8 on disk (a surrogate escape, compared by its bytes); ``unretrieved``
     judged documents per query that the run does not hold (negative grades among them), a
-    query without judgments, and with ``descending`` each query's documents in score order;
+    query without judgments, and with ``descending`` each query's documents in score order
+    (``"trec"``: in the tie rule's order, ids descending by their bytes inside equal scores);
     ``depth``: every query that deep (a fixed-depth run)."""
     rng = np.random.default_rng(seed)
     qrels, run = {}, {}
@@ -240,24 +242,29 @@ def _tied_dicts(seed: int, unretrieved: int = 0, descending: bool = False, depth
         if q == 3:
             docs[0] = "d\udcff"
         scores = {d: float(rng.integers(0, 4)) for d in docs}
-        if descending:
+        if descending == "trec":
+            scores = dict(sorted(scores.items(), key=lambda item: (item[1], byte_key(item[0])), reverse=True))
+        elif descending:
             scores = dict(sorted(scores.items(), key=lambda item: -item[1]))
         run[f"q{q}"] = scores
         qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in rng.choice(docs, size=min(depth, 6), replace=False)}
         qrels[f"q{q}"].update({f"u{q}_{i}": int(rng.integers(-1, 3)) for i in range(unretrieved)})
     if unretrieved:
-        run["unjudged"] = {f"d{i}": 1.0 for i in range(fixed or 2)}
+        ids = [f"d{i}" for i in range(fixed or 2)]
+        run["unjudged"] = dict.fromkeys(sorted(ids, reverse=True) if descending == "trec" else ids, 1.0)
     return qrels, run
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("unretrieved, descending, depth", [(0, False, None), (60, False, None), (60, True, None),
-                                                          (0, False, 30), (60, False, 30)])
+                                                          (0, False, 30), (60, False, 30), (60, "trec", None),
+                                                          (60, "trec", 30), (60, True, 30)])
 def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, unretrieved, descending, depth, monkeypatch):
     """A dict run's judged documents are ranked by counting the scores of their query (no sort);
     with the comparison budget at nothing, by sorting: both as the same run read from a file.
     With more judgments than retrieved documents, the retrieved ones are looked up among the
-    judged (and a run in score order ranked by position)."""
+    judged (and a run in score order ranked by position, ties by their ids unless the run
+    holds them in the tie rule's order already). ``ties='average'`` reads the tie groups."""
     from evaltool import ranking
 
     qrels, run = _tied_dicts(seed, unretrieved, descending, depth)
@@ -265,13 +272,24 @@ def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, unretrieved, descending
                                     encoding="utf-8", errors="surrogateescape")
     (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),
                                   encoding="utf-8", errors="surrogateescape")
-    measures = ["map", "recip_rank", "ndcg", "P.5", "relstring"]
+    measures = ["map", "recip_rank", "ndcg", "P.5", "relstring", "nDCG(ties='average')@5"]
     expected = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), measures, per_query=True).per_query
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
     monkeypatch.setattr(ranking, "COMPARISONS_PER_SORT_STEP", 0)  # counting, whatever it costs
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
     monkeypatch.setattr(ranking, "_count_above", lambda *args: None)  # sorting
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
+
+
+@pytest.mark.parametrize("ids", [["\udcff", "\ue000"], ["\ue000", "\udcff"]])
+def test_a_dict_run_in_score_order_breaks_ties_by_the_bytes_of_the_ids(ids):
+    """An id from an undecodable byte (0xFF, a surrogate escape) is larger than U+E000 (bytes EE 80 80)
+    though its code point is smaller: listed first or second, it ranks first. (Judgments outnumber
+    the retrieved documents: the retrieved are looked up among them and ranked by position.)"""
+    qrels = {"q": {"\udcff": 1, "\ue000": 0, **{f"u{i}": 1 for i in range(4)}}}
+    run = {"q": {"top": 2.0, **dict.fromkeys(ids, 1.0)}}
+    result = evaluate(qrels, run, ["recip_rank", "relstring"], per_query=True)
+    assert result.per_query["q"] == {"recip_rank": 0.5, "relstring": "-10"}
 
 
 def _shared_judgments(seed: int, most: int):

@@ -86,3 +86,29 @@ def test_a_medium_run_with_text_ids_is_read_without_pyarrow_or_pandas(tmp_path):
     child = loaded(tmp_path, "qrels", "run", "-m", "map", "-m", "recip_rank")
     assert child["code"] == 0
     assert under(child["modules"], "pyarrow", "pandas", "scipy") == []
+
+
+COLLECTOR_CHILD = """
+import atexit, gc, json, runpy, sys
+args, report = json.loads(sys.argv[1]), sys.argv[2]
+def at_exit():  # registered before the program's own: runs after them
+    with open(report, "w") as out:
+        json.dump({"threshold": gc.get_threshold(), "frozen": gc.get_freeze_count(), "enabled": gc.isenabled()}, out)
+atexit.register(at_exit)
+sys.argv = ["evaltool", *args]
+runpy.run_module("evaltool", run_name="__main__")
+"""
+
+
+def test_the_program_collects_less_and_not_over_its_modules_at_exit(tmp_path):
+    """Young collections every 10,000 new containers, not Python's 700; at exit the loaded
+    objects are frozen (out of the final collections' view) after every other exit handler;
+    the collector stays on."""
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-c", COLLECTOR_CHILD, json.dumps([QRELS, RUN, "-m", "map"]), str(report)],
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("map ")
+    child = json.loads(report.read_text())
+    assert child["threshold"][0] == 10_000 and child["enabled"]
+    assert child["frozen"] > 10_000  # every object of the loaded modules

@@ -14,6 +14,7 @@ import pytest
 from evaltool import Evaluator, evaluate
 from evaltool.errors import ParseError
 from evaltool.io import columnar, frames
+from tests.support.tables import as_dicts, frame
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -40,37 +41,27 @@ def _tricky(seed: int, queries: int = 12, depth: int = 20):
     return qrels_rows, run_rows
 
 
-def _as_dicts(rows):
-    out: dict = {}
-    for q, d, v in rows:
-        out.setdefault(q, {})[d] = v
-    return out
-
-
-def _frame(rows, value):
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
-
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("ids", ["str", "object", "int64"])
 def test_numeric_runs_give_the_dicts_and_the_files_numbers(seed, ids, tmp_path):
     qrels_rows, run_rows = _tricky(seed)
-    run_frame = _frame(run_rows, "score")
+    run_frame = frame(run_rows, "score")
     if ids != "str":
         run_frame["doc_id"] = run_frame["doc_id"].astype(ids)
     run = frames.run_from_frame(run_frame)
     assert type(run) is columnar.NumericDocRun
-    expected = evaluate(_as_dicts(qrels_rows), _as_dicts(run_rows), MEASURES, per_query=True)
+    expected = evaluate(as_dicts(qrels_rows), as_dicts(run_rows), MEASURES, per_query=True)
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
     run_path.write_text("".join(f"{q} Q0 {d} 1 {s!r} tag\n" for q, d, s in run_rows))
     from_file = evaluate(str(qrels_path), str(run_path), MEASURES, per_query=True)
     assert from_file.per_query == expected.per_query
-    for qrels in (_as_dicts(qrels_rows), _frame(qrels_rows, "relevance"), str(qrels_path)):
+    for qrels in (as_dicts(qrels_rows), frame(qrels_rows, "relevance"), str(qrels_path)):
         got = evaluate(qrels, run_frame, MEASURES, per_query=True)
         assert got.per_query == expected.per_query
         assert got.summary == expected.summary
-    evaluator = Evaluator(_frame(qrels_rows, "relevance"), MEASURES)
+    evaluator = Evaluator(frame(qrels_rows, "relevance"), MEASURES)
     assert evaluator.evaluate(run_frame, per_query=True).per_query == expected.per_query
 
 
@@ -79,9 +70,9 @@ def test_ids_of_19_digits_are_found_in_the_qrels(tmp_path):
     frame and in a file the columnar reader reads."""
     qrels = {"q1": {"9223372036854775807": 1, "1000000000000000000": 2, "5": 1}}
     rows = [("q1", "1000000000000000000", 3.0), ("q1", "9223372036854775807", 2.0), ("q1", "4", 1.0)]
-    run = _frame(rows, "score")
+    run = frame(rows, "score")
     assert type(frames.run_from_frame(run)) is columnar.NumericDocRun
-    expected = evaluate(qrels, _as_dicts(rows), MEASURES, per_query=True)
+    expected = evaluate(qrels, as_dicts(rows), MEASURES, per_query=True)
     assert expected.summary["num_rel_ret"] == 2
     assert evaluate(qrels, run, MEASURES, per_query=True).per_query == expected.per_query
     path = tmp_path / "run"
@@ -95,11 +86,11 @@ def test_ids_that_are_not_canonical_integers_stay_text():
     """Leading zeros, signs and ids past 2**63 - 1 are text: "07" is not "7"."""
     for docs in (["07", "7"], ["7", "+8"], ["7", "-8"], ["9223372036854775808", "1"]):
         rows = [("q1", docs[0], 2.0), ("q1", docs[1], 2.0)]
-        run = frames.run_from_frame(_frame(rows, "score"))
+        run = frames.run_from_frame(frame(rows, "score"))
         assert type(run) is not columnar.NumericDocRun
         qrels = {"q1": {docs[0]: 1}}
-        expected = evaluate(qrels, _as_dicts(rows), MEASURES, per_query=True).per_query
-        assert evaluate(qrels, _frame(rows, "score"), MEASURES, per_query=True).per_query == expected
+        expected = evaluate(qrels, as_dicts(rows), MEASURES, per_query=True).per_query
+        assert evaluate(qrels, frame(rows, "score"), MEASURES, per_query=True).per_query == expected
 
 
 RUN_ERRORS = [
@@ -135,7 +126,7 @@ def test_a_frame_sliced_from_a_bigger_one_reads_its_own_rows():
     """A frame's Arrow data may start inside a bigger buffer (a slice): ids, offsets and the
     first bytes are read from where the slice starts."""
     rows = [("q0", "1", 1.0)] * 3 + [("q1", "30", 2.0), ("q1", "4", 1.0), ("q2", "05", 1.0)]
-    whole = _frame(rows, "score")
+    whole = frame(rows, "score")
     part = whole.iloc[3:5].reset_index(drop=True)
     run = frames.run_from_frame(part)
     assert type(run) is columnar.NumericDocRun and run.doc_codes.tolist() == [30, 4]

@@ -32,7 +32,8 @@ class Qrels:
     duplicates_resolved: int = 0
     subtopics: SubtopicJudgments | None = None  # read from a subtopic qrels file (diversity measures)
     # what readers of these judgments derive from them once and reuse run after run (an
-    # Evaluator's): ranking's query order and judged grades, the queries with a relevant document
+    # Evaluator's): ranking's query order and judged grades, the queries with a relevant document,
+    # what the measures derive from the judged grades of the last set of evaluated queries
     # (not an init field: a copy made by dataclasses.replace starts with an empty one)
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -19,7 +19,7 @@ accounted for by ``num_ret``. Measures never see a document id.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
 from operator import attrgetter, gt
@@ -68,10 +68,32 @@ class RankedBatch:
     relevance_level: int = 1
     num_docs_in_coll: int = 0
     intents: Intents | None = None  # judgments per subtopic, when the qrels have them
+    # what functions of the judged grades alone gave (see judged): rank() hands the batches of one
+    # qrels and set of evaluated queries the same dict, so the runs of an Evaluator share it
+    judged_memo: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_queries(self) -> int:
         return len(self.qids)
+
+    def judged(self, key: tuple, compute):
+        """``compute()``, a function of ``judged_offsets`` and ``judged_grades`` alone named by
+        ``key`` with every parameter it reads, computed once per qrels and set of evaluated
+        queries (views of the batch share it too); the arrays it returns are made read-only.
+
+        >>> from evaltool.io.frames import qrels_from_dict, run_from_dict
+        >>> qrels = qrels_from_dict({"q": {"a": 2, "b": 1}})
+        >>> first, second = (rank(qrels, run_from_dict({"q": {"a": s}})).batch for s in (1.0, 2.0))
+        >>> first.num_rel is second.num_rel, first.num_rel.flags.writeable
+        (True, False)
+        """
+        value = self.judged_memo.get(key)
+        if value is None:
+            value = compute()
+            for array in value if isinstance(value, tuple) else (value,):
+                array.flags.writeable = False
+            self.judged_memo[key] = value
+        return value
 
     @cached_property
     def seg(self) -> np.ndarray:
@@ -80,7 +102,7 @@ class RankedBatch:
 
     @cached_property
     def judged_seg(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n_queries), np.diff(self.judged_offsets))
+        return self.judged(("seg",), lambda: np.repeat(np.arange(self.n_queries), np.diff(self.judged_offsets)))
 
     @cached_property
     def judged_pos(self) -> np.ndarray:
@@ -114,7 +136,11 @@ class RankedBatch:
 
     @cached_property
     def num_rel(self) -> np.ndarray:
-        return np.bincount(self.judged_seg[self.judged_grades >= self.relevance_level], minlength=self.n_queries)
+        level = self.relevance_level
+        return self.judged(
+            ("num_rel", level),
+            lambda: np.bincount(self.judged_seg[self.judged_grades >= level], minlength=self.n_queries),
+        )
 
     @cached_property
     def num_nonrel(self) -> np.ndarray:
@@ -771,17 +797,8 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     total = int(counts.sum())
     hit_rows = None
     if len(run.scores) < total:  # fewer retrieved rows than judgments: look those up
-        by_query = judged_rows(qrels)
-        getters = [_NOT_JUDGED] * len(rows_per_code)
-        for code, q in zip(code_list, evaluated):
-            getters[code] = by_query[qids[q]].get
-        found = np.fromiter(
-            chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
-        )
-        hit_rows = np.flatnonzero(found >= 0)
-        judged_code = run.qid_codes[hit_rows]
+        hit_rows, judged_code, grade = _judged_rows_of(qrels, run, [qids[q] for q in evaluated], code_list)
         score = run.scores[hit_rows]
-        grade = lists.grades[found[hit_rows]]
 
         def ids_of(entries: np.ndarray) -> list[str]:
             return _row_ids(run, query_start, hit_rows[entries])
@@ -819,6 +836,35 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
 _NOT_JUDGED = {}.get  # the lookup of a run query without judgments: every document outside the qrels
 
 
+def _judged_rows_of(qrels: Qrels, run: Run, judged_qids: list[str], codes: list[int]):
+    """(rows, query code, grade) of the rows of a dict run whose document is judged for its query
+    (``judged_qids``: the queries of run query ``codes`` that have judgments), each retrieved
+    document looked up among its query's judgments.
+
+    The last answer is kept with the qrels with what it depends on, the run's queries and
+    every row's id: a run that lists the same documents for the same queries in the same
+    order (a reranker's candidates scored anew, epoch after epoch) gets it back after a
+    comparison of ids, without a lookup. Read and replaced whole, as :class:`_QrelsSide`.
+    """
+    ids, lengths = run.doc_vocab, run.query_lengths()
+    last = qrels.memo.get("judged rows of the last dict run")
+    if last is not None and last[0] == run.qid_vocab and np.array_equal(last[1], lengths) and last[2] == ids:
+        return last[3]
+    by_query = judged_rows(qrels)
+    getters = [_NOT_JUDGED] * len(run.qid_vocab)
+    for code, qid in zip(codes, judged_qids):
+        getters[code] = by_query[qid].get
+    found = np.fromiter(
+        chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
+    )
+    rows = np.flatnonzero(found >= 0)
+    joined = rows, run.qid_codes[rows], judged_lists(qrels).grades[found[rows]]
+    for array in joined:  # shared by the runs that find them here
+        array.flags.writeable = False
+    qrels.memo["judged rows of the last dict run"] = (list(run.qid_vocab), lengths.copy(), ids, joined)
+    return joined
+
+
 def _scores_descending(scores: np.ndarray, query_start: np.ndarray) -> bool:
     """Whether the scores of every query (rows grouped by query, ``query_start``) never rise."""
     rising = scores[1:] > scores[:-1]
@@ -831,25 +877,30 @@ def _rank_by_position(run: Run, rows: np.ndarray, first: np.ndarray) -> tuple[np
     score order (``first``: the row where each one's query starts): a row's rank is where its
     group of equal scores starts, plus the larger ids of the group, which is a slice of the
     run's rows; its position in a run already in the tie rule's order."""
-    _, low, high = _score_groups(run.qid_codes, run.scores, rows)
+    position = rows - first
+    tied = _continuing(run.qid_codes, run.scores)
+    if len(tied) == 0:
+        return position, position, position + 1
+    opens = np.ones(len(run.scores), dtype=bool)
+    opens[tied] = False
+    group_first = np.flatnonzero(opens)
+    group = (np.cumsum(opens) - 1)[rows]
+    low, high = group_first[group], np.append(group_first[1:], len(opens))[group]
     group_start, group_end = low - first, high - first
-    tied = np.flatnonzero(high - low > 1)
-    if len(tied) == 0 or _ties_in_id_order(run):
-        return rows - first, group_start, group_end
+    within = np.flatnonzero(high - low > 1)
+    if len(within) == 0 or _ties_in_id_order(run.doc_vocab, tied):
+        return position, group_start, group_end
     ranks = group_start.copy()
-    docs = list(map(run.doc_vocab.__getitem__, rows[tied].tolist()))
-    ranks[tied] += _larger_tied_ids(run, None, docs, low[tied], high[tied])
+    docs = list(map(run.doc_vocab.__getitem__, rows[within].tolist()))
+    ranks[within] += _larger_tied_ids(run, None, docs, low[within], high[within])
     return ranks, group_start, group_end
 
 
-def _ties_in_id_order(run: Run) -> bool:
-    """Whether every row of a run grouped by query, scores never rising, that ties with the row
-    before it has a smaller document id (byte order): the run is then in the tie rule's order
-    (how runs sorted as trec_eval sorts them come), and a row's rank is its position."""
-    tied = _continuing(run.qid_codes, run.scores)
-    if len(tied) == 0:
-        return True
-    ids = run.doc_vocab
+def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
+    """Whether every row ``tied`` (that ties with the row before it, :func:`_continuing`) has a
+    smaller document id (byte order; ``ids``: every row's) than the row before it: the run is
+    then in the tie rule's order (how runs sorted as trec_eval sorts them come), and a row's
+    rank is its position."""
     later, earlier = list(map(ids.__getitem__, tied.tolist())), list(map(ids.__getitem__, (tied - 1).tolist()))
     if not str_order_is_byte_order(later + earlier):
         later, earlier = list(map(byte_key, later)), list(map(byte_key, earlier))
@@ -1116,9 +1167,13 @@ def rank(
     else:
         sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, eval_index[judged_side.row_position])
         group_start = group_end = None
-    # (query, rank) pairs are distinct: one key sorts them
-    by_rank = np.argsort(sq * (int(ranks.max(initial=0)) + 1) + ranks)
-    sq, ranks, grade, rows, group_start, group_end = _subset(by_rank, sq, ranks, grade, rows, group_start, group_end)
+    # (query, rank) pairs are distinct: one key sorts them (a run in query and score order comes sorted)
+    by_query_rank = sq * (int(ranks.max(initial=0)) + 1) + ranks
+    if (by_query_rank[1:] < by_query_rank[:-1]).any():
+        by_rank = np.argsort(by_query_rank)
+        sq, ranks, grade, rows, group_start, group_end = _subset(
+            by_rank, sq, ranks, grade, rows, group_start, group_end
+        )
 
     missing = ~named[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
@@ -1141,7 +1196,13 @@ def rank(
     # non-negative grades per evaluated query, descending
     judged_offsets, judged_grades = _segments(judged_side.offsets, judged_side.grades, evaluated)
 
+    # the judged grades of these queries are the same for every run: so is what is derived from them
+    memo_key, judged_memo = qrels.memo.get("judged", (None, None))
+    if memo_key != evaluated.tobytes():
+        memo_key, judged_memo = evaluated.tobytes(), {}
+        qrels.memo["judged"] = memo_key, judged_memo
     batch = RankedBatch(
+        judged_memo=judged_memo,
         qids=qids,
         num_ret=num_ret,
         offsets=offsets,

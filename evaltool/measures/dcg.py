@@ -143,18 +143,26 @@ def dcg_columns(batch, p, cutoffs, ideal_from: str | None):
         )
     if ideal_from is None:
         return got, None
-    if ideal_from == "qrels":
-        offsets, best = batch.ideal_csr(gain_of)
-        seg = np.repeat(np.arange(batch.n_queries), np.diff(offsets))
-    else:
-        positive = gains > 0
-        seg = batch.seg[positive]
-        order = np.lexsort((-gains[positive], seg))
-        seg, best = seg[order], gains[positive][order]
-        offsets = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=batch.n_queries))))
+    if ideal_from == "qrels":  # the judgments' alone: computed once for an Evaluator's runs
+
+        def from_qrels():
+            offsets, best = batch.ideal_csr(gain_of)
+            return _ideal_dcg(batch.n_queries, offsets, best, p.discount, cutoffs)
+
+        return got, batch.judged(("ideal dcg", p.gains, p.dcg, p.discount, tuple(cutoffs)), from_qrels)
+    positive = gains > 0
+    seg = batch.seg[positive]
+    order = np.lexsort((-gains[positive], seg))
+    best = gains[positive][order]
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(seg, minlength=batch.n_queries))))
+    return got, _ideal_dcg(batch.n_queries, offsets, best, p.discount, cutoffs)
+
+
+def _ideal_dcg(n_queries: int, offsets: np.ndarray, best: np.ndarray, discount: str, cutoffs) -> np.ndarray:
+    """DCG per query (rows) and cutoff (columns) of the ideal gains ``best`` (CSR by ``offsets``, descending)."""
+    seg = np.repeat(np.arange(n_queries), np.diff(offsets))
     pos = np.arange(len(best)) - offsets[seg]
-    ideal = np.column_stack([_discounted_sum(seg, pos, best, p.discount, k, batch.n_queries) for k in cutoffs])
-    return got, ideal
+    return np.column_stack([_discounted_sum(seg, pos, best, discount, k, n_queries) for k in cutoffs])
 
 
 def normalised_dcg(batch, p, cutoffs) -> np.ndarray:

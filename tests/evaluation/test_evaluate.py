@@ -306,6 +306,62 @@ def test_evaluator_scores_run_after_run_like_evaluate(options):
         assert prepared.meta == fresh.meta
 
 
+MEMO_MEASURES = ["map", "AP(rel=2)", "ndcg_cut.5,10", "P(rel=2)@5", "nDCG(gains={1:3})@10", "nDCG(ideal='ranking')@10",
+                 "nDCG(ties='average')@10", "nDCG@10", "recip_rank", "bpref", "recall.100", "relstring.10"]
+
+
+def _in_tie_rule_order(docs: dict) -> dict:
+    from evaltool.ranking import byte_key
+
+    return dict(sorted(docs.items(), key=lambda item: (item[1], byte_key(item[0])), reverse=True))
+
+
+def _reranked_runs(seed: int):
+    """Judgments outnumbering each query's retrieved documents (so the retrieved are looked up
+    among them), ids with accents and an undecodable byte, scores on a coarse grid (ties), and
+    the runs an Evaluator meets in turn: candidates in the tie rule's order; the same candidates
+    rescored and sorted again; rescored in place, their order kept (the same ids as the run
+    before, in the same order); the same ids split otherwise between the queries; a query left
+    out; the first run again."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(12):
+        qid = f"q{q}"
+        docs = [f"d{int(rng.integers(0, 50))}é_{i}" for i in range(int(rng.integers(3, 30)))] + ["d\udcff"] * (q == 4)
+        qrels[qid] = {d: int(rng.integers(-1, 3)) for d in docs + [f"u{q}_{i}" for i in range(40)]}
+        run[qid] = _in_tie_rule_order({d: float(rng.integers(0, 5)) for d in docs})
+    rescored = {q: _in_tie_rule_order({d: float(rng.integers(0, 5)) for d in docs}) for q, docs in run.items()}
+    in_place = {q: dict(zip(docs, sorted(rng.integers(0, 5, len(docs)).tolist(), reverse=True)))
+                for q, docs in rescored.items()}
+    moved = dict(in_place)
+    (first, score), *rest = moved["q1"].items()
+    moved["q0"], moved["q1"] = {**moved["q0"], first: score}, dict(rest)
+    fewer = {q: docs for q, docs in in_place.items() if q != "q3"}
+    return qrels, [run, rescored, in_place, moved, fewer, run]
+
+
+@pytest.mark.parametrize("options", [{}, {"complete": True}, {"relevance_level": 2}, {"judged_only": True}])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_evaluator_keeps_only_what_the_next_run_cannot_change(options, seed):
+    """An Evaluator keeps, from run to run, what the judgments alone give (numbers of relevant
+    documents at each level, ideal DCG for each gain and cutoff) and which rows of the last dict
+    run are judged: every run of the sequence scores exactly as fresh evaluate() calls of it,
+    one per measure (which share nothing)."""
+    from evaltool import Evaluator
+
+    qrels, runs = _reranked_runs(seed)
+    evaluator = Evaluator(qrels, MEMO_MEASURES, **options)
+    for run in runs:
+        alone = [evaluate(qrels, run, [name], per_query=True, **options) for name in MEMO_MEASURES]
+        prepared = evaluator.evaluate(run, per_query=True)
+        assert prepared.summary == {k: v for result in alone for k, v in result.summary.items()}
+        assert prepared.per_query == {
+            qid: {k: v for result in alone for k, v in result.per_query[qid].items()} for qid in prepared.per_query
+        }
+
+
 def test_evaluator_refuses_unknown_options_and_measures_when_built():
     from evaltool import Evaluator, MeasureError
 

@@ -154,6 +154,11 @@ class Run:
         index = dict(zip(self.doc_vocab, range(len(self.doc_vocab))))
         return np.fromiter((index.get(d, -1) for d in docids), dtype=np.int64, count=len(docids))
 
+    def judged_ids(self, qrels: Qrels):
+        """The qrels' document ids in the form this run looks them up (``keys_for``,
+        ``rows_with_ids``): their text, ``qrels.doc_vocab``."""
+        return qrels.doc_vocab
+
     def doc_keys(self, rows: np.ndarray) -> np.ndarray:
         """Integer keys of the document ids of ``rows``, equal exactly when the ids are."""
         return self.doc_codes[rows]

@@ -631,13 +631,14 @@ class _QrelsByDocument:
     def __init__(self):
         self.last = None
 
-    def __call__(self, qrels: Qrels, qrels_q: np.ndarray):
+    def __call__(self, qrels: Qrels, qrels_q: np.ndarray, documents: int):
+        """``documents``: how many documents the qrels name (its vocabulary's length)."""
         last = self.last
         if last is not None and last[0] is qrels and np.array_equal(last[1], qrels_q):
             return last[2]
         rows = np.flatnonzero(qrels_q >= 0)
         rows = rows[pair_order(qrels.doc_codes[rows], qrels_q[rows])]  # stable: a repeated pair in row order
-        per_doc = np.bincount(qrels.doc_codes[rows], minlength=len(qrels.doc_vocab))
+        per_doc = np.bincount(qrels.doc_codes[rows], minlength=documents)
         side = np.cumsum(per_doc) - per_doc, per_doc, qrels_q[rows], qrels.grades[rows], int(per_doc.max(initial=0))
         self.last = (qrels, qrels_q.copy(), side)
         return side
@@ -662,9 +663,10 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
     qrels' vocabulary). Runs keyed by small integers (dictionary codes) go through a table from
     key to judged document (:func:`_judge_by_document`, no search per row); others (integer
     document ids as keys, up to millions) through sorted keys and binary searches."""
-    found = run.rows_with_ids(qrels.doc_vocab)
+    ids = run.judged_ids(qrels)
+    found = run.rows_with_ids(ids)
     if found is None:
-        doc_keys = run.keys_for(qrels.doc_vocab)
+        doc_keys = run.keys_for(ids)
         bound = max(int(run.doc_codes.max(initial=-1)), int(doc_keys.max(initial=-1))) + 1
         if 0 < bound <= KEY_TABLE_FACTOR * len(doc_keys) and run.doc_codes.min() >= 0:
             joined = _judge_by_document(qrels, run, code_q, qrels_q, doc_keys, bound)
@@ -753,7 +755,7 @@ def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.n
     each row's judged document, then its judgments (:class:`_QrelsByDocument`) compared with
     the row's query, one pass per judgment a document has at most. None when a document is
     judged for more than :data:`JUDGED_IN_QUERIES_MAX` evaluated queries (binary searches then)."""
-    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q)
+    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q, len(doc_keys))
     if most > JUDGED_IN_QUERIES_MAX:
         return None
     judged = np.flatnonzero(doc_keys >= 0)

@@ -428,6 +428,28 @@ _encoded = LastIds(
     lambda docids: np.array([d.encode("utf-8", "surrogateescape") for d in docids] or [b""])[: len(docids)]
 )
 _encoded_keys = LastIds(lambda docids: _as_keys(_encoded(docids)))
+_bytes_keys = LastIds(_as_keys)
+
+
+class BytesDocQrels(Qrels):
+    """Judgments read from a text file whose document ids stay the sorted bytes array they were
+    read as (``doc_bytes``) until their text is asked for (``doc_vocab``, decoded then, once):
+    a run read from a text file looks them up as bytes (:meth:`BytesDocRun.judged_ids`), and
+    decoding 10^5 ids to text costs ~10 ms. Assigning text to ``doc_vocab`` drops the bytes."""
+
+    @property
+    def doc_vocab(self) -> list[str]:
+        if self._doc_text is None:
+            self._doc_text = _decoded(self.doc_bytes)
+            _encoded.remember(self._doc_text, self.doc_bytes)  # looked up by text: no encoding again
+        return self._doc_text
+
+    @doc_vocab.setter
+    def doc_vocab(self, ids) -> None:  # Qrels' __init__ assigns it, as dataclasses.replace does
+        if isinstance(ids, np.ndarray):
+            self.doc_bytes, self._doc_text = ids, None
+        else:
+            self.doc_bytes, self._doc_text = None, ids
 
 
 class BytesDocRun(Run):
@@ -438,10 +460,18 @@ class BytesDocRun(Run):
     def doc_text(self, rows):
         return [decode(b) for b in self.doc_vocab[self.doc_codes[rows]].tolist()]
 
+    def judged_ids(self, qrels):
+        """Judgments read from a text file too are looked up by the bytes they were read as."""
+        if isinstance(qrels, BytesDocQrels) and qrels.doc_bytes is not None:
+            return qrels.doc_bytes
+        return qrels.doc_vocab
+
     def keys_for(self, docids):
-        vocab, wanted = self.doc_vocab, _encoded(docids)
+        """``docids``: text, or a bytes array (:meth:`judged_ids`)."""
+        as_bytes = isinstance(docids, np.ndarray)
+        vocab, wanted = self.doc_vocab, docids if as_bytes else _encoded(docids)
         if vocab.dtype.itemsize <= 8 and wanted.dtype.itemsize <= 8:  # integers are searched faster than bytes
-            vocab, wanted = _as_keys(vocab), _encoded_keys(docids)
+            vocab, wanted = _as_keys(vocab), _bytes_keys(docids) if as_bytes else _encoded_keys(docids)
         at = np.minimum(np.searchsorted(vocab, wanted), len(vocab) - 1)
         return np.where(vocab[at] == wanted, at, -1).astype(np.int64)
 
@@ -495,10 +525,7 @@ def _fast_qrels(name: str, data: bytes, jobs: int | None = None, first_line: int
     if parsed is None:
         return None
     _, grades, qid_vocab, qid_codes, doc_vocab, doc_codes, lines = parsed
-    docids = _decoded(doc_vocab)
-    if first_line is None:
-        _encoded.remember(docids, doc_vocab)  # ranking looks these ids up in the run as bytes: no encoding again
-    return Qrels(qid_vocab, qid_codes, docids, doc_codes, grades, lines, path=name)
+    return BytesDocQrels(qid_vocab, qid_codes, doc_vocab, doc_codes, grades, lines, path=name)
 
 
 def _fast_run(name: str, data: bytes, jobs: int | None = None, first_line: int | None = None) -> Run | None:

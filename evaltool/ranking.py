@@ -1170,7 +1170,7 @@ def rank(
     # (query, rank) pairs are distinct: one key sorts them (a run in query and score order comes sorted)
     by_query_rank = sq * (int(ranks.max(initial=0)) + 1) + ranks
     if (by_query_rank[1:] < by_query_rank[:-1]).any():
-        by_rank = np.argsort(by_query_rank)
+        by_rank = np.argsort(by_query_rank, kind="stable")  # timsort: the runs of one query in rank order merge
         sq, ranks, grade, rows, group_start, group_end = _subset(
             by_rank, sq, ranks, grade, rows, group_start, group_end
         )

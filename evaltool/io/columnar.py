@@ -17,7 +17,7 @@ from functools import partial
 
 import numpy as np
 
-from evaltool.arrays import POW10, distinct
+from evaltool.arrays import distinct
 from evaltool.inputs import Qrels, Run
 from evaltool.io.common import GRADE_MAX, GRADE_MIN, LastIds, compression, head, in_order
 from evaltool.io.progress import open_counted
@@ -225,17 +225,18 @@ def _map_chunks(work, column, jobs: int | None = None) -> list:
         return list(pool.map(work, chunks, starts[:-1].tolist()))
 
 
-def _canonical_int64(chunk, pool=None) -> np.ndarray | None:
+def canonical_int64(chunk, pool=None) -> np.ndarray | None:
     """The int64 values of a string Arrow array when every id is a canonical non-negative
     decimal ("7", not "07" or "+7"), else None.
 
-    Arrow's cast rejects signs other than '-' and non-digits; a canonical id of length n
-    is at least 10**(n-1) (or is "0"), which rules out leading zeros and "-0".
+    Arrow's cast rejects signs other than '-' and non-digits; an id whose first byte is a
+    digit other than "0" (or that is "0") has no sign and no leading zero. ``string`` and
+    ``large_string`` arrays alike: where each id starts is read from the offsets.
 
     >>> import pyarrow as pa
-    >>> _canonical_int64(pa.array(["7", "0", "120"])).tolist()
-    [7, 0, 120]
-    >>> [_canonical_int64(pa.array(ids)) for ids in (["07"], ["+7"], ["-0"], ["7a"], ["0", "-3"])]
+    >>> canonical_int64(pa.array(["7", "0", "120"])).tolist(), canonical_int64(pa.array(["10", "9"], pa.large_string())).tolist()
+    ([7, 0, 120], [10, 9])
+    >>> [canonical_int64(pa.array(ids)) for ids in (["07"], ["+7"], ["-0"], ["7a"], ["0", "-3"])]
     [None, None, None, None, None]
     """
     import pyarrow as pa
@@ -252,18 +253,26 @@ def _canonical_int64(chunk, pool=None) -> np.ndarray | None:
         return None
     if len(values) == 0:
         return values
-    lengths = numpy_column(compute.call_function("binary_length", [chunk], None, pool), np.int32)
-    floor = POW10[np.clip(lengths - 1, 0, len(POW10) - 1)]
-    return values if values.min() >= 0 and np.all((values >= floor) | (lengths == 1)) else None
+    offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+    offsets = np.frombuffer(
+        chunk.buffers()[1],
+        dtype=offset_type,
+        count=len(chunk) + 1,
+        offset=chunk.offset * np.dtype(offset_type).itemsize,
+    )
+    first_bytes = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[offsets[:-1]]
+    first_bytes -= ord("0")  # a sign wraps around past 9
+    leading_zero = (first_bytes == 0) & (offsets[1:] - offsets[:-1] > 1)
+    return values if first_bytes.max() <= 9 and not leading_zero.any() else None
 
 
-def _numeric_ids(column, jobs: int | None = None):
-    """int64 values when every id is canonical (:func:`_canonical_int64`), else None. Works
+def numeric_ids(column, jobs: int | None = None):
+    """int64 values when every id is canonical (:func:`canonical_int64`), else None. Works
     chunk by chunk in threads, into one preallocated array."""
     out = np.empty(len(column), dtype=np.int64)
 
     def work(chunk, start):
-        values = _canonical_int64(chunk)
+        values = canonical_int64(chunk)
         if values is not None:
             out[start : start + len(values)] = values
         return values is not None
@@ -288,9 +297,15 @@ def _last_field(path: str, fields: int) -> str | None:
 
 
 def canonical_int(text: str) -> int:
-    """The int64 key of a document id in a numeric run, -1 if it cannot occur there."""
-    if text.isdigit() and text.isascii() and (text == "0" or text[0] != "0") and len(text) <= 18:
-        return int(text)
+    """The int64 key of a document id in a numeric run, -1 if it cannot occur there: every
+    id :func:`canonical_int64` takes, up to 2**63 - 1 (19 digits).
+
+    >>> canonical_int("42"), canonical_int("9223372036854775807"), canonical_int("9223372036854775808"), canonical_int("042")
+    (42, 9223372036854775807, -1, -1)
+    """
+    if text.isdigit() and text.isascii() and (text == "0" or text[0] != "0") and len(text) <= 19:
+        value = int(text)
+        return value if value < 1 << 63 else -1
     return -1
 
 
@@ -463,7 +478,7 @@ def run_from_columns(qids, docids, scores: np.ndarray, runid: str, path: str, jo
     if encoded_qids is None:
         return None
     vocab, qid_codes = encoded_qids
-    numeric = _numeric_ids(docids, jobs)
+    numeric = numeric_ids(docids, jobs)
     if numeric is not None:
         return NumericDocRun(vocab, qid_codes, [], numeric, scores, None, runid=runid, path=path)
     encoded = kernels().call_function("dictionary_encode", [docids])
@@ -579,7 +594,7 @@ class _Block:
         self.qids = encoded.dictionary.to_pylist()
         self.qid_index = numpy_column(encoded.indices, np.int32)
         self.docs = batch.column("d")
-        self.keys = _canonical_int64(self.docs, pool)
+        self.keys = canonical_int64(self.docs, pool)
         tags = batch.column("tag") if "tag" in batch.schema.names else None
         self.tag = tags[-1].as_py() if tags is not None else None
         # what the line reader must see at once (it names the line): a comment, a pair given twice here

@@ -302,24 +302,51 @@ def run_from_dict(data: dict, *, on_duplicate: str = "error", source: str = "<ru
 
 def _frame_columns(frame, value_names, source) -> tuple[str, str, str]:
     """The (query id, document id, value) columns of a frame, by ir_measures' or PyTerrier's names."""
-    cols = list(frame.columns)
+    cols = _column_names(frame)
     ids = next((pair for pair in ID_COLUMNS if all(c in cols for c in pair)), None)
     value_col = next((c for c in value_names if c in cols), None)
     if ids is None or value_col is None:
         raise EvaltoolError(
-            f"{source}: a DataFrame needs columns query_id, doc_id and {' or '.join(value_names)}; it has "
+            f"{source}: a {_kind(frame)} needs columns query_id, doc_id and {' or '.join(value_names)}; it has "
             f"{', '.join(map(str, cols))} (PyTerrier's qid and docno are read too)"
         )
     return (*ids, value_col)
 
 
-def _frame_rows(frame, names, source):
-    return zip(*(_as_list(frame[name]) for name in names)), _row_names(frame)
+def _is_arrow(obj) -> bool:
+    """An Arrow table or record batch, an array or a chunked array (pyarrow's own types),
+    told by the type's module: ``hasattr`` on a pandas object runs its attribute lookup."""
+    return type(obj).__module__.startswith("pyarrow")
+
+
+def _column_names(frame) -> list:
+    """A frame's column names: an Arrow table's ``column_names``, a DataFrame's ``columns``."""
+    if _is_arrow(frame):
+        return frame.column_names
+    return list(frame.columns)
+
+
+def _kind(frame) -> str:
+    """What messages call the frame: a DataFrame, or an Arrow table (``pyarrow.Table``, ``RecordBatch``)."""
+    return f"pyarrow {type(frame).__name__}" if _is_arrow(frame) else "DataFrame"
+
+
+def _frame_data(frame, names) -> list:
+    """The columns ``names`` of a frame, each looked up once (a pandas lookup costs microseconds)."""
+    if _is_arrow(frame):
+        return [frame.column(name) for name in names]
+    return [frame[name] for name in names]
+
+
+def _frame_rows(frame, columns):
+    return zip(*(_as_list(column) for column in columns)), _row_names(frame)
 
 
 def _as_list(column) -> list:
-    """A column's values as Python objects (pandas' ``tolist``, polars' ``to_list``)."""
-    return column.tolist() if hasattr(column, "tolist") else column.to_list()
+    """A column's values as Python objects (pandas' ``tolist``, polars' ``to_list``, Arrow's ``to_pylist``)."""
+    if hasattr(column, "tolist"):
+        return column.tolist()
+    return column.to_list() if hasattr(column, "to_list") else column.to_pylist()
 
 
 def _row_names(frame):
@@ -329,14 +356,21 @@ def _row_names(frame):
 
 
 def _arrow(column):
-    """A frame's column as Arrow data without a copy where it can be (pandas' numeric and
-    Arrow-backed columns; polars' ``to_arrow``), None if pyarrow cannot take it as one column
-    (mixed types in an object column, say), or if it holds a missing value: pandas' NaN and
-    None become nulls, which only the row-by-row path can name."""
+    """A frame's column as Arrow data without a copy where it can be (an Arrow table's own
+    columns; pandas' numeric and Arrow-backed columns, handed over by the column's array
+    itself; polars' ``to_arrow``), None if pyarrow cannot take it as one column (mixed types
+    in an object column, say), or if it holds a missing value: pandas' NaN and None become
+    nulls, which only the row-by-row path can name."""
     import pyarrow as pa
 
     try:
-        array = column.to_arrow() if hasattr(column, "to_arrow") else pa.array(column)
+        if _is_arrow(column):
+            array = column
+        elif type(column).__module__.startswith("pandas"):
+            held = column.array  # its ExtensionArray: Arrow-backed text hands its Arrow data over as it is
+            array = pa.array(held if hasattr(held, "__arrow_array__") else column)
+        else:
+            array = column.to_arrow() if hasattr(column, "to_arrow") else pa.array(column)
     except (pa.ArrowException, TypeError, ValueError):
         return None
     return None if array.null_count else array
@@ -376,13 +410,18 @@ def _narrow(array):
 def _arrow_numbers(column, integral: bool) -> np.ndarray | None:
     """A column of numbers as int64 grades (``integral``: integers, or floats that are whole)
     or float64 scores; None for any other type (text, booleans, decimals), which the
-    row-by-row path converts or refuses by row."""
-    import pyarrow as pa
+    row-by-row path converts or refuses by row. A pandas column held by numpy is read as it
+    is (its NaN, a missing value, is refused below as Arrow's null would be)."""
+    dtype = getattr(column, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind in "iuf" and hasattr(column, "to_numpy"):
+        values = column.to_numpy()
+    else:
+        import pyarrow as pa
 
-    array = _arrow(column)
-    if array is None or not (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
-        return None
-    values = array.to_numpy(zero_copy_only=False) if hasattr(array, "to_numpy") else np.asarray(array)
+        array = _arrow(column)
+        if array is None or not (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
+            return None
+        values = array.to_numpy(zero_copy_only=False) if hasattr(array, "to_numpy") else np.asarray(array)
     if not integral:
         values = values.astype(np.float64, copy=False)
         return values if np.isfinite(values).all() else None
@@ -393,15 +432,15 @@ def _arrow_numbers(column, integral: bool) -> np.ndarray | None:
     return values.astype(np.int64)
 
 
-def _columnar_qrels(frame, names, source: str) -> Qrels | None:
+def _columnar_qrels(columns, source: str) -> Qrels | None:
     """Qrels from a frame's columns in Arrow's C loops; None when a row needs the row-by-row
     path: a missing id or grade, a value of another type, a grade out of range, a (query,
     document) pair given twice, or a query id that :func:`columnar.run_from_columns` would
     take for a comment line. That path then names the row, or resolves the duplicates."""
     from evaltool.io import columnar
 
-    qids, docs = _arrow_ids(frame[names[0]]), _arrow_ids(frame[names[1]])
-    grades = None if qids is None or docs is None else _arrow_numbers(frame[names[2]], integral=True)
+    qids, docs = _arrow_ids(columns[0]), _arrow_ids(columns[1])
+    grades = None if qids is None or docs is None else _arrow_numbers(columns[2], integral=True)
     if grades is None or not len(grades):
         return None
     encoded_qids = columnar.encode_qids(qids)
@@ -429,21 +468,23 @@ def _columnar_qrels(frame, names, source: str) -> Qrels | None:
     )
 
 
-def _columnar_run(frame, names, source: str, runid: str) -> Run | None:
+def _columnar_run(columns, source: str, runid: str) -> Run | None:
     """A Run from a frame's columns, as :func:`_columnar_qrels` builds Qrels (None: the
-    row-by-row path decides). Document ids stay in Arrow (:class:`columnar.ArrowDocRun`), or
-    become integer keys when every one is a canonical integer (:class:`columnar.NumericDocRun`)."""
+    row-by-row path decides). Rows grouped by query (as runs are written) are read by
+    :func:`textids.run_from_text_columns`; others by :func:`columnar.run_from_columns`.
+    Document ids stay in Arrow (:class:`columnar.ArrowDocRun`, :class:`textids.TextDocRun`),
+    or become integer keys when every one is a canonical integer (:class:`columnar.NumericDocRun`)."""
     from evaltool.io import columnar
 
-    qids, docs = _arrow_ids(frame[names[0]]), _arrow_ids(frame[names[1]])
-    scores = None if qids is None or docs is None else _arrow_numbers(frame[names[2]], integral=False)
+    qids, docs = _arrow_ids(columns[0]), _arrow_ids(columns[1])
+    scores = None if qids is None or docs is None else _arrow_numbers(columns[2], integral=False)
     if scores is None or not len(scores):
         return None
     from evaltool.io.textids import run_from_text_columns
 
-    text = run_from_text_columns(qids, docs, scores, runid, source)
-    if text is not None:
-        return text
+    grouped = run_from_text_columns(qids, docs, scores, runid, source)
+    if grouped is not None:
+        return grouped
     qids, docs = _narrow(qids), _narrow(docs)
     if qids is None or docs is None:
         return None
@@ -463,11 +504,11 @@ def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrel
     Traceback (most recent call last):
     evaltool.errors.ParseError: <qrels DataFrame>: found 'row 1: query id nan'; expected a query id in every row, not a missing value (None, NaN)
     """
-    names = _frame_columns(frame, QRELS_VALUES, source)
-    converted = _columnar_qrels(frame, names, source)
+    columns = _frame_data(frame, _frame_columns(frame, QRELS_VALUES, source))
+    converted = _columnar_qrels(columns, source)
     if converted is not None:
         return converted
-    rows, row_names = _frame_rows(frame, names, source)
+    rows, row_names = _frame_rows(frame, columns)
     return _build(Qrels, source, rows, _check_grade, on_duplicate, row_names=row_names)
 
 
@@ -475,9 +516,9 @@ def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run Da
     """A DataFrame with ``query_id, doc_id, score`` (ir_measures) or ``qid, docno, score``
     (PyTerrier; its ``rank`` column is ignored, as trec_eval ignores a run's ranks) to Run.
     A row without a query or document id (None, NaN) is refused, by its index label."""
-    names = _frame_columns(frame, ("score",), source)
-    converted = _columnar_run(frame, names, source, runid or "")
+    columns = _frame_data(frame, _frame_columns(frame, ("score",), source))
+    converted = _columnar_run(columns, source, runid or "")
     if converted is not None:
         return converted
-    rows, row_names = _frame_rows(frame, names, source)
+    rows, row_names = _frame_rows(frame, columns)
     return _build(Run, source, rows, _check_score, on_duplicate, runid, row_names=row_names)

@@ -25,11 +25,15 @@ from functools import cached_property
 
 import numpy as np
 
+from evaltool.inputs import Run
 from evaltool.io.columnar import (
     ArrowDocRun,
+    NumericDocRun,
     bool_column,
+    canonical_int64,
     comment_like,
     kernels,
+    numeric_ids,
     numpy_column,
     repeats_in_groups,
     string_array,
@@ -135,6 +139,25 @@ def query_bounds(qids) -> np.ndarray:
     changes = compute.call_function("not_equal", [qids.slice(1), qids.slice(0, rows - 1)]) if rows > 1 else None
     starts = np.flatnonzero(bool_column(changes)) + 1 if changes is not None else np.zeros(0, dtype=np.int64)
     return np.concatenate(([0], starts, [rows])).astype(np.int64)
+
+
+def query_runs(qids) -> tuple[np.ndarray, list]:
+    """(bounds, ids): the start of every run of equal query ids, then the row count, and each
+    run's id. One Arrow kernel (``run_end_encode``) for an array or a chunked array of one
+    chunk; :func:`query_bounds` for more chunks (a run may go on from one to the next).
+
+    >>> import pyarrow as pa
+    >>> bounds, ids = query_runs(pa.array(["q1", "q1", "q2", "q1"]))
+    >>> bounds.tolist(), ids
+    ([0, 2, 3, 4], ['q1', 'q2', 'q1'])
+    """
+    chunks = qids.chunks if hasattr(qids, "chunks") else [qids]
+    if len(chunks) == 1 and 0 < len(qids) < 1 << 31:  # int32 run ends
+        encoded = kernels().call_function("run_end_encode", [chunks[0]])
+        ends = numpy_column(encoded.run_ends, np.int32)
+        return np.concatenate(([0], ends)).astype(np.int64), encoded.values.to_pylist()
+    bounds = query_bounds(qids)
+    return bounds, qids.take(_indices(bounds[:-1])).to_pylist()
 
 
 def repeats_within_queries(prints: np.ndarray, bounds: np.ndarray) -> bool:
@@ -299,31 +322,41 @@ class TextDocRun(ArrowDocRun):
         return rows, positions
 
 
-def run_from_text_columns(qids, docs, scores: np.ndarray, runid: str, path: str) -> TextDocRun | None:
-    """A :class:`TextDocRun` from Arrow id columns (``string``, no nulls) and scores, or None
-    for the general reader (:func:`evaltool.io.columnar.run_from_columns`) to decide: ids that
-    may all be integers (kept as integer keys there), a query whose rows are apart, a query id
-    that reads as a comment line, or a fingerprint repeated inside a query (a pair given
-    twice, or a collision: the exact check tells which).
+def run_from_text_columns(qids, docs, scores: np.ndarray, runid: str, path: str) -> Run | None:
+    """A Run from Arrow id columns (``string`` or ``large_string``, no nulls) and scores whose
+    rows are grouped by query, or None for the general reader
+    (:func:`evaltool.io.columnar.run_from_columns`) to decide: a query whose rows are apart,
+    a query id that reads as a comment line, or a document repeated inside a query (a pair
+    given twice, or a fingerprint collision: the exact check tells which).
+
+    Document ids that are all canonical integers become integer keys
+    (:class:`~evaltool.io.columnar.NumericDocRun`, as the general reader keeps them), others
+    stay text (:class:`TextDocRun`). Queries are told apart where the id changes from one
+    row to the next (:func:`query_bounds`): no hash table of query ids.
 
     >>> import pyarrow as pa
     >>> run = run_from_text_columns(pa.array(["q1", "q1", "q2"]), pa.array(["a", "b", "a"]), np.ones(3), "r", "<run>")
-    >>> run.qid_vocab, run.qid_codes.tolist()
-    (['q1', 'q2'], [0, 0, 1])
+    >>> type(run).__name__, run.qid_vocab, run.qid_codes.tolist()
+    ('TextDocRun', ['q1', 'q2'], [0, 0, 1])
+    >>> run = run_from_text_columns(pa.array(["q1", "q1"]), pa.array(["10", "9"]), np.ones(2), "r", "<run>")
+    >>> type(run).__name__, run.doc_codes.tolist()
+    ('NumericDocRun', [10, 9])
     >>> run_from_text_columns(pa.array(["q1", "q2", "q1"]), pa.array(["a", "b", "c"]), np.ones(3), "r", "<run>") is None
     True
     """
-    first = docs[0].as_py() if len(docs) else ""
-    if first.isascii() and first.isdigit():
-        return None
-    bounds = query_bounds(qids)
-    vocab = qids.take(_indices(bounds[:-1])).to_pylist()
+    bounds, vocab = query_runs(qids)
     if len(set(vocab)) != len(vocab) or comment_like(vocab):
         return None
+    codes = np.repeat(np.arange(len(vocab), dtype=np.int32), np.diff(bounds))
+    first = docs[0].as_py() if len(docs) else ""
+    if first.isascii() and first.isdigit():
+        keys = numeric_ids(docs, jobs=1) if hasattr(docs, "chunks") else canonical_int64(docs)
+        if keys is None or repeats_in_groups(keys, bounds):
+            return None
+        return NumericDocRun(vocab, codes, [], keys, scores, None, runid=runid, path=path)
     prints = fingerprints(docs)
     if repeats_within_queries(prints, bounds):
         return None
-    codes = np.repeat(np.arange(len(vocab), dtype=np.int32), np.diff(bounds))
     return TextDocRun(vocab, codes, docs, prints, scores, runid, path)
 
 

@@ -14,6 +14,7 @@ import pytest
 from evaltool import Evaluator, evaluate
 from evaltool.errors import ParseError
 from evaltool.io import columnar, frames, textids
+from tests.support.tables import as_dicts, frame
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -63,31 +64,21 @@ def _tricky(seed: int, queries: int = 15, depth: int = 25):
     return qrels_rows, run_rows
 
 
-def _as_dicts(rows):
-    out: dict = {}
-    for q, d, v in rows:
-        out.setdefault(q, {})[d] = v
-    return out
-
-
-def _frame(rows, value):
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
-
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_text_runs_give_the_dicts_and_the_files_numbers(seed, tmp_path):
     qrels_rows, run_rows = _tricky(seed)
-    run = frames.run_from_frame(_frame(run_rows, "score"))
+    run = frames.run_from_frame(frame(run_rows, "score"))
     assert isinstance(run, textids.TextDocRun)
-    expected = evaluate(_as_dicts(qrels_rows), _as_dicts(run_rows), MEASURES, per_query=True)
-    got = evaluate(_frame(qrels_rows, "relevance"), _frame(run_rows, "score"), MEASURES, per_query=True)
+    expected = evaluate(as_dicts(qrels_rows), as_dicts(run_rows), MEASURES, per_query=True)
+    got = evaluate(frame(qrels_rows, "relevance"), frame(run_rows, "score"), MEASURES, per_query=True)
     assert got.per_query == expected.per_query and got.summary == expected.summary
     (tmp_path / "qrels").write_text("".join(f"{q.replace(' ', '_')} 0 {d} {g}\n" for q, d, g in qrels_rows
                                             if d.isprintable() and d and " " not in d))
     kept = [(q.replace(" ", "_"), d, s) for q, d, s in run_rows if d.isprintable() and d and " " not in d]
     (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s!r} r\n" for q, d, s in kept))
     from_files = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), MEASURES, per_query=True)
-    from_frame = evaluate(str(tmp_path / "qrels"), _frame(kept, "score"), MEASURES, per_query=True)
+    from_frame = evaluate(str(tmp_path / "qrels"), frame(kept, "score"), MEASURES, per_query=True)
     assert from_frame.per_query == from_files.per_query
 
 
@@ -95,11 +86,11 @@ def test_an_evaluator_gives_each_run_its_own_numbers():
     """Runs scored in turn against one Evaluator (the judged ids' lookup table is kept) each
     get the numbers of a fresh evaluation, as do the same runs as dicts."""
     qrels_rows, _ = _tricky(4)
-    evaluator = Evaluator(_frame(qrels_rows, "relevance"), MEASURES)
+    evaluator = Evaluator(frame(qrels_rows, "relevance"), MEASURES)
     for seed in (4, 5, 6):
         _, run_rows = _tricky(seed)
-        got = evaluator.evaluate(_frame(run_rows, "score"), per_query=True)
-        assert got.per_query == evaluate(_as_dicts(qrels_rows), _as_dicts(run_rows), MEASURES, per_query=True).per_query
+        got = evaluator.evaluate(frame(run_rows, "score"), per_query=True)
+        assert got.per_query == evaluate(as_dicts(qrels_rows), as_dicts(run_rows), MEASURES, per_query=True).per_query
 
 
 def _weak(column):
@@ -113,15 +104,15 @@ def test_colliding_fingerprints_cost_time_never_a_value(everywhere, monkeypatch)
     the exact check decides; two judged ids share one: the exact lookup answers) or among the
     judged ids only, the numbers stay the dicts'."""
     qrels_rows, run_rows = _tricky(7)
-    expected = evaluate(_as_dicts(qrels_rows), _as_dicts(run_rows), MEASURES, per_query=True).per_query
+    expected = evaluate(as_dicts(qrels_rows), as_dicts(run_rows), MEASURES, per_query=True).per_query
     monkeypatch.setattr(textids, "_judged", textids._LastJudged())
     if everywhere:
         monkeypatch.setattr(textids, "fingerprints", _weak)
     else:
         monkeypatch.setattr(textids, "_Judged", _judged_with(_weak))
-    run = frames.run_from_frame(_frame(run_rows, "score"))
+    run = frames.run_from_frame(frame(run_rows, "score"))
     assert isinstance(run, textids.TextDocRun) is not everywhere  # a repeat inside a query: the exact reader
-    got = evaluate(_frame(qrels_rows, "relevance"), _frame(run_rows, "score"), MEASURES, per_query=True)
+    got = evaluate(frame(qrels_rows, "relevance"), frame(run_rows, "score"), MEASURES, per_query=True)
     assert got.per_query == expected
 
 

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evaltool.arrays import Membership, distinct
+from evaltool.arrays import Membership, distinct, pair_order
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError, quote
 
@@ -642,7 +642,7 @@ class _QrelsByDocument:
         if last is not None and last[0] is qrels and np.array_equal(last[1], qrels_q):
             return last[2]
         rows = np.flatnonzero(qrels_q >= 0)
-        rows = rows[np.lexsort((qrels_q[rows], qrels.doc_codes[rows]))]  # stable: a repeated pair in row order
+        rows = rows[pair_order(qrels.doc_codes[rows], qrels_q[rows])]  # stable: a repeated pair in row order
         per_doc = np.bincount(qrels.doc_codes[rows], minlength=len(qrels.doc_vocab))
         side = np.cumsum(per_doc) - per_doc, per_doc, qrels_q[rows], qrels.grades[rows], int(per_doc.max(initial=0))
         self.last = (qrels, qrels_q.copy(), side)

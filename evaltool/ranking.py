@@ -721,20 +721,40 @@ def judged_lists(qrels: Qrels) -> JudgedLists:
     """
     lists = qrels.memo.get("lists")
     if lists is None:
-        codes, doc_codes, grades = qrels.qid_codes, qrels.doc_codes, qrels.grades
+        code, starts, ends, order, grades = judged_spans(qrels)
+        doc_codes = qrels.doc_codes if order is None else qrels.doc_codes[order]
+        lists = JudgedLists(code, starts, ends, list(map(qrels.doc_vocab.__getitem__, doc_codes.tolist())), grades)
+        qrels.memo["lists"] = lists
+    return lists
+
+
+def judged_spans(qrels: Qrels) -> tuple:
+    """:func:`judged_lists` without the document ids, kept in ``qrels.memo``: (code, starts,
+    ends, the order that groups the rows by query or None when they are, grades in that order).
+    What every run's query side needs; the ids (text, to be decoded for judgments read as
+    bytes) only a run looked up by id needs.
+
+    >>> from evaltool.io.frames import qrels_from_dict
+    >>> code, starts, ends, order, grades = judged_spans(qrels_from_dict({"q2": {"a": 1, "b": 3}, "q1": {"c": -1}}))
+    >>> code, starts.tolist(), ends.tolist(), order, grades.tolist()
+    ({'q2': 0, 'q1': 1}, [0, 2], [2, 3], None, [1, 3, -1])
+    """
+    spans = qrels.memo.get("spans")
+    if spans is None:
+        codes, grades, order = qrels.qid_codes, qrels.grades, None
         if len(codes) > 1 and (codes[1:] < codes[:-1]).any():
             order = np.argsort(codes, kind="stable")
-            codes, doc_codes, grades = codes[order], doc_codes[order], grades[order]
+            codes, grades = codes[order], grades[order]
         every = np.arange(len(qrels.qid_vocab))
-        lists = JudgedLists(
+        spans = (
             dict(zip(qrels.qid_vocab, range(len(qrels.qid_vocab)))),
             np.searchsorted(codes, every, side="left"),
             np.searchsorted(codes, every, side="right"),
-            list(map(qrels.doc_vocab.__getitem__, doc_codes.tolist())),
+            order,
             grades,
         )
-        qrels.memo["lists"] = lists
-    return lists
+        qrels.memo["spans"] = spans
+    return spans
 
 
 def judged_rows(qrels: Qrels) -> dict[str, dict[str, int]]:
@@ -1180,10 +1200,10 @@ def _query_side(qrels: Qrels, run: Run, complete: bool) -> QuerySide:
     missing = ~named[evaluated]
     num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
     judged_codes = np.flatnonzero(code_q >= 0)
-    lists = judged_lists(qrels)
+    list_code, list_starts, list_ends = judged_spans(qrels)[:3]  # no document ids: a run of bytes never needs them
     qids = tuple(qrels_qids) if n_q == len(qrels_qids) else tuple(map(qrels_qids.__getitem__, evaluated.tolist()))
     qrels_code = np.fromiter(
-        map(lists.code.__getitem__, map(qids.__getitem__, code_q[judged_codes].tolist())), np.int64, len(judged_codes)
+        map(list_code.__getitem__, map(qids.__getitem__, code_q[judged_codes].tolist())), np.int64, len(judged_codes)
     )
     # the judged grades of these queries are the same for every run: so is what is derived from them
     memo_key, judged_memo = qrels.memo.get("judged", (None, None))
@@ -1203,8 +1223,8 @@ def _query_side(qrels: Qrels, run: Run, complete: bool) -> QuerySide:
         *_segments(judged_side.offsets, judged_side.grades, evaluated),
         judged_memo,
         judged_codes,
-        lists.starts[qrels_code],
-        lists.ends[qrels_code],
+        list_starts[qrels_code],
+        list_ends[qrels_code],
     )
     for array in side[4:11] + side[12:]:
         array.flags.writeable = False

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evaltool.arrays import Membership, distinct
+from evaltool.arrays import Membership, distinct, pair_order
 from evaltool.inputs import Qrels, Run
 from evaltool.errors import InputError, quote
 
@@ -209,6 +209,8 @@ class TieGroups:
     ([1, 2, 3], [[0, 2, 2], [2, 4, 4]])
     >>> [bound.tolist() for bound in batch.ties.cut(batch.rank < 3, 3).bounds]
     [[0, 2], [2, 3]]
+    >>> [bound.tolist() for bound in batch.ties.take(np.array([2, 0])).bounds]
+    [[2, 0], [4, 2]]
     """
 
     def __init__(self, compute):
@@ -218,6 +220,10 @@ class TieGroups:
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """(start, end) of every stored row's group."""
         return self.compute()
+
+    def take(self, index: np.ndarray) -> TieGroups:
+        """The groups of the rows ``index`` picks (an order of the rows, or some of them)."""
+        return TieGroups(lambda: (self.bounds[0][index], self.bounds[1][index]))
 
     def cut(self, kept: np.ndarray, limit: int | None) -> TieGroups:
         """The groups of the rows ``kept`` when the ranking stops after ``limit`` documents (None: never)."""
@@ -636,7 +642,7 @@ class _QrelsByDocument:
         if last is not None and last[0] is qrels and np.array_equal(last[1], qrels_q):
             return last[2]
         rows = np.flatnonzero(qrels_q >= 0)
-        rows = rows[np.lexsort((qrels_q[rows], qrels.doc_codes[rows]))]  # stable: a repeated pair in row order
+        rows = rows[pair_order(qrels.doc_codes[rows], qrels_q[rows])]  # stable: a repeated pair in row order
         per_doc = np.bincount(qrels.doc_codes[rows], minlength=len(qrels.doc_vocab))
         side = np.cumsum(per_doc) - per_doc, per_doc, qrels_q[rows], qrels.grades[rows], int(per_doc.max(initial=0))
         self.last = (qrels, qrels_q.copy(), side)
@@ -778,9 +784,9 @@ def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.n
     return query[hit], rank_rows(run, rows), pair_grade[at[hit]], rows
 
 
-def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray, rows_per_code: np.ndarray):
-    """(query, rank, grade, tie group start, tie group end) of every retrieved judged document of
-    a dict run (``run.rankings``); the group is [start, end) of its query's positions.
+def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
+    """(query, rank, grade, tie groups) of every retrieved judged document of a dict run
+    (``run.rankings``); a row's group is [start, end) of its query's positions (:class:`TieGroups`).
 
     Documents are looked up by id on the smaller side: each judged document in its query's
     dict (which gives its score), or, when the run holds fewer rows than the judgments of
@@ -791,17 +797,15 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
     ranked by position, any other by comparing each judged score with its query's scores
     (:func:`_count_above`), or by a sort where that costs less.
     """
-    codes = np.flatnonzero(code_q >= 0)
-    code_list, evaluated = codes.tolist(), code_q[codes].tolist()
-    query_start = np.concatenate(([0], np.cumsum(rows_per_code)))
+    code_q, query_start, codes = side.code_q, side.query_start, side.judged_codes
+    rows_per_code = run.query_lengths()
+    starts, ends = side.list_starts, side.list_ends
     lists = judged_lists(qrels)
-    qrels_code = np.fromiter(map(lists.code.__getitem__, map(qids.__getitem__, evaluated)), np.int64, len(evaluated))
-    starts, ends = lists.starts[qrels_code], lists.ends[qrels_code]
     counts = ends - starts
     total = int(counts.sum())
     hit_rows = None
     if len(run.scores) < total:  # fewer retrieved rows than judgments: look those up
-        hit_rows, judged_code, grade = _judged_rows_of(qrels, run, [qids[q] for q in evaluated], code_list)
+        hit_rows, judged_code, grade = _judged_rows_of(qrels, run, side)
         score = run.scores[hit_rows]
 
         def ids_of(entries: np.ndarray) -> list[str]:
@@ -809,7 +813,7 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
 
     else:
         docs = map(lists.docs.__getitem__, map(slice, starts.tolist(), ends.tolist()))
-        getters = map(attrgetter("get"), map(run.rankings.__getitem__, code_list))
+        getters = map(attrgetter("get"), map(run.rankings.__getitem__, codes.tolist()))
         found = np.fromiter(
             chain.from_iterable(map(map, getters, docs, repeat(repeat(np.nan)))), dtype=np.float64, count=total
         )
@@ -824,26 +828,26 @@ def _judge_rankings(qrels: Qrels, run: Run, qids: list[str], code_q: np.ndarray,
             return list(map(lists.docs.__getitem__, index[entries].tolist()))
 
     if hit_rows is not None and _scores_descending(run.scores, query_start):
-        ranks, group_start, group_end = _rank_by_position(run, hit_rows, query_start[judged_code])
-        return code_q[judged_code], ranks, grade, group_start, group_end
+        ranks, ties = _rank_by_position(run, hit_rows, query_start[judged_code])
+        return code_q[judged_code], ranks, grade, ties
     counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
     if counted is None:
         return _rank_by_sort(run, ids_of, judged_code, score, grade, code_q, rows_per_code)
     higher, equal = counted
-    ranks, group_start, group_end = higher.copy(), higher, higher + equal
+    ranks, ties = higher.copy(), TieGroups(lambda: (higher, higher + equal))
     tied = np.flatnonzero(equal > 1)
     if len(tied):
         ranks[tied] += _larger_in_groups(run, judged_code[tied], score[tied], ids_of(tied))
-    return code_q[judged_code], ranks, grade, group_start, group_end
+    return code_q[judged_code], ranks, grade, ties
 
 
 _NOT_JUDGED = {}.get  # the lookup of a run query without judgments: every document outside the qrels
 
 
-def _judged_rows_of(qrels: Qrels, run: Run, judged_qids: list[str], codes: list[int]):
+def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
     """(rows, query code, grade) of the rows of a dict run whose document is judged for its query
-    (``judged_qids``: the queries of run query ``codes`` that have judgments), each retrieved
-    document looked up among its query's judgments.
+    (``side``: the run's :class:`QuerySide`), each retrieved document looked up among its
+    query's judgments.
 
     The last answer is kept with the qrels with what it depends on, the run's queries and
     every row's id: a run that lists the same documents for the same queries in the same
@@ -852,12 +856,12 @@ def _judged_rows_of(qrels: Qrels, run: Run, judged_qids: list[str], codes: list[
     """
     ids, lengths = run.doc_vocab, run.query_lengths()
     last = qrels.memo.get("judged rows of the last dict run")
-    if last is not None and last[0] == run.qid_vocab and np.array_equal(last[1], lengths) and last[2] == ids:
+    if last is not None and last[0] == run.qid_vocab and last[1] == lengths.tobytes() and last[2] == ids:
         return last[3]
     by_query = judged_rows(qrels)
     getters = [_NOT_JUDGED] * len(run.qid_vocab)
-    for code, qid in zip(codes, judged_qids):
-        getters[code] = by_query[qid].get
+    for code, q in zip(side.judged_codes.tolist(), side.code_q[side.judged_codes].tolist()):
+        getters[code] = by_query[side.qids[q]].get
     found = np.fromiter(
         chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
     )
@@ -865,7 +869,7 @@ def _judged_rows_of(qrels: Qrels, run: Run, judged_qids: list[str], codes: list[
     joined = rows, run.qid_codes[rows], judged_lists(qrels).grades[found[rows]]
     for array in joined:  # shared by the runs that find them here
         array.flags.writeable = False
-    qrels.memo["judged rows of the last dict run"] = (list(run.qid_vocab), lengths.copy(), ids, joined)
+    qrels.memo["judged rows of the last dict run"] = (list(run.qid_vocab), lengths.tobytes(), ids, joined)
     return joined
 
 
@@ -876,28 +880,32 @@ def _scores_descending(scores: np.ndarray, query_start: np.ndarray) -> bool:
     return not rising.any()
 
 
-def _rank_by_position(run: Run, rows: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rank, tie group start, tie group end) of ``rows`` of a dict run whose queries come in
-    score order (``first``: the row where each one's query starts): a row's rank is where its
-    group of equal scores starts, plus the larger ids of the group, which is a slice of the
-    run's rows; its position in a run already in the tie rule's order."""
-    position = rows - first
+def _rank_by_position(run: Run, rows: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, TieGroups]:
+    """(rank, tie groups) of ``rows`` of a dict run whose queries come in score order (``first``:
+    the row where each one's query starts): a row's rank is its position in a run in the tie
+    rule's order, else where its group of equal scores starts plus the larger ids of the group,
+    which is a slice of the run's rows. The groups are found when asked for, in the first case."""
     tied = _continuing(run.qid_codes, run.scores)
-    if len(tied) == 0:
-        return position, position, position + 1
-    opens = np.ones(len(run.scores), dtype=bool)
+    if len(tied) == 0 or _ties_in_id_order(run.doc_vocab, tied):
+        return rows - first, TieGroups(lambda: _position_groups(len(run.scores), tied, rows, first)[:2])
+    group_start, group_end, low, high = _position_groups(len(run.scores), tied, rows, first)
+    ranks = group_start.copy()
+    within = np.flatnonzero(high - low > 1)
+    docs = list(map(run.doc_vocab.__getitem__, rows[within].tolist()))
+    ranks[within] += _larger_tied_ids(run, None, docs, low[within], high[within])
+    return ranks, TieGroups(lambda: (group_start, group_end))
+
+
+def _position_groups(n: int, tied: np.ndarray, rows: np.ndarray, first: np.ndarray):
+    """The groups of equal scores of ``rows`` of a sequence of ``n`` grouped by query in score order
+    (``tied``: :func:`_continuing`'s positions; ``first``: where each row's query starts): their
+    start and end within the query, then in the sequence."""
+    opens = np.ones(n, dtype=bool)
     opens[tied] = False
     group_first = np.flatnonzero(opens)
     group = (np.cumsum(opens) - 1)[rows]
-    low, high = group_first[group], np.append(group_first[1:], len(opens))[group]
-    group_start, group_end = low - first, high - first
-    within = np.flatnonzero(high - low > 1)
-    if len(within) == 0 or _ties_in_id_order(run.doc_vocab, tied):
-        return position, group_start, group_end
-    ranks = group_start.copy()
-    docs = list(map(run.doc_vocab.__getitem__, rows[within].tolist()))
-    ranks[within] += _larger_tied_ids(run, None, docs, low[within], high[within])
-    return ranks, group_start, group_end
+    low, high = group_first[group], np.append(group_first[1:], n)[group]
+    return low - first, high - first, low, high
 
 
 def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
@@ -1039,11 +1047,12 @@ def _rank_by_sort(run: Run, ids_of, judged_code, score, grade, code_q, rows_per_
     high = np.append(group_starts, len(key))[np.cumsum(group_of)[low]]
     query_start = np.concatenate(([0], np.cumsum(rows_per_code)))
     ranks = low - query_start[judged_code]
-    group_start, group_end = ranks.copy(), high - query_start[judged_code]
+    group_start = ranks.copy()  # before the ids inside the groups are counted
+    ties = TieGroups(lambda: (group_start, high - query_start[judged_code]))
     tied = np.flatnonzero(high - low > 1)
     if len(tied):
         ranks[tied] += _larger_tied_ids(run, order, ids_of(tied), low[tied], high[tied])
-    return code_q[judged_code], ranks, grade, group_start, group_end
+    return code_q[judged_code], ranks, grade, ties
 
 
 def _larger_tied_ids(
@@ -1112,6 +1121,99 @@ def qrels_order(qrels: Qrels) -> QrelsOrder:
     return order
 
 
+class QuerySide(NamedTuple):
+    """What ranking derives from the judgments and the run's queries alone (their ids and the
+    number of rows of each), kept in ``qrels.memo`` for the last run (:func:`_query_side`).
+
+    ``qids``: the evaluated queries (byte order); ``skipped``: judged queries the run lacks
+    (left out without ``-c``); ``unjudged``: run queries with rows but no judgments;
+    ``named_any``: whether the run names a judged query; ``eval_index``: the evaluated index
+    of every judged query (-1: not evaluated); ``code_q``: that of every run query code;
+    ``num_ret``: rows per evaluated query (1 for a missing one, as trec_eval counts it);
+    ``missing``; ``query_start``: the run row where each run query code starts;
+    ``judged_offsets`` / ``judged_grades``: the evaluated queries' non-negative grades,
+    descending, and ``judged_memo`` what the measures derive from them
+    (:meth:`RankedBatch.judged`); ``judged_codes``: the run query codes with judgments, and
+    where their judgments start and end in :func:`judged_lists`. Every array is read-only.
+    """
+
+    qids: tuple
+    skipped: tuple
+    unjudged: tuple
+    named_any: bool
+    eval_index: np.ndarray
+    code_q: np.ndarray
+    num_ret: np.ndarray
+    missing: np.ndarray
+    query_start: np.ndarray
+    judged_offsets: np.ndarray
+    judged_grades: np.ndarray
+    judged_memo: dict
+    judged_codes: np.ndarray
+    list_starts: np.ndarray
+    list_ends: np.ndarray
+
+
+def _query_side(qrels: Qrels, run: Run, complete: bool) -> QuerySide:
+    """The :class:`QuerySide` of ``run`` against ``qrels`` (``complete``: ``-c``), computed anew
+    unless the last run ranked against ``qrels`` had the same query ids, in the same order,
+    with as many rows each (an Evaluator's runs, one after another). Read and replaced whole,
+    as :class:`_QrelsSide`."""
+    rows_per_code = run.query_lengths()
+    last = qrels.memo.get("queries of the last run")
+    if last is not None and last[0] == run.qid_vocab and last[1] == complete and last[2] == rows_per_code.tobytes():
+        return last[3]
+    judged_side = qrels_order(qrels)
+    qrels_qids, position = judged_side.qids, judged_side.position
+    run_used = np.flatnonzero(rows_per_code)
+    run_code_pos = np.fromiter(map(position.get, run.qid_vocab, repeat(-1)), np.int64, len(run.qid_vocab))
+    # the run names the query, with results or with an empty ranking (a dict's {}: answered with nothing,
+    # scored as pytrec_eval and ir_measures score it: nothing retrieved); only queries it never names are missing
+    named = np.zeros(len(qrels_qids), dtype=bool)
+    named[run_code_pos[run_code_pos >= 0]] = True
+    evaluated = np.flatnonzero(named | complete)
+    n_q = len(evaluated)
+    eval_index = np.full(len(qrels_qids), -1, dtype=np.int64)
+    eval_index[evaluated] = np.arange(n_q)
+    code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
+    evaluated_codes = code_q >= 0
+    num_ret = np.zeros(n_q, dtype=np.int64)
+    num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
+    missing = ~named[evaluated]
+    num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
+    judged_codes = np.flatnonzero(code_q >= 0)
+    lists = judged_lists(qrels)
+    qids = tuple(qrels_qids) if n_q == len(qrels_qids) else tuple(map(qrels_qids.__getitem__, evaluated.tolist()))
+    qrels_code = np.fromiter(
+        map(lists.code.__getitem__, map(qids.__getitem__, code_q[judged_codes].tolist())), np.int64, len(judged_codes)
+    )
+    # the judged grades of these queries are the same for every run: so is what is derived from them
+    memo_key, judged_memo = qrels.memo.get("judged", (None, None))
+    if memo_key != evaluated.tobytes():
+        memo_key, judged_memo = evaluated.tobytes(), {}
+        qrels.memo["judged"] = memo_key, judged_memo
+    side = QuerySide(
+        qids,
+        () if complete else tuple(map(qrels_qids.__getitem__, np.flatnonzero(~named).tolist())),
+        tuple(sorted(map(run.qid_vocab.__getitem__, run_used[run_code_pos[run_used] < 0].tolist()))),
+        bool(named.any()),
+        eval_index,
+        code_q,
+        num_ret,
+        missing,
+        np.concatenate(([0], np.cumsum(rows_per_code))),
+        *_segments(judged_side.offsets, judged_side.grades, evaluated),
+        judged_memo,
+        judged_codes,
+        lists.starts[qrels_code],
+        lists.ends[qrels_code],
+    )
+    for array in side[4:11] + side[12:]:
+        array.flags.writeable = False
+    qrels.memo["queries of the last run"] = (list(run.qid_vocab), complete, rows_per_code.tobytes(), side)
+    return side
+
+
 def _segments(offsets: np.ndarray, values: np.ndarray, picked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The CSR segments ``picked`` (ascending indices) of ``(offsets, values)``, as a CSR of their own."""
     if len(picked) == len(offsets) - 1:
@@ -1133,55 +1235,30 @@ def rank(
     ``-c`` scores it. ``must_share``: a run naming no judged query is an InputError (False: a
     run standing in for the queries missing from the pieces of a streamed run, which names none).
     """
-    judged_side = qrels_order(qrels)
-    qrels_qids, position = judged_side.qids, judged_side.position
-    rows_per_code = run.query_lengths()
-    run_used = np.flatnonzero(rows_per_code)
-    run_code_pos = np.fromiter(map(position.get, run.qid_vocab, repeat(-1)), np.int64, len(run.qid_vocab))
-
-    found = run_code_pos[run_used]
-    # the run names the query, with results or with an empty ranking (a dict's {}: answered with nothing,
-    # scored as pytrec_eval and ir_measures score it: nothing retrieved); only queries it never names are missing
-    named = np.zeros(len(qrels_qids), dtype=bool)
-    named[run_code_pos[run_code_pos >= 0]] = True
-    evaluated = np.flatnonzero(named | options.complete)
-    if must_share and not named.any():
+    side = _query_side(qrels, run, options.complete)
+    if must_share and not side.named_any:
         # the first ids in byte order: the same whichever reader (or engine) read the run
         run_sample = sorted(run.qid_vocab, key=byte_key)[:3]
         raise InputError(
             f"no query of {run.path} has judgments in {qrels.path} "
             f"(run queries such as {', '.join(map(quote, run_sample))}; "
-            f"qrels queries such as {', '.join(map(quote, qrels_qids[:3]))})"
+            f"qrels queries such as {', '.join(map(quote, qrels_order(qrels).qids[:3]))})"
         )
-    n_q = len(evaluated)
-    eval_index = np.full(len(qrels_qids), -1, dtype=np.int64)
-    eval_index[evaluated] = np.arange(n_q)
-    qids = list(qrels_qids) if n_q == len(qrels_qids) else list(map(qrels_qids.__getitem__, evaluated.tolist()))
-    skipped = [] if options.complete else list(map(qrels_qids.__getitem__, np.flatnonzero(~named).tolist()))
-    unjudged = sorted(map(run.qid_vocab.__getitem__, run_used[found < 0].tolist()))
-
-    code_q = np.where(run_code_pos >= 0, eval_index[np.maximum(run_code_pos, 0)], -1)
-    evaluated_codes = code_q >= 0
-    num_ret = np.zeros(n_q, dtype=np.int64)
-    num_ret[code_q[evaluated_codes]] = rows_per_code[evaluated_codes]
-
+    n_q, code_q, num_ret = len(side.qids), side.code_q, side.num_ret
     if run.rankings is not None and qrels.subtopics is None:
-        sq, ranks, grade, group_start, group_end = _judge_rankings(qrels, run, qids, code_q, rows_per_code)
+        sq, ranks, grade, ties = _judge_rankings(qrels, run, side)
         rows = None
     else:
-        sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, eval_index[judged_side.row_position])
-        group_start = group_end = None
+        sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, side.eval_index[qrels_order(qrels).row_position])
+        ties = None
     # (query, rank) pairs are distinct: one key sorts them (a run in query and score order comes sorted)
     by_query_rank = sq * (int(ranks.max(initial=0)) + 1) + ranks
     if (by_query_rank[1:] < by_query_rank[:-1]).any():
-        by_rank = np.argsort(by_query_rank)
-        sq, ranks, grade, rows, group_start, group_end = _subset(
-            by_rank, sq, ranks, grade, rows, group_start, group_end
-        )
-
-    missing = ~named[evaluated]
-    num_ret[missing] = 1  # trec_eval scores a missing query as one non-pool document
-    ties = tie_groups(run, rows) if rows is not None else TieGroups(lambda: (group_start, group_end))
+        by_rank = np.argsort(by_query_rank, kind="stable")  # timsort: the runs of one query in rank order merge
+        sq, ranks, grade, rows = _subset(by_rank, sq, ranks, grade, rows)
+        ties = None if ties is None else ties.take(by_rank)
+    if ties is None:
+        ties = tie_groups(run, rows)
     if options.max_ret is not None:
         kept = ranks < options.max_ret
         sq, ranks, grade, rows = _subset(kept, sq, ranks, grade, rows)
@@ -1197,27 +1274,20 @@ def rank(
         ties = ties.judged(kept, sq, starts)
     offsets = np.concatenate(([0], np.cumsum(np.bincount(sq, minlength=n_q)))).astype(np.int64)
 
-    # non-negative grades per evaluated query, descending
-    judged_offsets, judged_grades = _segments(judged_side.offsets, judged_side.grades, evaluated)
-
-    # the judged grades of these queries are the same for every run: so is what is derived from them
-    memo_key, judged_memo = qrels.memo.get("judged", (None, None))
-    if memo_key != evaluated.tobytes():
-        memo_key, judged_memo = evaluated.tobytes(), {}
-        qrels.memo["judged"] = memo_key, judged_memo
+    qids = list(side.qids)
     batch = RankedBatch(
-        judged_memo=judged_memo,
+        judged_memo=side.judged_memo,
         qids=qids,
         num_ret=num_ret,
         offsets=offsets,
         rank=ranks.astype(np.int64),
         rel=rel.astype(np.int64),
-        judged_offsets=judged_offsets,
-        judged_grades=judged_grades,
-        missing=missing,
+        judged_offsets=side.judged_offsets,
+        judged_grades=side.judged_grades,
+        missing=side.missing,
         ties=ties,
         relevance_level=options.relevance_level,
         num_docs_in_coll=num_docs_in_coll,
         intents=None if qrels.subtopics is None else _intents(qrels.subtopics, run, qids, sq, ranks, rows),
     )
-    return Ranking(batch, skipped, unjudged, run.runid)
+    return Ranking(batch, list(side.skipped), list(side.unjudged), run.runid)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from evaltool.arrays import Membership
+from evaltool.arrays import Membership, pair_order
 
 
 @pytest.mark.parametrize("count, high", [(1000, 50), (8000, 8_800_000), (10, 10 ** 12), (50_000, 1 << 20)])
@@ -51,3 +51,14 @@ def test_membership_of_non_negative_values_beyond_the_largest_key(monkeypatch, d
     keys = np.unique(rng.integers(0, 100, 30))
     values = np.concatenate([rng.integers(0, 300, 500), [keys[-1], keys[-1] + 1, keys[0]]]).astype(dtype)
     assert np.array_equal(Membership()(values, keys), np.isin(values, keys))
+
+
+@pytest.mark.parametrize("count, high", [(0, 1), (1, 1), (1000, 3), (20_000, 5000), (300, 1 << 40)])
+def test_pair_order_is_a_stable_lexsort(count, high):
+    """Repeated pairs keep their row order, as lexsort's; values too large for one integer key
+    (here 2**40 squared) take lexsort itself."""
+    rng = np.random.default_rng(count)
+    major, minor = rng.integers(0, high, count), rng.integers(0, high, count)
+    assert np.array_equal(pair_order(major, minor), np.lexsort((minor, major)))
+    if high < 1 << 31:  # codes of 32 bits, as the readers make: the key is built in 64
+        assert np.array_equal(pair_order(major.astype(np.int32), minor.astype(np.int32)), np.lexsort((minor, major)))

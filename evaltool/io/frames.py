@@ -223,12 +223,18 @@ def _dict_run(data: dict, per_query: list[dict], n: int, source: str, runid: str
         map(type, chain.from_iterable(map(dict.values, per_query)))
     ):
         return None
+    # every id is text (str.join refuses anything else, in one C loop); a small run's ids listed
+    # at once become its doc_vocab (ranking reads them), a large one's are not kept
+    ids = list(chain.from_iterable(per_query)) if n <= SMALL_RUN_ROWS else None
     try:
-        deque(map("".join, per_query), maxlen=0)
+        deque(map("".join, per_query), maxlen=0) if ids is None else "".join(ids)
     except TypeError:
         return None
     # a dict holds each (query, document) once: nothing to resolve
-    return DictRun(list(data), per_query, scores, runid=runid or "", path=source)
+    return DictRun(list(data), per_query, scores, runid=runid or "", path=source, ids=ids)
+
+
+SMALL_RUN_ROWS = 1 << 16  # rows up to which a dict run's ids are listed while checked
 
 
 class DictRun(Run):
@@ -245,8 +251,16 @@ class DictRun(Run):
     """
 
     def __init__(
-        self, qids: list[str], rankings: list[dict], scores: np.ndarray, runid: str = "", path: str = "<run dict>"
+        self,
+        qids: list[str],
+        rankings: list[dict],
+        scores: np.ndarray,
+        runid: str = "",
+        path: str = "<run dict>",
+        ids: list[str] | None = None,
     ):
+        if ids is not None:  # every row's id, listed already
+            self.doc_vocab = ids
         self.qid_vocab = qids
         self.rankings = rankings
         self.lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))

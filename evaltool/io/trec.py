@@ -174,11 +174,28 @@ def _token_bounds(data: bytes, fields: int):
     starts, ends = changes[0::2], changes[1::2]
     if not len(starts) or len(starts) % fields:
         return None
-    before_newline = np.searchsorted(starts, np.flatnonzero(text == 10))
-    per_line = np.diff(before_newline, prepend=0, append=len(starts))
-    if np.any(per_line[per_line != 0] != fields):
+    if not _lines_of(text, starts, ends, fields):
         return None
     return text, starts, ends
+
+
+def _lines_of(text: np.ndarray, starts: np.ndarray, ends: np.ndarray, fields: int) -> bool:
+    """Whether every line holding a token holds ``fields`` of them. Tokens one byte apart
+    (the common file: one space or tab between fields, one newline between lines) are
+    looked at through that byte; others by counting tokens between newlines.
+
+    >>> text, starts, ends = _token_bounds(b"a b\\nc d\\n", 2)
+    >>> _lines_of(text, starts, ends, 2), _lines_of(text, starts, ends, 1)
+    (True, False)
+    """
+    gaps = ends[:-1]
+    if np.all(starts[1:] - gaps == 1):
+        newline_after = text[gaps] == 10  # after each token but the last: a newline ends its line
+        lines = len(starts) // fields
+        return bool(np.all(newline_after[fields - 1 :: fields])) and int(np.count_nonzero(newline_after)) == lines - 1
+    before_newline = np.searchsorted(starts, np.flatnonzero(text == 10))
+    per_line = np.diff(before_newline, prepend=0, append=len(starts))
+    return not bool(np.any(per_line[per_line != 0] != fields))
 
 
 def _field(starts: np.ndarray, ends: np.ndarray, field: int, fields: int) -> tuple[np.ndarray, np.ndarray]:
@@ -234,8 +251,10 @@ def _ids(text: np.ndarray, begin: np.ndarray, length: np.ndarray) -> tuple[np.nd
 
     Repeats in a row (a file grouped by query) are encoded once. Ids are sorted as their
     bytes are; up to :data:`WORD_KEYS_MAX_BYTES` bytes, as the integers of their 8-byte
-    words (:func:`_keys`, one sort of integers per word: several times faster than sorting
-    strings), longer ones as bytes.
+    words (:func:`_keys`: sorts of integers, several times faster than sorting strings),
+    longer ones as bytes. Ids of several words are ranked word by word: the rank among the
+    distinct first words, then the rank of (rank so far, next word) pairs, each one sort of
+    integers; the distinct ids are then the words written back as bytes.
 
     >>> text, starts, ends = _token_bounds(b"q2 a\\nq2 b\\nq10 c\\nq2 d\\n", 2)
     >>> begin, length = _field(starts, ends, 0, 2)
@@ -255,20 +274,36 @@ def _ids(text: np.ndarray, begin: np.ndarray, length: np.ndarray) -> tuple[np.nd
     for word in words[1:]:
         differs |= word[1:] != word[:-1]
     firsts = np.flatnonzero(np.concatenate(([True], differs)))
-    if width <= 8:
-        vocab, head_codes = np.unique(words[0][firsts], return_inverse=True)
-        vocab = vocab.astype(">u8").view("S8").astype(f"S{width}")
-    else:
-        # the rank of each id among the distinct ids, word by word: (rank so far, rank of the next word) ranked again
-        head_codes = np.unique(words[0][firsts], return_inverse=True)[1].reshape(-1)
-        for word in words[1:]:
-            distinct, word_codes = np.unique(word[firsts], return_inverse=True)
-            head_codes = np.unique(head_codes * len(distinct) + word_codes.reshape(-1), return_inverse=True)[1]
-        at = np.empty(int(head_codes.max()) + 1, dtype=np.int64)
-        at[head_codes] = firsts  # a line of each distinct id
-        vocab = _column(text, begin[at], length[at])
-    codes = np.repeat(head_codes.reshape(-1).astype(np.int64), np.diff(np.append(firsts, len(begin))))
+    heads = [word[firsts] for word in words]
+    head_codes, order, new = _dense_ranks(heads[0])
+    for word in heads[1:]:
+        word_codes = _dense_ranks(word)[0]
+        head_codes, order, new = _dense_ranks(head_codes * (int(word_codes.max()) + 1) + word_codes)
+    distinct = order[new]  # the first row of each distinct id, in the order of the ids
+    matrix = np.empty((len(distinct), len(heads)), dtype=">u8")  # the words as bytes again: big-endian
+    for at, word in enumerate(heads):
+        matrix[:, at] = word[distinct]
+    vocab = matrix.view(f"S{8 * len(heads)}").reshape(-1).astype(f"S{width}")
+    codes = np.repeat(head_codes, np.diff(np.append(firsts, len(begin))))
     return vocab, codes
+
+
+def _dense_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rank of each value among the distinct values, the order that sorts them, where in that
+    order a new value starts): :func:`numpy.unique`'s inverse, with what it sorts kept.
+
+    >>> codes, order, new = _dense_ranks(np.array([30, 10, 30, 20]))
+    >>> codes.tolist(), order[new].tolist()
+    ([2, 0, 2, 1], [1, 3, 0])
+    """
+    order = np.argsort(values)
+    ordered = values[order]
+    new = np.empty(len(ordered), dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    codes = np.empty(len(ordered), dtype=np.int64)
+    codes[order] = np.cumsum(new) - 1
+    return codes, order, new
 
 
 def _ids_as_bytes(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -301,24 +336,24 @@ def _decimals(column: np.ndarray) -> np.ndarray | None:
     is_digit, is_dot = digits < 10, chars == ord(".")
     allowed = is_digit | is_dot | (chars == 0)
     allowed[:, 0] |= (chars[:, 0] == ord("-")) | (chars[:, 0] == ord("+"))
-    # sums along rows as byte matrix-vector products: numpy's reductions of short rows are
-    # slower, and nothing as large as the matrix in doubles is allocated (page faults)
-    ones, columns = np.ones(width, dtype=np.uint8), np.arange(width, dtype=np.uint8)
-    count, dots = is_digit.view(np.uint8) @ ones, is_dot.view(np.uint8) @ ones
-    if not allowed.all() or count.min() < 1 or count.max() > 15 or dots.max() > 1:
+    if not allowed.all():
         return None
-    length = (chars != 0).view(np.uint8) @ ones
-    # all digits as one integer, the point and a sign read as zero digits, the padding as trailing zeros
-    masked = digits * is_digit
-    spread = np.zeros(len(chars), dtype=np.int64)
+    # the digits read left to right as one integer (the point, a sign and the padding add
+    # none), and the digits after the point counted, column by column over all tokens
+    whole = np.zeros(len(chars), dtype=np.int64)
+    count = np.zeros(len(chars), dtype=np.uint8)
+    after_point = np.zeros(len(chars), dtype=np.uint8)
+    dots = np.zeros(len(chars), dtype=np.uint8)
     for place in range(width):
-        spread += masked[:, place] * POW10[width - 1 - place]
-    whole = spread // POW10[width - length]
-    has_dot = dots > 0
-    after_point = np.where(has_dot, length.astype(np.int64) - 1 - is_dot.view(np.uint8) @ columns, 0)
-    fraction = whole % POW10[after_point]
-    mantissa = (whole - fraction) // np.where(has_dot, 10, 1) + fraction  # the point's zero digit taken out
-    value = mantissa / POW10[after_point].astype(np.float64)
+        digit = is_digit[:, place]
+        whole *= np.where(digit, 10, 1)
+        whole += digits[:, place] * digit
+        count += digit
+        after_point += digit & (dots > 0)
+        dots += is_dot[:, place]
+    if count.min() < 1 or count.max() > 15 or dots.max() > 1:
+        return None
+    value = whole / POW10[after_point].astype(np.float64)
     return np.where(chars[:, 0] == ord("-"), -value, value)
 
 
@@ -438,12 +473,21 @@ def _fast_columns(
 
 
 def _decoded(vocab: np.ndarray) -> list[str]:
-    """Every id of a bytes array as text, decoded in one call (ids hold no newline).
+    """Every id of a bytes array as text, decoded in one call: the ids' bytes without their
+    padding, a newline after each (ids hold no newline, and no NUL: the array pads with
+    NULs, and a file holding one is read by the line reader, whose ids are text).
 
     >>> _decoded(np.array([b"d1", b"caf\\xc3\\xa9", b"\\xff"]))
     ['d1', 'café', '\\udcff']
     """
-    return b"\n".join(vocab.tolist()).decode("utf-8", "surrogateescape").split("\n") if len(vocab) else []
+    if not len(vocab):
+        return []
+    width = vocab.dtype.itemsize
+    lines = np.empty((len(vocab), width + 1), dtype=np.uint8)
+    lines[:, :width] = vocab.view(np.uint8).reshape(-1, width)
+    lines[:, width] = ord("\n")
+    lines = lines.reshape(-1)
+    return lines[lines != 0][:-1].tobytes().decode("utf-8", "surrogateescape").split("\n")
 
 
 def _fast_qrels(name: str, data: bytes, jobs: int | None = None, first_line: int | None = None) -> Qrels | None:

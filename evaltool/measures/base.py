@@ -512,11 +512,18 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def segment_first(seg: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    """Index of the first row of each segment where ``mask`` holds, -1 if none."""
+    """Index of the first row of each segment where ``mask`` holds, -1 if none (``seg``
+    non-decreasing: a batch's rows come grouped by query).
+
+    >>> segment_first(np.array([0, 0, 1, 1, 3]), np.array([False, True, False, False, True]), 4).tolist()
+    [1, -1, -1, 4]
+    """
     rows = np.flatnonzero(mask)
+    at = seg[rows]
+    opens = np.ones(len(rows), dtype=bool)
+    opens[1:] = at[1:] != at[:-1]
     out = np.full(n, -1, dtype=np.int64)
-    uniq, first = np.unique(seg[rows], return_index=True)
-    out[uniq] = rows[first]
+    out[at[opens]] = rows[opens]
     return out
 
 

@@ -216,6 +216,7 @@ def named_dcg(batch, p):
 
 
 NDCG_OPTIONS = (CUTOFF, GAIN_FORM, GAINS, JUDGED_ONLY, DISCOUNT, IDEAL, TIES)
+NDCG_DEFAULTS = Settings.defaults(NDCG_OPTIONS)  # ndcg_cut's: read, never changed, by the kernel
 
 
 @measure(
@@ -276,4 +277,4 @@ def ndcg_cut(batch, cutoffs):
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 3.0, "b": 2.0}}, ["ndcg_cut.1,2"]).summary
     {'ndcg_cut_1': 0.5, 'ndcg_cut_2': 0.8597186998521972}
     """
-    return normalised_dcg(batch, Settings.defaults(NDCG_OPTIONS), cutoffs)
+    return normalised_dcg(batch, NDCG_DEFAULTS, cutoffs)

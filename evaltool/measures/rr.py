@@ -36,6 +36,7 @@ def first_relevant_rank(batch) -> np.ndarray:
 
 
 RR_OPTIONS = (CUTOFF, REL, JUDGED_ONLY, BEYOND)
+RR_DEFAULTS = Settings.defaults(RR_OPTIONS)  # recip_rank's: read, never changed, by the kernel
 
 
 @measure("RR", options=RR_OPTIONS, aliases=("MRR", "mrr", "mrr_at_k"), oracle=PYTREC)
@@ -78,7 +79,7 @@ def reciprocal_rank(batch, params):
     >>> evaluate({"q": {"b": 1}}, {"q": {"a": 3.0, "b": 2.0}}, ["recip_rank"]).summary
     {'recip_rank': 0.5}
     """
-    return named_reciprocal_rank(batch, Settings.defaults(RR_OPTIONS))
+    return named_reciprocal_rank(batch, RR_DEFAULTS)
 
 
 @measure(

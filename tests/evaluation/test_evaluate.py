@@ -362,6 +362,43 @@ def test_an_evaluator_keeps_only_what_the_next_run_cannot_change(options, seed):
         }
 
 
+@pytest.mark.parametrize("options", [{}, {"complete": True}, {"max_ret": 5}, {"judged_only": True}])
+def test_an_evaluator_scores_files_and_frames_after_one_another_as_fresh_calls(tmp_path, options):
+    """What ranking derives from the run's queries alone is kept for the next run with the same
+    queries and as many rows each: files, a file lacking queries, a DataFrame and the first file
+    again each score exactly as a fresh evaluate() of them."""
+    import pandas as pd
+
+    from evaltool import Evaluator
+    from tests.support.helpers import generate, write_trec
+
+    qrels, run = generate("ties", 4)
+    qpath, rpath = write_trec(tmp_path, qrels, run)
+    (tmp_path / "fewer").mkdir()
+    _, fewer = write_trec(tmp_path / "fewer", qrels, {q: docs for i, (q, docs) in enumerate(run.items()) if i % 3})
+    frame = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                         columns=["query_id", "doc_id", "score"])
+    evaluator = Evaluator(str(qpath), MEMO_MEASURES, **options)
+    for given in [str(rpath), str(rpath), str(fewer), frame, str(rpath), str(fewer)]:
+        fresh = evaluate(str(qpath), given, MEMO_MEASURES, per_query=True, **options)
+        prepared = evaluator.evaluate(given, per_query=True)
+        assert (prepared.per_query, prepared.summary, prepared.meta) == (fresh.per_query, fresh.summary, fresh.meta)
+
+
+def test_an_evaluator_refuses_a_run_without_judged_queries_between_runs_it_scores():
+    from evaltool import Evaluator
+    from evaltool.errors import InputError
+
+    evaluator = Evaluator({"q1": {"a": 1}}, ["map"])
+    run = {"q1": {"a": 1.0, "b": 2.0}}
+    assert evaluator.evaluate(run).summary == {"map": 0.5}
+    with pytest.raises(InputError, match="no query of <run dict> has judgments in <qrels dict>"):
+        evaluator.evaluate({"q2": {"a": 1.0}})
+    assert evaluator.evaluate(run).summary == {"map": 0.5}
+    with pytest.raises(InputError, match="no query of <run dict> has judgments in <qrels dict>"):
+        evaluator.evaluate({"q2": {"a": 1.0}})
+
+
 def test_evaluator_refuses_unknown_options_and_measures_when_built():
     from evaltool import Evaluator, MeasureError
 

@@ -51,3 +51,16 @@ def test_document_ids_that_are_not_text_go_row_by_row():
     assert not isinstance(frames.run_from_dict(run), frames.DictRun)
     # q1: 7 and a, both relevant, at ranks 1 and 2, of 3 relevant: (1/1 + 2/2) / 3
     assert evaluate(QRELS, run, ["map"], per_query=True).per_query["q1"] == {"map": 2 / 3}
+
+
+@pytest.mark.parametrize("small_run_rows", [0, 1 << 16])
+def test_ids_are_checked_and_listed_alike_below_and_above_the_small_run_size(monkeypatch, small_run_rows):
+    """A small run's ids, listed while checked, are its doc_vocab; a large one lists them when first
+    asked: the same ids, the same values, and ids that are not text still go row by row."""
+    monkeypatch.setattr(frames, "SMALL_RUN_ROWS", small_run_rows)
+    run = {"q1": {"a": 3.0, "7": 2.0, "b": 1.0}, "q2": {"y": 1.0, "x": 0.5}}
+    converted = frames.run_from_dict(run)
+    assert converted.doc_vocab == ["a", "7", "b", "y", "x"]
+    assert evaluate(QRELS, run, MEASURES, per_query=True).per_query == \
+        evaluate(QRELS, _row_by_row(run), MEASURES, per_query=True).per_query
+    assert not isinstance(frames.run_from_dict({"q1": {7: 3.0, "a": 2.0}}), frames.DictRun)

@@ -176,3 +176,23 @@ def test_a_grade_that_is_no_integer_is_named_with_its_line(tmp_path, token):
         read_qrels(path)
     assert (caught.value.path, caught.value.line) == (str(path), 2)
     assert "grade" in caught.value.expected
+
+
+@pytest.mark.parametrize("gap", [" ", "\t", "  ", " \t"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_line_of_another_field_count_is_named_even_when_the_tokens_add_up(tmp_path, gap, seed):
+    """Lines of 3 and 5 fields hold two lines' worth of tokens, every one a distinct number (so
+    that fields read four at a time would parse): the fast reader counts the fields of each line
+    (one byte between tokens, as most files have, or more), and the line reader names the
+    first line that is wrong."""
+    rng = np.random.default_rng(seed)
+    counts = [4] * 40
+    first, second = sorted(rng.choice(40, 2, replace=False).tolist())
+    counts[first], counts[second] = (3, 5) if rng.random() < 0.5 else (5, 3)
+    lines = [gap.join(str(field * 1000 + n) for field in range(count)) for n, count in enumerate(counts)]
+    path = tmp_path / "qrels"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError) as caught:
+        read_qrels(path)
+    assert (caught.value.line, caught.value.text) == (first + 1, lines[first])
+    assert "expected 4 fields" in str(caught.value)

@@ -575,7 +575,7 @@ def inprocess_goals(sections):
 
 RANX_WORKLOAD_QUICK = [2000]
 RANX_WORKLOAD_SIZES = [2000, 100_000, 1_000_000]
-RANX_WORKLOAD_ROUTES = ["evaltool dicts", "evaltool pandas", "evaltool polars"]
+RANX_WORKLOAD_ROUTES = ["evaltool dicts", "evaltool pandas", "evaltool polars", "evaltool pyarrow"]
 RANX_WORKLOAD_LIMIT = 0.5  # evaltool <= 0.5x ranx warm, every input, every measure
 # ranx's published size: each route in a process of its own (its peak RSS is then its own), the
 # data built there from the same seeded arrays; with the calls it times (None: --repeat, at

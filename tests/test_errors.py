@@ -370,9 +370,9 @@ def test_api_error_classes(files, tmp_path):
     with pytest.raises(EvaltoolError, match="cannot read") as caught:
         evaluate(str(tmp_path / "missing"), files.run)
     assert not isinstance(caught.value, ParseError)
-    with pytest.raises(EvaltoolError, match="qrels must be a path, dict or DataFrame, not int"):
+    with pytest.raises(EvaltoolError, match="qrels must be a path, dict, DataFrame or pyarrow Table, not int"):
         evaluate(123, files.run)
-    with pytest.raises(EvaltoolError, match="run must be a path, dict or DataFrame, not list"):
+    with pytest.raises(EvaltoolError, match="run must be a path, dict, DataFrame or pyarrow Table, not list"):
         evaluate(files.qrels, [("q1", "d1", 1.0)])
 
 

@@ -17,8 +17,10 @@ Timed, interleaved, REPEAT times each, for MAP, MRR and nDCG (full depth, one me
 * ``pytrec_eval``: ``RelevanceEvaluator(qrels, {measure}).evaluate(run)``, dicts, the
   evaluator built inside the timing;
 * ``evaltool dicts``: ``Evaluator(qrels, [measure]).evaluate(run)``, built inside the timing;
-* ``evaltool pandas`` / ``evaltool polars``: the same with DataFrames (``query_id, doc_id,
-  relevance`` and ``query_id, doc_id, score``) made beforehand from the same rows.
+* ``evaltool pandas`` / ``evaltool polars`` / ``evaltool pyarrow``: the same with DataFrames
+  or pyarrow Tables (``query_id, doc_id, relevance`` and ``query_id, doc_id, score``; the
+  Tables' ids ``string``, as pyarrow builds them from Python text and Parquet reads them)
+  made beforehand from the same rows.
 
 The process is pinned to one CPU and numba to one thread. Times are medians of wall time
 (``perf_counter``); values are each route's mean over queries, compared by the harness.
@@ -301,6 +303,11 @@ def main(queries: int, repeat: int, only: str | None = None) -> None:
         frames["polars"] = tuple(pl.from_pandas(frame) for frame in frames["pandas"])
     except ImportError:
         pass
+    import pyarrow as pa
+
+    frames["pyarrow"] = tuple(pa.table(dict(zip(names, map(pa.array, rows))))
+                              for names, rows in ((("query_id", "doc_id", "relevance"), qrels_rows),
+                                                  (("query_id", "doc_id", "score"), run_rows)))
     ranx_qrels, ranx_run = ranx.Qrels(qrels), ranx.Run(run)
     ranx_arrays = python_dict_to_typed_list(qrels), python_dict_to_typed_list(run)
     data_rss = rss_kb()

@@ -108,13 +108,15 @@ def evaluate(
 
     Parameters
     ----------
-    qrels : path, dict, DataFrame or Qrels
-        The judgments: a TREC qrels file, ``{qid: {docid: grade}}``, a DataFrame with
-        ``query_id, doc_id, relevance`` (or PyTerrier's ``qid, docno, label``), or a queries
+    qrels : path, dict, DataFrame, pyarrow Table or Qrels
+        The judgments: a TREC qrels file, ``{qid: {docid: grade}}``, a DataFrame (pandas,
+        polars) or a pyarrow Table or RecordBatch with ``query_id, doc_id, relevance`` (or
+        PyTerrier's ``qid, docno, label``), or a queries
         file (JSON / JSONL) whose queries carry their judgments or expected answers.
-    run : path, dict, DataFrame or Run
+    run : path, dict, DataFrame, pyarrow Table or Run
         The ranking: a TREC run file (``-`` is stdin), ``{qid: {docid: score}}``, a DataFrame
-        with ``query_id, doc_id, score`` (or ``qid, docno, score``), or JSONL results.
+        or a pyarrow Table or RecordBatch with ``query_id, doc_id, score`` (or ``qid, docno,
+        score``), or JSONL results.
     measures : list of str, str, EvalPlan or None
         Measure names in any accepted spelling; None: trec_eval's default set.
     per_query : bool
@@ -282,7 +284,7 @@ class Evaluator:
 
     Parameters
     ----------
-    qrels : path, dict, DataFrame or Qrels
+    qrels : path, dict, DataFrame, pyarrow Table or Qrels
         The judgments, as :func:`evaluate` takes them; read once, here.
     measures : list of str, str, EvalPlan or None
         Measure names (None: trec_eval's default set), or a plan holding measures and options.
@@ -334,7 +336,7 @@ class Evaluator:
 
         Parameters
         ----------
-        run : path, dict, DataFrame or Run
+        run : path, dict, DataFrame, pyarrow Table or Run
             The ranking, as :func:`evaluate` takes it.
         per_query : bool
             Whether ``to_json()`` includes every query's values.

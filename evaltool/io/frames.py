@@ -1,7 +1,8 @@
-"""Adapters: pytrec_eval-style dicts and DataFrames (pandas, polars) to Qrels and Run.
+"""Adapters: pytrec_eval-style dicts and tables (pandas and polars DataFrames, pyarrow
+Tables and RecordBatches) to Qrels and Run.
 
-A DataFrame is converted column by column: its columns become Arrow arrays (without a copy
-where pandas or polars already hold them so), ids are dictionary-encoded in Arrow's C loops
+A table is converted column by column: its columns become Arrow arrays (without a copy
+where pandas, polars or pyarrow already hold them so), ids are dictionary-encoded in Arrow's C loops
 and the values checked as whole arrays. Anything the columns cannot take as they are (a
 missing id, a score or grade of another type or out of range, a pair given twice) sends the
 frame through the row-by-row path, which converts what it can and names the row it refuses.
@@ -495,9 +496,9 @@ def _columnar_run(columns, source: str, runid: str) -> Run | None:
 
 
 def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrels DataFrame>") -> Qrels:
-    """A DataFrame with ``query_id, doc_id, relevance`` (ir_measures) or ``qid, docno, label``
-    (PyTerrier) to Qrels. A row without a query or document id (None, NaN) is refused, by its
-    index label.
+    """A DataFrame (pandas, polars) or a pyarrow Table or RecordBatch with ``query_id, doc_id,
+    relevance`` (ir_measures) or ``qid, docno, label`` (PyTerrier) to Qrels. A row without a
+    query or document id (None, NaN) is refused, by its index label (pandas) or its position.
 
     >>> import pandas as pd
     >>> qrels_from_frame(pd.DataFrame({"query_id": ["q1", None], "doc_id": ["a", "b"], "relevance": [1, 0]}))
@@ -513,9 +514,16 @@ def qrels_from_frame(frame, *, on_duplicate: str = "error", source: str = "<qrel
 
 
 def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run DataFrame>", runid: str = "run") -> Run:
-    """A DataFrame with ``query_id, doc_id, score`` (ir_measures) or ``qid, docno, score``
-    (PyTerrier; its ``rank`` column is ignored, as trec_eval ignores a run's ranks) to Run.
-    A row without a query or document id (None, NaN) is refused, by its index label."""
+    """A DataFrame (pandas, polars) or a pyarrow Table or RecordBatch with ``query_id, doc_id,
+    score`` (ir_measures) or ``qid, docno, score`` (PyTerrier; its ``rank`` column is ignored,
+    as trec_eval ignores a run's ranks) to Run. A row without a query or document id (None,
+    NaN) is refused, by its index label (pandas) or its position (other tables).
+
+    >>> import pyarrow as pa
+    >>> run = run_from_frame(pa.table({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}))
+    >>> run.qid_vocab, run.scores.tolist()
+    (['q1'], [2.0, 1.0])
+    """
     columns = _frame_data(frame, _frame_columns(frame, ("score",), source))
     converted = _columnar_run(columns, source, runid or "")
     if converted is not None:

@@ -1,8 +1,8 @@
 """What an input is: the one module that decides, so that every reader is told what it reads.
 
 A judgments or results file is TREC, JSON or JSONL by its first bytes (:func:`sniff`); a
-Python object is a dict (subtopic qrels when its values nest once more), a DataFrame, or
-an input already read; a TREC file goes to the columnar reader when it is regular,
+Python object is a dict (subtopic qrels when its values nest once more), a DataFrame or a
+pyarrow table, or an input already read; a TREC file goes to the columnar reader when it is regular,
 large enough and plain or gzip (:func:`columnar`); a click log is impression objects or an
 events table by its magic bytes, name or first line (:func:`click_layout`).
 :mod:`evaltool.io.load` asks these questions and hands the input to the reader that takes
@@ -88,15 +88,28 @@ def streamed_format(run) -> str:
 
 
 def is_frame(obj) -> bool:
-    """A pandas (or polars) DataFrame, told without importing pandas."""
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+    """A pandas or polars DataFrame, or a pyarrow Table or RecordBatch: a table of columns
+    :mod:`evaltool.io.frames` reads, told without importing pandas or pyarrow.
+
+    >>> is_frame({"q1": {"d1": 1}}), is_frame([("q1", "d1", 1)])
+    (False, False)
+    """
+    kind = type(obj)
+    if kind.__name__ == "DataFrame":
+        return hasattr(obj, "columns")
+    return kind.__name__ in ("Table", "RecordBatch") and kind.__module__.startswith("pyarrow")
 
 
 def input_kind(obj, fmt: str | None = None) -> str:
-    """What an input is, for meta: a file format, or the kind of Python object."""
+    """What an input is, for meta: a file format, or the kind of Python object (``dict``,
+    ``DataFrame``, ``pyarrow.Table``, ``pyarrow.RecordBatch``...)."""
     if fmt:
         return fmt
-    return "dict" if isinstance(obj, dict) else "DataFrame" if is_frame(obj) else type(obj).__name__
+    if isinstance(obj, dict):
+        return "dict"
+    if is_frame(obj):
+        return "DataFrame" if type(obj).__name__ == "DataFrame" else f"pyarrow.{type(obj).__name__}"
+    return type(obj).__name__
 
 
 def per_subtopic(qrels) -> bool:

@@ -156,7 +156,8 @@ def read_run(path, *, on_duplicate: str = "error", jobs: int | None = None) -> R
 
 
 def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Qrels:
-    """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame or a Qrels (``jobs``: threads for a big file)."""
+    """Accept a path, a ``{qid: {docid: grade}}`` dict, a DataFrame (pandas, polars), a pyarrow
+    Table or RecordBatch, or a Qrels (``jobs``: threads for a big file)."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
@@ -167,11 +168,12 @@ def load_qrels(qrels, on_duplicate: str = "error", jobs: int | None = None) -> Q
         return frames.qrels_from_dict(qrels, on_duplicate=on_duplicate)
     if is_frame(qrels):
         return frames.qrels_from_frame(qrels, on_duplicate=on_duplicate)
-    raise EvaltoolError(f"qrels must be a path, dict or DataFrame, not {type(qrels).__name__}")
+    raise EvaltoolError(f"qrels must be a path, dict, DataFrame or pyarrow Table, not {type(qrels).__name__}")
 
 
 def load_run(run, on_duplicate: str = "error", runid: str | None = None, jobs: int | None = None) -> Run:
-    """Accept a path (``-`` for stdin), a ``{qid: {docid: score}}`` dict, a DataFrame or a Run."""
+    """Accept a path (``-`` for stdin), a ``{qid: {docid: score}}`` dict, a DataFrame (pandas,
+    polars), a pyarrow Table or RecordBatch, or a Run."""
     if isinstance(run, Run):
         return run
     if isinstance(run, (str, os.PathLike)):
@@ -182,7 +184,7 @@ def load_run(run, on_duplicate: str = "error", runid: str | None = None, jobs: i
         return frames.run_from_dict(run, on_duplicate=on_duplicate, runid=runid or "run")
     if is_frame(run):
         return frames.run_from_frame(run, on_duplicate=on_duplicate, runid=runid or "run")
-    raise EvaltoolError(f"run must be a path, dict or DataFrame, not {type(run).__name__}")
+    raise EvaltoolError(f"run must be a path, dict, DataFrame or pyarrow Table, not {type(run).__name__}")
 
 
 class Loaded:

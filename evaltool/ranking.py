@@ -719,16 +719,20 @@ def judged_lists(qrels: Qrels) -> JudgedLists:
     """
     lists = qrels.memo.get("lists")
     if lists is None:
-        codes, doc_codes, grades = qrels.qid_codes, qrels.doc_codes, qrels.grades
-        if len(codes) > 1 and (codes[1:] < codes[:-1]).any():
-            order = np.argsort(codes, kind="stable")
-            codes, doc_codes, grades = codes[order], doc_codes[order], grades[order]
+        codes, grades = qrels.qid_codes, qrels.grades
+        order = np.argsort(codes, kind="stable") if len(codes) > 1 and (codes[1:] < codes[:-1]).any() else None
+        docs = getattr(qrels, "row_docs", None)  # a dict's judgments: every row's id, rows grouped by query
+        if docs is None or order is not None:
+            doc_codes = qrels.doc_codes if order is None else qrels.doc_codes[order]
+            docs = list(map(qrels.doc_vocab.__getitem__, doc_codes.tolist()))
+        if order is not None:
+            codes, grades = codes[order], grades[order]
         every = np.arange(len(qrels.qid_vocab))
         lists = JudgedLists(
             dict(zip(qrels.qid_vocab, range(len(qrels.qid_vocab)))),
             np.searchsorted(codes, every, side="left"),
             np.searchsorted(codes, every, side="right"),
-            list(map(qrels.doc_vocab.__getitem__, doc_codes.tolist())),
+            docs,
             grades,
         )
         qrels.memo["lists"] = lists

@@ -722,8 +722,11 @@ def judged_lists(qrels: Qrels) -> JudgedLists:
     lists = qrels.memo.get("lists")
     if lists is None:
         code, starts, ends, order, grades = judged_spans(qrels)
-        doc_codes = qrels.doc_codes if order is None else qrels.doc_codes[order]
-        lists = JudgedLists(code, starts, ends, list(map(qrels.doc_vocab.__getitem__, doc_codes.tolist())), grades)
+        docs = getattr(qrels, "row_docs", None)  # a dict's judgments: every row's id, rows grouped by query
+        if docs is None or order is not None:
+            doc_codes = qrels.doc_codes if order is None else qrels.doc_codes[order]
+            docs = list(map(qrels.doc_vocab.__getitem__, doc_codes.tolist()))
+        lists = JudgedLists(code, starts, ends, docs, grades)
         qrels.memo["lists"] = lists
     return lists
 

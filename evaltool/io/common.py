@@ -427,32 +427,39 @@ class TextSource:
         return head + rest if rest else head
 
 
+RECENT_LISTS = 4  # id lists (qrels) whose derived arrays are kept: a few Evaluators used in turn
+
+
 class LastIds:
-    """``compute(ids)`` (an array with a value per id) remembered for the last ``ids`` list it was
-    called with: the ids of one qrels meet run after run (an Evaluator, several runs on the
-    command line). The pair is read and replaced whole, so runs scored in threads never mix two lists.
+    """``compute(ids)`` (an array with a value per id) remembered for the last
+    :data:`RECENT_LISTS` ``ids`` lists it was called with: the ids of one qrels meet run after
+    run (an Evaluator, several runs on the command line), and a training loop may score its
+    runs against a few qrels in turn (dev and test). The entries are read and replaced whole,
+    so runs scored in threads never mix two lists; each holds its list, so the list's
+    identity cannot be reused while it is kept.
 
     >>> lengths = LastIds(lambda ids: np.array([len(i) for i in ids]))
-    >>> ids = ["d1", "d22"]
-    >>> lengths(ids) is lengths(ids), lengths(["d333"]).tolist()
-    (True, [4])
+    >>> ids, other = ["d1", "d22"], ["d333"]
+    >>> lengths(ids) is lengths(ids), lengths(other).tolist(), lengths(ids) is lengths(ids)
+    (True, [4], True)
     """
 
     def __init__(self, compute):
         self.compute = compute
-        self.last = (None, None)
+        self.recent: tuple = ()
 
     def __call__(self, ids) -> np.ndarray:
-        last_ids, values = self.last
-        if last_ids is ids and len(values) == len(ids):
-            return values
+        for known, values in self.recent:
+            if known is ids and len(values) == len(ids):
+                return values
         values = self.compute(ids)
         self.remember(ids, values)
         return values
 
     def remember(self, ids, values: np.ndarray) -> None:
         """Keep ``values``, already known, as those of ``ids`` (a reader that has them at hand)."""
-        self.last = (ids, values)
+        others = tuple(entry for entry in self.recent if entry[0] is not ids)
+        self.recent = ((ids, values), *others[: RECENT_LISTS - 1])
 
 
 def in_order(work, items, workers: int, depth: int | None = None):

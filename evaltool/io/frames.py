@@ -130,15 +130,6 @@ def _dict_rows(data: dict, source: str):
 _GRADE_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
 
 
-def _all_str(items) -> bool:
-    """Whether every item is a str (``str.join`` refuses anything else, in one C loop)."""
-    try:
-        "".join(items)
-    except TypeError:
-        return False
-    return True
-
-
 def _from_plain_dict(cls, data, source: str, runid: str):
     """The common case in one pass of C loops: str ids, plain numbers. None when anything
     else is in ``data``: the row-by-row path then converts or names the bad entry."""
@@ -158,15 +149,59 @@ def _from_plain_dict(cls, data, source: str, runid: str):
         vals = np.fromiter(chain.from_iterable(map(dict.values, per_query)), dtype=np.int64, count=n)
     except OverflowError:
         return None
-    index: dict = {}
-    # a document's code is the row where it first appears (``setdefault`` with a row counter)
-    doc_codes = np.fromiter(map(index.setdefault, chain.from_iterable(per_query), count()), dtype=np.int64, count=n)
-    if not _all_str(index):
+    try:
+        deque(map("".join, per_query), maxlen=0)  # document ids that are not text go row by row
+    except TypeError:
         return None
-    counts = [len(d) for d in per_query]
+    counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
     qid_codes = np.repeat(np.arange(len(per_query), dtype=np.int64), counts)
-    lines = np.arange(1, len(vals) + 1, dtype=np.int64)
-    return Qrels(list(data), qid_codes, list(index), _dense(doc_codes), vals, lines, path=source)
+    return DictQrels(list(data), qid_codes, list(chain.from_iterable(per_query)), vals, source)
+
+
+class DictQrels(Qrels):
+    """Judgments converted from a dict ``{qid: {docid: grade}}`` of text ids and integer grades.
+
+    Query codes and grades are columns at once, and ``row_docs`` every row's document id, rows
+    grouped by query in the dicts' order (what ranking a dict run reads). The document codes
+    are built on first use only: a document's code is the row where it first appears,
+    renumbered 0, 1, ... (the codes the row-by-row path gives).
+
+    >>> qrels = DictQrels(["q1", "q2"], np.array([0, 0, 1]), ["a", "b", "a"], np.array([1, 0, 2]))
+    >>> qrels.doc_vocab, qrels.doc_codes.tolist(), qrels.lines.tolist()
+    (['a', 'b'], [0, 1, 0], [1, 2, 3])
+    """
+
+    def __init__(
+        self,
+        qids: list[str],
+        qid_codes: np.ndarray,
+        row_docs: list[str],
+        grades: np.ndarray,
+        path: str = "<qrels dict>",
+    ):
+        self.qid_vocab, self.qid_codes, self.row_docs, self.grades = qids, qid_codes, row_docs, grades
+        self.path = path
+        self.duplicates_resolved = 0
+        self.subtopics = None
+        self.memo = {}
+
+    @cached_property
+    def _index(self) -> tuple[list[str], np.ndarray]:
+        index: dict = {}
+        codes = np.fromiter(map(index.setdefault, self.row_docs, count()), dtype=np.int64, count=len(self.row_docs))
+        return list(index), _dense(codes)
+
+    @property
+    def doc_vocab(self) -> list[str]:  # type: ignore[override]
+        return self._index[0]
+
+    @property
+    def doc_codes(self) -> np.ndarray:  # type: ignore[override]
+        return self._index[1]
+
+    @cached_property
+    def lines(self) -> np.ndarray:  # type: ignore[override]
+        return np.arange(1, len(self.grades) + 1, dtype=np.int64)
 
 
 def _dict_run(data: dict, per_query: list[dict], n: int, source: str, runid: str) -> DictRun | None:

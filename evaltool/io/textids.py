@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from evaltool.inputs import Run
+from evaltool.io.common import RECENT_LISTS
 from evaltool.io.columnar import (
     ArrowDocRun,
     NumericDocRun,
@@ -215,11 +216,12 @@ class _Judged:
 
 
 class _LastJudged:
-    """:class:`_Judged` of the last list of ids, kept while the same list (a qrels' ids) comes run
-    after run; the ids' Arrow text when their reader had it (:meth:`remember`), else built from the list."""
+    """:class:`_Judged` of the last :data:`~evaltool.io.common.RECENT_LISTS` lists of ids, kept
+    while the same lists (a qrels' ids; a few qrels in turn) come run after run; the ids' Arrow
+    text when their reader had it (:meth:`remember`), else built from the list."""
 
     def __init__(self):
-        self.last = (None, None)
+        self.recent: tuple = ()
         self.known = (None, None)
 
     def remember(self, docids: list[str], texts) -> None:
@@ -227,14 +229,14 @@ class _LastJudged:
         self.known = (docids, texts)
 
     def __call__(self, docids: list[str]) -> _Judged | None:
-        ids, judged = self.last
-        if ids is docids:
-            return judged
+        for ids, judged in self.recent:
+            if ids is docids:
+                return judged
         known, texts = self.known
         judged = _Judged(texts if known is docids else string_array(docids))
         if len(judged.sorted) > 1 and np.any(judged.sorted[1:] == judged.sorted[:-1]):
             judged = None
-        self.last = (docids, judged)
+        self.recent = ((docids, judged), *self.recent[: RECENT_LISTS - 1])
         return judged
 
 

@@ -29,8 +29,20 @@ def precision_at_relevant(batch) -> np.ndarray:
     return batch.rel_so_far / (batch.rank + 1.0)
 
 
+def sum_of_precision_at_relevant(batch) -> np.ndarray:
+    """Per query, the sum of precision at each relevant retrieved row, added in rank order: the
+    i-th relevant row of a query (from 1) at 0-based rank r adds i / (r + 1). Computed on the
+    relevant rows alone (what ``batch.total(precision_at_relevant(batch), batch.is_rel)`` gives)."""
+    rows = np.flatnonzero(batch.is_rel)
+    seg = batch.seg[rows]
+    counts = batch.num_rel_ret
+    before = np.cumsum(counts) - counts
+    nth = np.arange(1, len(rows) + 1) - before[seg]
+    return np.bincount(seg, weights=nth / (batch.rank[rows] + 1.0), minlength=batch.n_queries)
+
+
 def average_precision(batch) -> np.ndarray:
-    total = batch.total(precision_at_relevant(batch), batch.is_rel)
+    total = sum_of_precision_at_relevant(batch)
     return np.where(batch.num_rel_ret > 0, safe_div(total, batch.num_rel), 0.0)
 
 

@@ -25,6 +25,8 @@ CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 def rel_in_top(batch, k) -> np.ndarray:
     """Relevant documents ranked above ``k`` (``k`` scalar or one per query)."""
     k = np.asarray(k)
+    if not k.ndim and k >= batch.num_ret.max(initial=0):  # no ranking reaches k (recall.1000 of a top 100)
+        return batch.num_rel_ret.copy()
     limit = k[batch.seg] if k.ndim else k
     return batch.count(batch.is_rel & (batch.rank < limit))
 

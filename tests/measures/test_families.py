@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evaltool import evaluate, parse_measures
 from evaltool.measures import FAMILIES, MEASURES, NAMED_MEASURES, named_measure, trec_measure
 
@@ -74,3 +76,31 @@ def test_each_family_loads_alone_and_scores_as_the_whole_registry():
     assert child["loaded"]["strings"] == sorted(FAMILIES)
     for spec in SPELLINGS:
         assert child["names"][spec] == [[r.canonical, r.names] for r in parse_measures([spec])], spec
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("options", [{}, {"max_ret": 4}, {"judged_only": True}, {"relevance_level": 2}])
+def test_sums_on_relevant_rows_alone_equal_the_masked_sums_of_every_row(seed, options):
+    """AP's sum of precision at relevant rows, taken on those rows alone, and the relevant count
+    above a cutoff no ranking reaches, taken as every relevant retrieved row, are bit for bit what
+    the sums over every stored row masked give (ties, unjudged rows, negative grades, a missing
+    query and queries without relevant rows among them)."""
+    import numpy as np
+
+    from evaltool.io.frames import qrels_from_dict, run_from_dict
+    from evaltool.measures.ap import precision_at_relevant, sum_of_precision_at_relevant
+    from evaltool.measures.precision import rel_in_top
+    from evaltool.ranking import RankOptions, rank
+
+    rng = np.random.default_rng(seed)
+    qrels, run = {"absent": {"z": 1}}, {}
+    for q in range(12):  # scores on a coarse grid (ties); some judged documents not retrieved
+        docs = [f"d{i}" for i in range(int(rng.integers(1, 30)))]
+        run[f"q{q}"] = {d: float(rng.integers(0, 4)) for d in docs}
+        qrels[f"q{q}"] = {d: int(rng.integers(-1, 3)) for d in docs[::2] + [f"u{q}_{i}" for i in range(5)]}
+    batch = rank(qrels_from_dict(qrels), run_from_dict(run), RankOptions(**options, complete=True)).batch
+    masked = batch.total(precision_at_relevant(batch), batch.is_rel)
+    assert sum_of_precision_at_relevant(batch).tolist() == masked.tolist()
+    deepest = int(batch.num_ret.max())
+    for k in (deepest, deepest + 1, 1000):
+        assert rel_in_top(batch, k).tolist() == batch.count(batch.is_rel & (batch.rank < k)).tolist()

@@ -883,8 +883,10 @@ def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
     getters = [_NOT_JUDGED] * len(run.qid_vocab)
     for code, q in zip(side.judged_codes.tolist(), side.code_q[side.judged_codes].tolist()):
         getters[code] = by_query[side.qids[q]].get
+    bounds = side.query_start.tolist()
+    each_query = map(ids.__getitem__, map(slice, bounds[:-1], bounds[1:]))  # a query's ids, as its dict lists them
     found = np.fromiter(
-        chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
+        chain.from_iterable(map(map, getters, each_query, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
     )
     rows = np.flatnonzero(found >= 0)
     joined = rows, run.qid_codes[rows], judged_lists(qrels).grades[found[rows]]

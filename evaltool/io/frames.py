@@ -303,12 +303,15 @@ class FrameRun(DictRun):
     """A small frame's run ranked as a dict run is (:class:`DictRun`): every row's document id
     listed (``ids``), rows grouped by query (``bounds``: where each query starts, then the row
     count), the scores as the frame holds them. Each query's ``{docid: score}`` (``rankings``)
-    is made when ranking first reads it (:class:`_LazyRankings`).
+    is made when ranking first reads it (:class:`_LazyRankings`), which is seldom: ranking looks
+    each row up among its query's judgments instead (``rankings_made_when_read``).
 
     >>> run = FrameRun(["q1", "q2"], ["a", "b", "b"], np.array([0, 2, 3]), np.array([2.0, 1.0, 3.0]))
     >>> run.qid_codes.tolist(), run.rankings[1], run.doc_codes.tolist(), run.keys_for(["b", "z"]).tolist()
     ([0, 0, 1], {'b': 3.0}, [0, 1, 1], [1, -1])
     """
+
+    rankings_made_when_read = True
 
     def __init__(
         self,
@@ -358,7 +361,8 @@ def _text_ids(column):
     return _narrow(array) if array is not None and pa.types.is_integer(array.type) else array
 
 
-SMALL_FRAME_ROWS = 1 << 14  # rows up to which a frame's run is ranked as a dict run (FrameRun)
+SMALL_FRAME_ROWS = 1 << 13  # rows up to which a frame's run is ranked as a dict run (FrameRun): measured, a
+# frame seen once costs about what the columnar readers cost at this size, less below, more above
 
 
 def _small_frame_run(columns, source: str, runid: str) -> FrameRun | None:

@@ -942,8 +942,6 @@ def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
     return all(map(gt, earlier, later))
 
 
-
-
 BLOCK_CELLS = 1 << 16  # (judged document x query position) comparisons made at a time: a block stays in cache
 COMPARISONS_PER_SORT_STEP = 4  # what one step of sorting the run costs, in comparisons of _count_above
 

@@ -809,14 +809,15 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
     """(query, rank, grade, tie groups) of every retrieved judged document of a dict run
     (``run.rankings``); a row's group is [start, end) of its query's positions (:class:`TieGroups`).
 
-    Documents are looked up by id on the smaller side: each judged document in its query's
-    dict (which gives its score), or, when the run holds fewer rows than the judgments of
-    its queries, each retrieved document among its query's judgments. A document's rank is
+    Documents are looked up by id: each retrieved document among its query's judgments when the
+    run holds fewer rows than the judgments of its queries, or when its queries come in score
+    order (then a rank is a position, and the lookup is kept for the next run listing the same
+    ids: :func:`_judged_rows_of`); else each judged document in its query's dict, which gives
+    its score, and no other id is read unless it ties with a judged one. A document's rank is
     the number of scores of its query above it, plus, inside its group of equal scores, the
-    number of larger ids (the tie rule). No other document id is read unless it ties with a
-    judged one, and the run is not sorted: a run whose queries come in score order is
-    ranked by position, any other by comparing each judged score with its query's scores
-    (:func:`_count_above`), or by a sort where that costs less.
+    number of larger ids (the tie rule). The run is not sorted: a run whose queries come in
+    score order is ranked by position, any other by comparing each judged score with its
+    query's scores (:func:`_count_above`), or by a sort where that costs less.
     """
     code_q, query_start, codes = side.code_q, side.query_start, side.judged_codes
     rows_per_code = run.query_lengths()
@@ -825,7 +826,8 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
     counts = ends - starts
     total = int(counts.sum())
     hit_rows = None
-    if len(run.scores) < total or run.rankings_made_when_read:  # look the retrieved rows up
+    by_row = len(run.scores) < total or run.rankings_made_when_read
+    if by_row or _scores_descending(run.scores, query_start):  # look the retrieved rows up
         hit_rows, judged_code, grade = _judged_rows_of(qrels, run, side)
         score = run.scores[hit_rows]
 

@@ -258,13 +258,14 @@ def _tied_dicts(seed: int, unretrieved: int = 0, descending: bool = False, depth
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("unretrieved, descending, depth", [(0, False, None), (60, False, None), (60, True, None),
                                                           (0, False, 30), (60, False, 30), (60, "trec", None),
-                                                          (60, "trec", 30), (60, True, 30)])
+                                                          (60, "trec", 30), (60, True, 30), (0, True, 30),
+                                                          (0, "trec", None)])
 def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, unretrieved, descending, depth, monkeypatch):
     """A dict run's judged documents are ranked by counting the scores of their query (no sort);
     with the comparison budget at nothing, by sorting: both as the same run read from a file.
-    With more judgments than retrieved documents, the retrieved ones are looked up among the
-    judged (and a run in score order ranked by position, ties by their ids unless the run
-    holds them in the tie rule's order already). ``ties='average'`` reads the tie groups."""
+    With more judgments than retrieved documents, or a run in score order, the retrieved ones
+    are looked up among the judged (and a run in score order ranked by position, ties by their
+    ids unless the run holds them in the tie rule's order already). ``ties='average'`` reads the tie groups."""
     from evaltool import ranking
 
     qrels, run = _tied_dicts(seed, unretrieved, descending, depth)
@@ -278,6 +279,29 @@ def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, unretrieved, descending
     monkeypatch.setattr(ranking, "COMPARISONS_PER_SORT_STEP", 0)  # counting, whatever it costs
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
     monkeypatch.setattr(ranking, "_count_above", lambda *args: None)  # sorting
+    assert evaluate(qrels, run, measures, per_query=True).per_query == expected
+
+
+@pytest.mark.parametrize("descending", [True, "trec"])
+def test_a_deep_dict_run_in_score_order_is_ranked_by_position(tmp_path, descending, monkeypatch):
+    """More retrieved documents than judgments, each query in score order: the retrieved are looked
+    up among the judged and ranked by position (ties by their ids), never counted nor sorted."""
+    from evaltool import ranking
+
+    qrels, run = _tied_dicts(4, 0, descending, 30)
+    assert sum(map(len, run.values())) > sum(map(len, qrels.values()))
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
+                                    encoding="utf-8", errors="surrogateescape")
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),
+                                  encoding="utf-8", errors="surrogateescape")
+    measures = ["map", "recip_rank", "ndcg", "P.5", "relstring", "nDCG(ties='average')@5"]
+    expected = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), measures, per_query=True).per_query
+
+    def refused(*args):
+        raise AssertionError("a run in score order is ranked by position")
+
+    monkeypatch.setattr(ranking, "_count_above", refused)
+    monkeypatch.setattr(ranking, "_rank_by_sort", refused)
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
 
 

@@ -361,35 +361,42 @@ def _text_ids(column):
     return _narrow(array) if array is not None and pa.types.is_integer(array.type) else array
 
 
-SMALL_FRAME_ROWS = 1 << 13  # rows up to which a frame's run is ranked as a dict run (FrameRun): measured, a
-# frame seen once costs about what the columnar readers cost at this size, less below, more above
+SMALL_FRAME_ROWS = 1 << 13  # rows up to which a frame's run is ranked as a dict run (FrameRun) at once: measured,
+# a frame seen once costs about what the columnar readers cost at this size, less below, more above
+REPEATED_FRAME_ROWS = 1 << 16  # rows up to which a frame's run whose ids the last frame had is ranked so
 
 
-def _small_frame_run(columns, source: str, runid: str) -> FrameRun | None:
-    """A small frame's run as a :class:`FrameRun`: text (or integer) ids without a missing value,
+def _frame_run_by_ids(columns, source: str, runid: str, at_once: bool) -> FrameRun | None:
+    """A frame's run as a :class:`FrameRun`: text (or integer) ids without a missing value,
     finite scores, rows grouped by query, no document twice in a query; None for anything
     else, which the columnar and row-by-row paths decide as they decide for any frame (and
-    name the row they refuse)."""
+    name the row they refuse). Unless ``at_once``, only for id columns equal to the last
+    frame's (:class:`_LastFrameIds`)."""
     qids, docs = _text_ids(columns[0]), _text_ids(columns[1])
     scores = None if qids is None or docs is None else _arrow_numbers(columns[2], integral=False)
     if scores is None or not len(scores):
         return None
-    read = _frame_ids(qids, docs)
+    read = _frame_ids(qids, docs, at_once)
     return None if read is None else FrameRun(*read, scores, runid, source)
 
 
+_UNREAD = object()  # the ids of a frame seen once that were not read
+
+
 class _LastFrameIds:
-    """The id columns of the last small frame run and what was read from them: (query ids,
-    every row's document id, where each query starts), or None when a query's rows are apart
-    or a document repeats inside a query. A training loop scoring the same candidates anew
-    hands over equal id columns call after call: their Arrow data are compared (a ``memcmp``),
-    and the ids listed, checked and grouped once. Read and replaced whole (threads never mix
-    two entries); the entry holds its columns, whose Arrow buffers never change."""
+    """The id columns of the last frame run and what was read from them: (query ids, every
+    row's document id, where each query starts), or None when a query's rows are apart or a
+    document repeats inside a query. A training loop scoring the same candidates anew hands
+    over equal id columns call after call: their Arrow data are compared (a ``memcmp``), and
+    the ids listed, checked and grouped once; a larger frame's ids (not ``at_once``) only
+    when they come a second time, what was seen once costing less through the columnar
+    readers. Read and replaced whole (threads never mix two entries); the entry holds its
+    columns, whose Arrow buffers never change."""
 
     def __init__(self):
         self.last = None
 
-    def __call__(self, qids, docs):
+    def __call__(self, qids, docs, at_once: bool = True):
         last = self.last
         if (
             last is not None
@@ -398,17 +405,27 @@ class _LastFrameIds:
             and last[0].equals(qids)
             and last[1].equals(docs)
         ):
-            return last[2]
-        from evaltool.io.textids import query_runs
-
-        bounds, vocab = query_runs(qids)
-        read = None
-        if len(set(vocab)) == len(vocab):  # else a query's rows are apart
-            ids, edges = docs.to_pylist(), bounds.tolist()
-            if sum(map(len, map(set, map(ids.__getitem__, map(slice, edges[:-1], edges[1:]))))) == len(ids):
-                read = vocab, ids, bounds  # else a document repeats inside a query
+            if last[2] is not _UNREAD:
+                return last[2]
+        elif not at_once:
+            self.last = (qids, docs, _UNREAD)
+            return None
+        read = _read_ids(qids, docs)
         self.last = (qids, docs, read)
         return read
+
+
+def _read_ids(qids, docs):
+    """(query ids, every row's document id, where each query starts), or None (see :class:`_LastFrameIds`)."""
+    from evaltool.io.textids import query_runs
+
+    bounds, vocab = query_runs(qids)
+    if len(set(vocab)) != len(vocab):
+        return None  # a query's rows are apart
+    ids, edges = docs.to_pylist(), bounds.tolist()
+    if sum(map(len, map(set, map(ids.__getitem__, map(slice, edges[:-1], edges[1:]))))) != len(ids):
+        return None  # a document repeats inside a query
+    return vocab, ids, bounds
 
 
 _frame_ids = _LastFrameIds()
@@ -675,7 +692,12 @@ def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run Da
     (['q1'], [2.0, 1.0])
     """
     columns = _frame_data(frame, _frame_columns(frame, ("score",), source))
-    converted = _small_frame_run(columns, source, runid or "") if len(frame) <= SMALL_FRAME_ROWS else None
+    rows = len(frame)
+    converted = (
+        _frame_run_by_ids(columns, source, runid or "", at_once=rows <= SMALL_FRAME_ROWS)
+        if rows <= REPEATED_FRAME_ROWS
+        else None
+    )
     if converted is None:
         converted = _columnar_run(columns, source, runid or "")
     if converted is not None:

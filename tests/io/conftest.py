@@ -7,4 +7,4 @@ def columnar_frames(monkeypatch):
     ranked as a dict run, :class:`evaltool.io.frames.FrameRun`)."""
     from evaltool.io import frames
 
-    monkeypatch.setattr(frames, "SMALL_FRAME_ROWS", -1)
+    monkeypatch.setattr(frames, "REPEATED_FRAME_ROWS", -1)

@@ -43,9 +43,9 @@ def _tricky(seed: int, numeric: bool, queries: int = 8, depth: int = 15):
 
 
 def _columnar(monkeypatch, call):
-    """``call()`` with small frames sent through the columnar readers, as before FrameRun."""
+    """``call()`` with every frame sent through the columnar readers, as before FrameRun."""
     with monkeypatch.context() as patch:
-        patch.setattr(frames, "SMALL_FRAME_ROWS", -1)
+        patch.setattr(frames, "REPEATED_FRAME_ROWS", -1)
         return call()
 
 
@@ -106,8 +106,11 @@ def test_frames_the_small_path_does_not_take_go_on_to_the_other_readers():
     assert not isinstance(frames.run_from_frame(interleaved), frames.FrameRun)
     twice = frame([("q1", "a", 1.0), ("q1", "a", 2.0), ("q2", "a", 3.0)], "score")
     assert frames.run_from_frame(twice, on_duplicate="first").scores.tolist() == [1.0, 3.0]
-    large = frame([("q1", f"d{i}", float(i)) for i in range(frames.SMALL_FRAME_ROWS + 1)], "score")
-    assert not isinstance(frames.run_from_frame(large), frames.FrameRun)
+    larger = frame([("q1", f"d{i}", float(i)) for i in range(frames.SMALL_FRAME_ROWS + 1)], "score")
+    assert not isinstance(frames.run_from_frame(larger), frames.FrameRun)  # seen once: the columnar readers
+    assert isinstance(frames.run_from_frame(larger.copy()), frames.FrameRun)  # the same ids again
+    largest = frame([("q1", f"d{i}", float(i)) for i in range(frames.REPEATED_FRAME_ROWS + 1)], "score")
+    assert not any(isinstance(frames.run_from_frame(largest), frames.FrameRun) for _ in range(2))
     expected = evaluate({"q1": {"a": 1, "b": 1}, "q2": {"a": 1}}, as_dicts(interleaved.itertuples(index=False)),
                         ["map", "num_ret"], per_query=True)
     assert evaluate({"q1": {"a": 1, "b": 1}, "q2": {"a": 1}}, interleaved, ["map", "num_ret"],

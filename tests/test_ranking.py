@@ -255,6 +255,18 @@ def _tied_dicts(seed: int, unretrieved: int = 0, descending: bool = False, depth
     return qrels, run
 
 
+TIED_MEASURES = ["map", "recip_rank", "ndcg", "P.5", "relstring", "nDCG(ties='average')@5"]
+
+
+def _from_files(tmp_path, qrels: dict, run: dict) -> dict:
+    """The per-query values of TIED_MEASURES for ``qrels`` and ``run`` written as files and read back."""
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
+                                    encoding="utf-8", errors="surrogateescape")
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),
+                                  encoding="utf-8", errors="surrogateescape")
+    return evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), TIED_MEASURES, per_query=True).per_query
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("unretrieved, descending, depth", [(0, False, None), (60, False, None), (60, True, None),
                                                           (0, False, 30), (60, False, 30), (60, "trec", None),
@@ -269,12 +281,8 @@ def test_dict_runs_rank_ties_as_files_do(tmp_path, seed, unretrieved, descending
     from evaltool import ranking
 
     qrels, run = _tied_dicts(seed, unretrieved, descending, depth)
-    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
-                                    encoding="utf-8", errors="surrogateescape")
-    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),
-                                  encoding="utf-8", errors="surrogateescape")
-    measures = ["map", "recip_rank", "ndcg", "P.5", "relstring", "nDCG(ties='average')@5"]
-    expected = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), measures, per_query=True).per_query
+    measures = TIED_MEASURES
+    expected = _from_files(tmp_path, qrels, run)
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
     monkeypatch.setattr(ranking, "COMPARISONS_PER_SORT_STEP", 0)  # counting, whatever it costs
     assert evaluate(qrels, run, measures, per_query=True).per_query == expected
@@ -290,12 +298,8 @@ def test_a_deep_dict_run_in_score_order_is_ranked_by_position(tmp_path, descendi
 
     qrels, run = _tied_dicts(4, 0, descending, 30)
     assert sum(map(len, run.values())) > sum(map(len, qrels.values()))
-    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
-                                    encoding="utf-8", errors="surrogateescape")
-    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, docs in run.items() for d, s in docs.items()),
-                                  encoding="utf-8", errors="surrogateescape")
-    measures = ["map", "recip_rank", "ndcg", "P.5", "relstring", "nDCG(ties='average')@5"]
-    expected = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), measures, per_query=True).per_query
+    measures = TIED_MEASURES
+    expected = _from_files(tmp_path, qrels, run)
 
     def refused(*args):
         raise AssertionError("a run in score order is ranked by position")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from evaltool.clicks import evaluate
 from evaltool.io.clicks import events, events_jsonl
@@ -52,3 +53,31 @@ def test_jsonl_parsed_in_threads_equals_the_line_reader(tmp_path, monkeypatch):
     a, b = evaluate(got, MEASURES, per_query=True), evaluate(want, MEASURES, per_query=True)
     assert a.summary == b.summary and a.meta["clicks"] == b.meta["clicks"]
     assert repr(a.per_query) == repr(b.per_query)  # value for value, nan where undefined
+
+
+def test_a_damaged_row_group_decoded_ahead_is_named_by_its_first_row(tmp_path):
+    """Row groups are decoded one ahead, in a thread: a damaged one still stops the reading at
+    its own first row, after the row groups before it, with the same message."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evaltool.clicks import read_click_log
+    from evaltool.errors import ParseError
+
+    rows = interleaved_rows(generated_log(n_impressions=120))
+    path = tmp_path / "events.parquet"
+    pq.write_table(pa.table({name: [row.get(name) for row in rows]
+                             for name in ("session_id", "query", "action", "doc_id", "position")}),
+                   path, row_group_size=100, compression="none")
+    chunk = pq.ParquetFile(path).metadata.row_group(3).column(3)  # doc_id of rows 301..400
+    data = bytearray(path.read_bytes())
+    start = chunk.data_page_offset
+    for offset in range(start, start + chunk.total_compressed_size):
+        data[offset] = 0xFF
+    damaged = tmp_path / "damaged.parquet"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(ParseError) as caught:
+        read_click_log(str(damaged))
+    assert caught.value.path == str(damaged)
+    assert caught.value.line == "row 301"
+    assert "a readable Parquet file" in str(caught.value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from evaltool.errors import ParseError
 from evaltool.io.clicks import events as events_table
 from evaltool.io.clicks.builder import Builder
@@ -31,15 +33,24 @@ def read_events_parquet(path: str, builder: Builder) -> None:
 
     events = EventBatches(builder, columns, line_of)
     wanted = [c for c in columns if c in RESERVED or c in ("session_id", "query_id") or c in builder.field_names]
+
+    def decoded(group):
+        return handle.read_row_group(group, columns=wanted, use_threads=True)
+
     # a row group at a time, its columns decoded in Arrow's threads, then cut into batches: one
     # reader over the whole file would keep decoded pages of the row groups it has passed
-    # (~100 MB more at 10M events); a row group is some tens of MB decoded
-    try:
-        for group in range(handle.num_row_groups):
-            table = handle.read_row_group(group, columns=wanted, use_threads=True)
-            for batch in table.to_batches(max_chunksize=events_table.TABLE_BATCH_ROWS):
-                events.add(batch)
-                start += batch.num_rows
-            del table
-    except (pa.ArrowException, OSError) as exc:  # a damaged page, a column chunk that cannot be decoded
-        raise ParseError(path, f"row {start + 1}", None, f"a readable Parquet file ({_first_line(exc)})") from None
+    # (~100 MB more at 10M events); a row group is some tens of MB decoded. The next row group
+    # is decoded in a thread of its own while this one is encoded (Arrow's decoding lets go of
+    # the GIL), so decoding and encoding share the cores; at most two row groups are held.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            ahead = pool.submit(decoded, 0) if handle.num_row_groups else None
+            for group in range(handle.num_row_groups):
+                table = ahead.result()
+                ahead = pool.submit(decoded, group + 1) if group + 1 < handle.num_row_groups else None
+                for batch in table.to_batches(max_chunksize=events_table.TABLE_BATCH_ROWS):
+                    events.add(batch)
+                    start += batch.num_rows
+                del table
+        except (pa.ArrowException, OSError) as exc:  # a damaged page, a column chunk that cannot be decoded
+            raise ParseError(path, f"row {start + 1}", None, f"a readable Parquet file ({_first_line(exc)})") from None

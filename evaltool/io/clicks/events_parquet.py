@@ -11,6 +11,9 @@ from evaltool.io.clicks.events import EventBatches
 from evaltool.io.clicks.values import RESERVED
 
 
+DICTIONARY_COLUMNS = ("action", "session_id", "query_id", "query", "impression_id")
+
+
 def _first_line(exc: Exception) -> str:
     """What a library said, on one line (Arrow's messages may end in a newline or go on for several)."""
     lines = str(exc).strip().splitlines()
@@ -23,6 +26,17 @@ def read_events_parquet(path: str, builder: Builder) -> None:
 
     try:
         handle = pq.ParquetFile(path)
+        # ids and actions as Parquet stores them, a dictionary and an index per row: decoded
+        # without writing every row's text, and coded a dictionary entry at a time (doc_id is
+        # left as text: a log's many documents overflow Parquet's dictionaries into plain pages,
+        # which Arrow would hash back into a dictionary)
+        coded = [
+            field.name
+            for field in handle.schema_arrow
+            if field.name in DICTIONARY_COLUMNS and pa.types.is_string(field.type)
+        ]
+        if coded:
+            handle = pq.ParquetFile(path, read_dictionary=coded)
     except (pa.ArrowException, OSError) as exc:
         raise ParseError(path, None, None, f"a readable Parquet file ({_first_line(exc)})") from None
     columns = handle.schema_arrow.names

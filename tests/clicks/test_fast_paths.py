@@ -17,7 +17,7 @@ from evaltool.clicks import evaluate
 from evaltool.io.clicks import events, events_jsonl
 from evaltool.io.clicks.builder import Builder
 from evaltool.io.clicks.text import opener
-from tests.clicks.test_chunks import MEASURES, generated_log, interleaved_rows
+from tests.support.clicklogs import MEASURES, generated_log, interleaved_rows
 
 ARRAYS = ("imp_query", "imp_time", "shown_offsets", "shown_key", "shown_pos", "click_offsets", "click_key",
           "click_rank", "click_time")

@@ -602,6 +602,7 @@ class _RunColumns:
         self.doc_codes = np.empty(capacity, dtype=np.int32)
         self.scores = np.empty(capacity, dtype=np.float64)
         self.rows = 0
+        self.block_starts: list[int] = []  # the first row of every block added after the first
         self.vocab: dict[str, int] = {}
         self.doc_text: list | None = None  # the id chunks, once an id is not numeric
         self.prints: list = []  # their fingerprints, chunk by chunk
@@ -639,7 +640,36 @@ class _RunColumns:
                 self.prints = [fingerprints(self.doc_text[0])] if start else []
             self.doc_text.append(block.docs)
             self.prints.append(fingerprints(block.docs) if block.prints is None else block.prints)
+        if start:
+            self.block_starts.append(start)
         self.rows, self.tag = end, block.tag
+
+    def _repeats(self, keys: np.ndarray) -> bool:
+        """Whether a (query, document key) pair repeats in the run (keys >= 0), given that none
+        repeats inside a block (every block added was ``regular``).
+
+        In a file grouped by query a pair can then only repeat in a query whose lines cross
+        the cut between two blocks: only those queries' rows are checked (a few thousand rows
+        instead of the whole file, in the reading thread after the parsers are done). Other
+        files: :func:`has_duplicates` over every row.
+
+        >>> read = _RunColumns(0)
+        >>> read.qid_codes, read.vocab, read.block_starts = np.array([0, 0, 1, 1, 2], np.int32), {"a": 0, "b": 1, "c": 2}, [3]
+        >>> read._repeats(np.array([4, 5, 6, 7, 6])), read._repeats(np.array([4, 5, 6, 6, 6]))
+        (False, True)
+        """
+        qids = self.qid_codes
+        changes = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+        if len(changes) + 1 != len(self.vocab) or not len(keys) or keys.min() < 0:
+            return has_duplicates(qids, keys)
+        bounds = np.concatenate(([0], changes, [len(qids)]))
+        starts = np.array(self.block_starts, dtype=np.int64)
+        crossing = starts[qids[starts - 1] == qids[starts]]  # a block that starts inside a query
+        for group in np.unique(np.searchsorted(bounds, crossing, side="right") - 1).tolist():
+            begin, end = int(bounds[group]), int(bounds[group + 1])
+            if repeats_in_groups(keys[begin:end], np.array([0, end - begin])):
+                return True
+        return False
 
     def run(self, runid: str, path: str, text_run=None) -> Run | None:
         """The Run read; None if a query id looks like a comment line, or a (query, document) pair
@@ -656,11 +686,11 @@ class _RunColumns:
         for column in (self.qid_codes, self.doc_codes, self.scores):
             column.resize(self.rows, refcheck=False)
         if self.doc_text is None:
-            if has_duplicates(self.qid_codes, self.doc_codes):
+            if self._repeats(self.doc_codes):
                 return None
             return NumericDocRun(names, self.qid_codes, [], self.doc_codes, self.scores, None, runid=runid, path=path)
         prints = np.concatenate(self.prints) if len(self.prints) > 1 else self.prints[0]
-        if has_duplicates(self.qid_codes, (prints >> np.uint64(1)).view(np.int64)):
+        if self._repeats((prints >> np.uint64(1)).view(np.int64)):
             return None
         if text_run is not None:
             docs = pa.chunked_array(self.doc_text, pa.string())

@@ -682,6 +682,12 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
         candidates = np.flatnonzero(_member(run.doc_codes, keys))
         candidate_keys = run.doc_codes[candidates]
     else:
+        rows, doc = found
+        query = code_q[run.qid_codes[rows]]
+        evaluated = query >= 0
+        joined = _judge_found(qrels, run, qrels_q, len(ids), rows[evaluated], doc[evaluated], query[evaluated])
+        if joined is not None:
+            return joined
         keys, qrels_pair, qrels_grade = _qrels_side(qrels, None, qrels_q)
         candidates, candidate_keys = found
     evaluated = code_q[run.qid_codes[candidates]] >= 0
@@ -784,8 +790,7 @@ def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.n
     each row's judged document, then its judgments (:class:`_QrelsByDocument`) compared with
     the row's query, one pass per judgment a document has at most. None when a document is
     judged for more than :data:`JUDGED_IN_QUERIES_MAX` evaluated queries (binary searches then)."""
-    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q, len(doc_keys))
-    if most > JUDGED_IN_QUERIES_MAX:
+    if _qrels_by_document(qrels, qrels_q, len(doc_keys))[4] > JUDGED_IN_QUERIES_MAX:
         return None
     judged = np.flatnonzero(doc_keys >= 0)
     document = np.full(bound, -1, dtype=np.int64)
@@ -793,13 +798,27 @@ def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.n
     row_doc = document[run.doc_codes]
     row_q = code_q[run.qid_codes]
     candidates = np.flatnonzero((row_doc >= 0) & (row_q >= 0))
-    doc, query = row_doc[candidates], row_q[candidates]
+    return _judge_found(qrels, run, qrels_q, len(doc_keys), candidates, row_doc[candidates], row_q[candidates])
+
+
+def _judge_found(qrels: Qrels, run: Run, qrels_q: np.ndarray, documents: int, candidates, doc, query):
+    """The join of :func:`_judge_by_document` once each candidate row (in row order) has its judged
+    document (``doc``: its code in the qrels, of ``documents``) and evaluated query: each row's
+    judgments (:class:`_QrelsByDocument`) compared with its query, one pass per judgment a
+    document has at most. None when that is more than :data:`JUDGED_IN_QUERIES_MAX`."""
+    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q, documents)
+    if most > JUDGED_IN_QUERIES_MAX:
+        return None
     start, count = first[doc], per_doc[doc]
     at = np.full(len(candidates), -1, dtype=np.int64)
+    active = np.flatnonzero(count > 0)  # rows whose query may still be among their document's judgments
     for k in range(most):  # the k-th judgment of each row's document: the first of the row's query wins
-        row = np.where(count > k, start + k, 0)
-        found = (count > k) & (pair_q[row] == query) & (at < 0)
-        at[found] = row[found]
+        row = start[active] + k
+        found = pair_q[row] == query[active]
+        at[active[found]] = row[found]
+        active = active[~found & (count[active] > k + 1)]
+        if not len(active):
+            break
     hit = at >= 0
     rows = candidates[hit]
     return query[hit], rank_rows(run, rows), pair_grade[at[hit]], rows
@@ -825,12 +844,12 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
     counts = ends - starts
     total = int(counts.sum())
     hit_rows = None
-    if len(run.scores) < total:  # fewer retrieved rows than judgments: look those up
+    if len(run.scores) < total or run.rankings_made_when_read:  # look the retrieved rows up
         hit_rows, judged_code, grade = _judged_rows_of(qrels, run, side)
         score = run.scores[hit_rows]
 
-        def ids_of(entries: np.ndarray) -> list[str]:
-            return _row_ids(run, query_start, hit_rows[entries])
+        def ids_of(entries: np.ndarray) -> list[str]:  # every row's id is listed by _judged_rows_of
+            return list(map(run.doc_vocab.__getitem__, hit_rows[entries].tolist()))
 
     else:
         docs = map(lists.docs.__getitem__, map(slice, starts.tolist(), ends.tolist()))
@@ -883,8 +902,10 @@ def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
     getters = [_NOT_JUDGED] * len(run.qid_vocab)
     for code, q in zip(side.judged_codes.tolist(), side.code_q[side.judged_codes].tolist()):
         getters[code] = by_query[side.qids[q]].get
+    bounds = side.query_start.tolist()
+    each_query = map(ids.__getitem__, map(slice, bounds[:-1], bounds[1:]))  # a query's ids, as its dict lists them
     found = np.fromiter(
-        chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
+        chain.from_iterable(map(map, getters, each_query, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
     )
     rows = np.flatnonzero(found >= 0)
     joined = rows, run.qid_codes[rows], judged_lists(qrels).grades[found[rows]]
@@ -938,19 +959,6 @@ def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
     if not str_order_is_byte_order(later + earlier):
         later, earlier = list(map(byte_key, later)), list(map(byte_key, earlier))
     return all(map(gt, earlier, later))
-
-
-def _row_ids(run: Run, query_start: np.ndarray, rows: np.ndarray) -> list[str]:
-    """The document ids of rows of a dict run (``run.rankings``), each query's ids listed once."""
-    codes = np.searchsorted(query_start, rows, side="right") - 1
-    listed: dict[int, list[str]] = {}
-    out = []
-    for code, row in zip(codes.tolist(), (rows - query_start[codes]).tolist()):
-        ids = listed.get(code)
-        if ids is None:
-            ids = listed[code] = list(run.rankings[code])
-        out.append(ids[row])
-    return out
 
 
 BLOCK_CELLS = 1 << 16  # (judged document x query position) comparisons made at a time: a block stays in cache

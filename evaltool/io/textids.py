@@ -28,103 +28,19 @@ import numpy as np
 from evaltool.inputs import Run
 from evaltool.io.common import RECENT_LISTS
 from evaltool.io.columnar import (
+    FINGERPRINT_ROWS,
     ArrowDocRun,
     NumericDocRun,
     bool_column,
     canonical_int64,
     comment_like,
+    fingerprints,
     kernels,
     numeric_ids,
     numpy_column,
     repeats_in_groups,
     string_array,
 )
-
-FINGERPRINT_ROWS = 1 << 15  # ids fingerprinted at a time: the temporaries stay in cache
-_SEED = np.uint64(0x9E3779B97F4A7C15)  # the golden ratio's bits, times the length: where a fingerprint starts
-_STEP = np.uint64(0xC2B2AE3D27D4EB4F)  # an odd multiplier with dense bits, once per eight bytes
-_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # the low i bytes
-
-
-def _chunk_fingerprints(chunk) -> np.ndarray:
-    """:func:`fingerprints` of one Arrow ``string`` or ``large_string`` array without nulls.
-
-    The data buffer is read as unaligned little-endian 64-bit words. A fingerprint starts as
-    the id's length times a constant; its first eight bytes (fewer, zero-padded, for a
-    shorter id), its last eight (none for a shorter id) and, for an id longer than 16
-    bytes, the eight-byte words in between are each xor-ed in, then the whole multiplied by
-    an odd constant (a bijection: different states stay different, and the last product
-    spreads every bit upwards: the high bits index :class:`_Judged`'s table). A word that
-    would run past the buffer's end is read ending at it, shifted down.
-    """
-    import pyarrow as pa
-
-    rows = len(chunk)
-    buffers = chunk.buffers()
-    offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-    offsets = np.frombuffer(
-        buffers[1], dtype=offset_type, count=rows + 1, offset=chunk.offset * np.dtype(offset_type).itemsize
-    )
-    data = np.zeros(0, dtype=np.uint8) if buffers[2] is None else np.frombuffer(buffers[2], dtype=np.uint8)
-    if len(data) < 8:
-        data = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
-    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    last = len(data) - 8  # the last position a whole word can be read from
-    out = np.empty(rows, dtype=np.uint64)
-    for begin in range(0, rows, FINGERPRINT_ROWS):
-        start = offsets[begin : min(begin + FINGERPRINT_ROWS, rows)]
-        end = offsets[begin + 1 : begin + FINGERPRINT_ROWS + 1]
-        length = end - start
-        shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
-        h = length.astype(np.uint64)
-        h *= _SEED
-        if len(start) and int(start[-1]) > last:  # a short id in the buffer's last bytes
-            at = np.minimum(start, last)
-            first = words[at]
-            first >>= ((start - at) * 8).astype(np.uint64)
-        else:
-            first = words[start]
-        if shortest < 8:
-            first &= _MASKS[np.minimum(length, 8)]
-            final = words[np.maximum(end - 8, 0)]
-            final[length < 8] = 0
-        else:
-            final = words[end - 8]
-        h ^= first
-        h *= _STEP
-        h ^= final
-        h *= _STEP
-        if longest > 16:  # the words between the first eight bytes and the last eight
-            which = np.flatnonzero(length > 16)
-            at = start[which].astype(np.int64) + 8
-            left = length[which].astype(np.int64) - 16  # bytes between them not read yet
-            while len(which):
-                word = words[at]
-                word &= _MASKS[np.minimum(left, 8)]
-                h[which] = (h[which] ^ word) * _STEP
-                more = left > 8
-                which, at, left = which[more], at[more] + 8, left[more] - 8
-        out[begin : begin + len(h)] = h
-    return out
-
-
-def fingerprints(column) -> np.ndarray:
-    """A 64-bit fingerprint (uint64) of every id of an Arrow text column (``string`` or
-    ``large_string``, an array or chunked, no nulls): equal ids have equal fingerprints;
-    different ids almost never do (a multiplicative hash of the id's length and bytes, eight
-    at a time: :func:`_chunk_fingerprints`), which callers confirm by comparing texts before
-    trusting a match.
-
-    >>> import pyarrow as pa
-    >>> ids = ["", "a", "abcdefgh", "abcdefgh\\x00", "abcdefghi", "é" * 9]
-    >>> len(set(fingerprints(pa.array(ids)).tolist())), fingerprints(pa.chunked_array([ids[:2], ids[2:]])).tolist() == fingerprints(pa.array(ids)).tolist()
-    (6, True)
-    """
-    chunks = column.chunks if hasattr(column, "chunks") else [column]
-    parts = [_chunk_fingerprints(chunk) for chunk in chunks if len(chunk)]
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
 
 
 def query_bounds(qids) -> np.ndarray:

@@ -46,71 +46,136 @@ _STEP = np.uint64(0xC2B2AE3D27D4EB4F)  # an odd multiplier with dense bits, once
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # the low i bytes
 
 
-def _chunk_fingerprints(chunk) -> np.ndarray:
-    """:func:`fingerprints` of one Arrow ``string`` or ``large_string`` array without nulls.
+def _words(buffer) -> tuple[np.ndarray, int]:
+    """(words, last): an Arrow buffer read as unaligned little-endian 64-bit words, one starting
+    at every byte (zero-padded to eight bytes), and the last position a whole word starts at."""
+    data = np.zeros(0, dtype=np.uint8) if buffer is None else np.frombuffer(buffer, dtype=np.uint8)
+    if len(data) < 8:
+        data = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    return np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,)), len(data) - 8
 
-    The data buffer is read as unaligned little-endian 64-bit words. A fingerprint starts as
-    the id's length times a constant; its first eight bytes (fewer, zero-padded, for a
-    shorter id), its last eight (none for a shorter id) and, for an id longer than 16
-    bytes, the eight-byte words in between are each xor-ed in, then the whole multiplied by
-    an odd constant (a bijection: different states stay different, and the last product
-    spreads every bit upwards: the high bits index :class:`_Judged`'s table). A word that
-    would run past the buffer's end is read ending at it, shifted down.
+
+def _prints(words: np.ndarray, last: int, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The fingerprints of the ids of ``length`` bytes found at ``start`` in ``words``'s bytes (:func:`_words`).
+
+    A fingerprint starts as the id's length times a constant; its first eight bytes (fewer,
+    zero-padded, for a shorter id), its last eight (none for a shorter id) and, for an id
+    longer than 16 bytes, the eight-byte words in between are each xor-ed in, then the whole
+    multiplied by an odd constant (a bijection: different states stay different, and the last
+    product spreads every bit upwards: the high bits index :class:`_Judged`'s table). A word
+    that would run past the buffer's end is read ending at it, shifted down.
     """
+    end = start + length
+    shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
+    h = length.astype(np.uint64)
+    h *= _SEED
+    if len(start) and int(start.max()) > last:  # a short id in the buffer's last bytes
+        at = np.minimum(start, last)
+        first = words[at]
+        first >>= ((start - at) * 8).astype(np.uint64)
+    else:
+        first = words[start]
+    if shortest < 8:
+        first &= _MASKS[np.minimum(length, 8)]
+        final = words[np.maximum(end - 8, 0)]
+        final[length < 8] = 0
+    else:
+        final = words[end - 8]
+    h ^= first
+    h *= _STEP
+    h ^= final
+    h *= _STEP
+    if longest > 16:  # the words between the first eight bytes and the last eight
+        which = np.flatnonzero(length > 16)
+        at = start[which].astype(np.int64) + 8
+        left = length[which].astype(np.int64) - 16  # bytes between them not read yet
+        while len(which):
+            word = words[at]
+            word &= _MASKS[np.minimum(left, 8)]
+            h[which] = (h[which] ^ word) * _STEP
+            more = left > 8
+            which, at, left = which[more], at[more] + 8, left[more] - 8
+    return h
+
+
+def _chunk_fingerprints(chunk) -> np.ndarray:
+    """:func:`fingerprints` of one Arrow ``string``, ``large_string`` or ``string_view`` array
+    without nulls, :data:`FINGERPRINT_ROWS` ids at a time (:func:`_prints`)."""
     import pyarrow as pa
 
+    if pa.types.is_string_view(chunk.type):
+        return _view_fingerprints(chunk)
     rows = len(chunk)
     buffers = chunk.buffers()
     offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
     offsets = np.frombuffer(
         buffers[1], dtype=offset_type, count=rows + 1, offset=chunk.offset * np.dtype(offset_type).itemsize
     )
-    data = np.zeros(0, dtype=np.uint8) if buffers[2] is None else np.frombuffer(buffers[2], dtype=np.uint8)
-    if len(data) < 8:
-        data = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
-    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    last = len(data) - 8  # the last position a whole word can be read from
+    words, last = _words(buffers[2])
     out = np.empty(rows, dtype=np.uint64)
     for begin in range(0, rows, FINGERPRINT_ROWS):
         start = offsets[begin : min(begin + FINGERPRINT_ROWS, rows)]
-        end = offsets[begin + 1 : begin + FINGERPRINT_ROWS + 1]
-        length = end - start
-        shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
-        h = length.astype(np.uint64)
-        h *= _SEED
-        if len(start) and int(start[-1]) > last:  # a short id in the buffer's last bytes
-            at = np.minimum(start, last)
-            first = words[at]
-            first >>= ((start - at) * 8).astype(np.uint64)
-        else:
-            first = words[start]
-        if shortest < 8:
-            first &= _MASKS[np.minimum(length, 8)]
-            final = words[np.maximum(end - 8, 0)]
-            final[length < 8] = 0
-        else:
-            final = words[end - 8]
-        h ^= first
-        h *= _STEP
-        h ^= final
-        h *= _STEP
-        if longest > 16:  # the words between the first eight bytes and the last eight
-            which = np.flatnonzero(length > 16)
-            at = start[which].astype(np.int64) + 8
-            left = length[which].astype(np.int64) - 16  # bytes between them not read yet
-            while len(which):
-                word = words[at]
-                word &= _MASKS[np.minimum(left, 8)]
-                h[which] = (h[which] ^ word) * _STEP
-                more = left > 8
-                which, at, left = which[more], at[more] + 8, left[more] - 8
-        out[begin : begin + len(h)] = h
+        out[begin : begin + len(start)] = _prints(words, last, start, offsets[begin + 1 : begin + len(start) + 1] - start)
     return out
 
 
+VIEW_INLINE = 12  # a string_view id of up to this many bytes is held in its 16-byte view, after its length
+
+
+def _view_fingerprints(chunk) -> np.ndarray:
+    """:func:`fingerprints` of an Arrow ``string_view`` array (polars' text, handed over without
+    a copy): each id's 16-byte view holds its length, then either the id itself (up to
+    :data:`VIEW_INLINE` bytes) or its first four bytes, the data buffer holding it and where."""
+    rows = len(chunk)
+    buffers = chunk.buffers()
+    views = np.frombuffer(buffers[1], dtype=np.int32, count=4 * rows, offset=chunk.offset * 16).reshape(rows, 4)
+    inline_words, inline_last = _words(buffers[1])
+    data = [_words(buffer) for buffer in buffers[2:]]
+    out = np.empty(rows, dtype=np.uint64)
+    for begin in range(0, rows, FINGERPRINT_ROWS):
+        part = views[begin : begin + FINGERPRINT_ROWS]
+        length = part[:, 0].astype(np.int64)
+        start = (np.arange(begin, begin + len(part), dtype=np.int64) + chunk.offset) * 16 + 4
+        if int(length.max(initial=0)) <= VIEW_INLINE:
+            out[begin : begin + len(part)] = _prints(inline_words, inline_last, start, length)
+            continue
+        h = np.empty(len(part), dtype=np.uint64)
+        short = np.flatnonzero(length <= VIEW_INLINE)
+        h[short] = _prints(inline_words, inline_last, start[short], length[short])
+        long = np.flatnonzero(length > VIEW_INLINE)
+        buffer = part[long, 2]
+        for index in np.unique(buffer).tolist():
+            rows_in = long[buffer == index]
+            words, last = data[index]
+            h[rows_in] = _prints(words, last, part[rows_in, 3].astype(np.int64), length[rows_in])
+        out[begin : begin + len(part)] = h
+    return out
+
+
+def take_text(column, rows: np.ndarray):
+    """The ids at ``rows`` of an Arrow text array, as ``string`` or ``large_string`` (a
+    ``string_view`` array, which Arrow's ``take`` does not read, through its views: the rows'
+    views gathered, the data buffers shared, the few ids then cast).
+
+    >>> import pyarrow as pa
+    >>> ids = pa.array(["a", "a_long_document_identifier", "b"], pa.string_view())
+    >>> take_text(ids.slice(1), np.array([1, 0])).to_pylist()
+    ['b', 'a_long_document_identifier']
+    """
+    import pyarrow as pa
+
+    if not pa.types.is_string_view(column.type):
+        return column.take(_indices(rows))
+    buffers = column.buffers()
+    views = np.frombuffer(buffers[1], dtype=np.uint8, count=16 * len(column), offset=16 * column.offset)
+    picked = views.reshape(-1, 16)[np.asarray(rows, dtype=np.int64)]
+    gathered = pa.Array.from_buffers(pa.string_view(), len(picked), [None, pa.py_buffer(picked), *buffers[2:]])
+    return gathered.cast(pa.string())
+
+
 def fingerprints(column) -> np.ndarray:
-    """A 64-bit fingerprint (uint64) of every id of an Arrow text column (``string`` or
-    ``large_string``, an array or chunked, no nulls): equal ids have equal fingerprints;
+    """A 64-bit fingerprint (uint64) of every id of an Arrow text column (``string``,
+    ``large_string`` or ``string_view``, an array or chunked, no nulls): equal ids have equal fingerprints;
     different ids almost never do (a multiplicative hash of the id's length and bytes, eight
     at a time: :func:`_chunk_fingerprints`), which callers confirm by comparing texts before
     trusting a match.
@@ -145,20 +210,23 @@ def query_bounds(qids) -> np.ndarray:
 def query_runs(qids) -> tuple[np.ndarray, list]:
     """(bounds, ids): the start of every run of equal query ids, then the row count, and each
     run's id. One Arrow kernel (``run_end_encode``) for an array or a chunked array of one
-    chunk; :func:`query_bounds` for more chunks (a run may go on from one to the next).
+    chunk; :func:`query_bounds` for more chunks (a run may go on from one to the next) and
+    for ``string_view`` ids, which that kernel does not read.
 
     >>> import pyarrow as pa
     >>> bounds, ids = query_runs(pa.array(["q1", "q1", "q2", "q1"]))
     >>> bounds.tolist(), ids
     ([0, 2, 3, 4], ['q1', 'q2', 'q1'])
     """
+    import pyarrow as pa
+
     chunks = qids.chunks if hasattr(qids, "chunks") else [qids]
-    if len(chunks) == 1 and 0 < len(qids) < 1 << 31:  # int32 run ends
+    if len(chunks) == 1 and 0 < len(qids) < 1 << 31 and not pa.types.is_string_view(qids.type):  # int32 run ends
         encoded = kernels().call_function("run_end_encode", [chunks[0]])
         ends = numpy_column(encoded.run_ends, np.int32)
         return np.concatenate(([0], ends)).astype(np.int64), encoded.values.to_pylist()
     bounds = query_bounds(qids)
-    return bounds, qids.take(_indices(bounds[:-1])).to_pylist()
+    return bounds, take_text(qids, bounds[:-1]).to_pylist()
 
 
 def repeats_within_queries(prints: np.ndarray, bounds: np.ndarray) -> bool:
@@ -277,10 +345,15 @@ class TextDocRun(ArrowDocRun):
 
     @cached_property
     def _encoded(self):
+        import pyarrow as pa
+
         encoded = kernels().call_function("dictionary_encode", [self.docs])
         if hasattr(encoded, "combine_chunks"):
             encoded = encoded.combine_chunks()
-        return numpy_column(encoded.indices, np.int32).astype(np.int64), encoded.dictionary
+        dictionary = encoded.dictionary  # as text Arrow's take and index_in read (ArrowDocRun's)
+        if pa.types.is_string_view(dictionary.type):
+            dictionary = dictionary.cast(pa.string())
+        return numpy_column(encoded.indices, np.int32).astype(np.int64), dictionary
 
     @property
     def doc_codes(self) -> np.ndarray:  # type: ignore[override]
@@ -295,7 +368,7 @@ class TextDocRun(ArrowDocRun):
         return []  # as ArrowDocRun's: its ids are read through doc_text and keys_for
 
     def doc_text(self, rows: np.ndarray) -> list[str]:
-        return self.docs.take(_indices(rows)).to_pylist()
+        return take_text(self.docs, rows).to_pylist()
 
     def doc_keys(self, rows: np.ndarray) -> np.ndarray:
         index: dict[str, int] = {}
@@ -316,16 +389,15 @@ class TextDocRun(ArrowDocRun):
             which.append(positions)
         rows, positions = np.concatenate(found), np.concatenate(which)
         if len(rows):  # every match confirmed by its text
-            same = kernels().call_function(
-                "equal", [self.docs.take(_indices(rows)), judged.texts.take(_indices(positions)).cast(self.docs.type)]
-            )
+            texts = take_text(self.docs, rows)
+            same = kernels().call_function("equal", [texts, take_text(judged.texts, positions).cast(texts.type)])
             confirmed = bool_column(same)
             rows, positions = rows[confirmed], positions[confirmed]
         return rows, positions
 
 
 def run_from_text_columns(qids, docs, scores: np.ndarray, runid: str, path: str) -> Run | None:
-    """A Run from Arrow id columns (``string`` or ``large_string``, no nulls) and scores whose
+    """A Run from Arrow id columns (``string``, ``large_string`` or ``string_view``; no nulls) and scores whose
     rows are grouped by query, or None for the general reader
     (:func:`evaltool.io.columnar.run_from_columns`) to decide: a query whose rows are apart,
     a query id that reads as a comment line, or a document repeated inside a query (a pair
@@ -346,12 +418,16 @@ def run_from_text_columns(qids, docs, scores: np.ndarray, runid: str, path: str)
     >>> run_from_text_columns(pa.array(["q1", "q2", "q1"]), pa.array(["a", "b", "c"]), np.ones(3), "r", "<run>") is None
     True
     """
+    import pyarrow as pa
+
     bounds, vocab = query_runs(qids)
     if len(set(vocab)) != len(vocab) or comment_like(vocab):
         return None
     codes = np.repeat(np.arange(len(vocab), dtype=np.int32), np.diff(bounds))
     first = docs[0].as_py() if len(docs) else ""
     if first.isascii() and first.isdigit():
+        if pa.types.is_string_view(docs.type):  # the integer reader reads offsets
+            docs = docs.cast(pa.string())
         keys = numeric_ids(docs, jobs=1) if hasattr(docs, "chunks") else canonical_int64(docs)
         if keys is None or repeats_in_groups(keys, bounds):
             return None

@@ -135,6 +135,9 @@ class Run:
     # a run converted from a dict (io.frames.DictRun): each query's {docid: score}, in code order,
     # rows grouped by query in the dicts' order, doc_vocab every row's id; ranking looks judged documents up by id
     rankings: list[dict] | None = None
+    # whether each query's dict is made when first read (io.frames.FrameRun): ranking then looks the
+    # retrieved rows up among the judgments rather than the judged documents in every query's dict
+    rankings_made_when_read = False
 
     def __len__(self) -> int:
         return len(self.scores)

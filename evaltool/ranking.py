@@ -825,12 +825,12 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
     counts = ends - starts
     total = int(counts.sum())
     hit_rows = None
-    if len(run.scores) < total:  # fewer retrieved rows than judgments: look those up
+    if len(run.scores) < total or run.rankings_made_when_read:  # look the retrieved rows up
         hit_rows, judged_code, grade = _judged_rows_of(qrels, run, side)
         score = run.scores[hit_rows]
 
-        def ids_of(entries: np.ndarray) -> list[str]:
-            return _row_ids(run, query_start, hit_rows[entries])
+        def ids_of(entries: np.ndarray) -> list[str]:  # every row's id is listed by _judged_rows_of
+            return list(map(run.doc_vocab.__getitem__, hit_rows[entries].tolist()))
 
     else:
         docs = map(lists.docs.__getitem__, map(slice, starts.tolist(), ends.tolist()))
@@ -883,8 +883,10 @@ def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
     getters = [_NOT_JUDGED] * len(run.qid_vocab)
     for code, q in zip(side.judged_codes.tolist(), side.code_q[side.judged_codes].tolist()):
         getters[code] = by_query[side.qids[q]].get
+    bounds = side.query_start.tolist()
+    each_query = map(ids.__getitem__, map(slice, bounds[:-1], bounds[1:]))  # a query's ids, as its dict lists them
     found = np.fromiter(
-        chain.from_iterable(map(map, getters, run.rankings, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
+        chain.from_iterable(map(map, getters, each_query, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
     )
     rows = np.flatnonzero(found >= 0)
     joined = rows, run.qid_codes[rows], judged_lists(qrels).grades[found[rows]]
@@ -938,19 +940,6 @@ def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
     if not str_order_is_byte_order(later + earlier):
         later, earlier = list(map(byte_key, later)), list(map(byte_key, earlier))
     return all(map(gt, earlier, later))
-
-
-def _row_ids(run: Run, query_start: np.ndarray, rows: np.ndarray) -> list[str]:
-    """The document ids of rows of a dict run (``run.rankings``), each query's ids listed once."""
-    codes = np.searchsorted(query_start, rows, side="right") - 1
-    listed: dict[int, list[str]] = {}
-    out = []
-    for code, row in zip(codes.tolist(), (rows - query_start[codes]).tolist()):
-        ids = listed.get(code)
-        if ids is None:
-            ids = listed[code] = list(run.rankings[code])
-        out.append(ids[row])
-    return out
 
 
 BLOCK_CELLS = 1 << 16  # (judged document x query position) comparisons made at a time: a block stays in cache

@@ -299,6 +299,121 @@ class DictRun(Run):
         return np.fromiter(map(self._index[0].get, docids, repeat(-1)), dtype=np.int64, count=len(docids))
 
 
+class FrameRun(DictRun):
+    """A small frame's run ranked as a dict run is (:class:`DictRun`): every row's document id
+    listed (``ids``), rows grouped by query (``bounds``: where each query starts, then the row
+    count), the scores as the frame holds them. Each query's ``{docid: score}`` (``rankings``)
+    is made when ranking first reads it (:class:`_LazyRankings`), which is seldom: ranking looks
+    each row up among its query's judgments instead (``rankings_made_when_read``).
+
+    >>> run = FrameRun(["q1", "q2"], ["a", "b", "b"], np.array([0, 2, 3]), np.array([2.0, 1.0, 3.0]))
+    >>> run.qid_codes.tolist(), run.rankings[1], run.doc_codes.tolist(), run.keys_for(["b", "z"]).tolist()
+    ([0, 0, 1], {'b': 3.0}, [0, 1, 1], [1, -1])
+    """
+
+    rankings_made_when_read = True
+
+    def __init__(
+        self,
+        qids: list[str],
+        ids: list[str],
+        bounds: np.ndarray,
+        scores: np.ndarray,
+        runid: str = "",
+        path: str = "<run DataFrame>",
+    ):
+        self.qid_vocab, self.doc_vocab = qids, ids
+        self.lengths = np.diff(bounds)
+        self.rankings = _LazyRankings(ids, scores, bounds.tolist())
+        self.scores = scores
+        self.runid, self.path = runid, path
+        self.duplicates_resolved = 0
+        self.extra = {}
+
+
+class _LazyRankings:
+    """Each query's ``{docid: score}`` of a :class:`FrameRun`, by query code, made on first read."""
+
+    __slots__ = ("ids", "scores", "bounds", "made")
+
+    def __init__(self, ids: list[str], scores: np.ndarray, bounds: list[int]):
+        self.ids, self.scores, self.bounds, self.made = ids, scores, bounds, {}
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    def __getitem__(self, code: int) -> dict:
+        made = self.made.get(code)
+        if made is None:
+            start, end = self.bounds[code], self.bounds[code + 1]
+            made = self.made[code] = dict(zip(self.ids[start:end], self.scores[start:end].tolist()))
+        return made
+
+    def __iter__(self):
+        return map(self.__getitem__, range(len(self)))
+
+
+def _text_ids(column):
+    """:func:`_arrow_ids`, integers written as text (as the columnar path casts them)."""
+    import pyarrow as pa
+
+    array = _arrow_ids(column)
+    return _narrow(array) if array is not None and pa.types.is_integer(array.type) else array
+
+
+SMALL_FRAME_ROWS = 1 << 13  # rows up to which a frame's run is ranked as a dict run (FrameRun): measured, a
+# frame seen once costs about what the columnar readers cost at this size, less below, more above
+
+
+def _small_frame_run(columns, source: str, runid: str) -> FrameRun | None:
+    """A small frame's run as a :class:`FrameRun`: text (or integer) ids without a missing value,
+    finite scores, rows grouped by query, no document twice in a query; None for anything
+    else, which the columnar and row-by-row paths decide as they decide for any frame (and
+    name the row they refuse)."""
+    qids, docs = _text_ids(columns[0]), _text_ids(columns[1])
+    scores = None if qids is None or docs is None else _arrow_numbers(columns[2], integral=False)
+    if scores is None or not len(scores):
+        return None
+    read = _frame_ids(qids, docs)
+    return None if read is None else FrameRun(*read, scores, runid, source)
+
+
+class _LastFrameIds:
+    """The id columns of the last small frame run and what was read from them: (query ids,
+    every row's document id, where each query starts), or None when a query's rows are apart
+    or a document repeats inside a query. A training loop scoring the same candidates anew
+    hands over equal id columns call after call: their Arrow data are compared (a ``memcmp``),
+    and the ids listed, checked and grouped once. Read and replaced whole (threads never mix
+    two entries); the entry holds its columns, whose Arrow buffers never change."""
+
+    def __init__(self):
+        self.last = None
+
+    def __call__(self, qids, docs):
+        last = self.last
+        if (
+            last is not None
+            and type(last[0]) is type(qids)
+            and type(last[1]) is type(docs)
+            and last[0].equals(qids)
+            and last[1].equals(docs)
+        ):
+            return last[2]
+        from evaltool.io.textids import query_runs
+
+        bounds, vocab = query_runs(qids)
+        read = None
+        if len(set(vocab)) == len(vocab):  # else a query's rows are apart
+            ids, edges = docs.to_pylist(), bounds.tolist()
+            if sum(map(len, map(set, map(ids.__getitem__, map(slice, edges[:-1], edges[1:]))))) == len(ids):
+                read = vocab, ids, bounds  # else a document repeats inside a query
+        self.last = (qids, docs, read)
+        return read
+
+
+_frame_ids = _LastFrameIds()
+
+
 def _dense(codes: np.ndarray) -> np.ndarray:
     """Codes handed out by ``setdefault`` with a running row counter (a document's code is the row
     where it first appears), renumbered 0, 1, ... in first-seen order."""
@@ -586,7 +701,9 @@ def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run Da
     (['q1'], [2.0, 1.0])
     """
     columns = _frame_data(frame, _frame_columns(frame, ("score",), source))
-    converted = _columnar_run(columns, source, runid or "")
+    converted = _small_frame_run(columns, source, runid or "") if len(frame) <= SMALL_FRAME_ROWS else None
+    if converted is None:
+        converted = _columnar_run(columns, source, runid or "")
     if converted is not None:
         return converted
     rows, row_names = _frame_rows(frame, columns)

@@ -16,6 +16,8 @@ from evaltool.inputs import Qrels, Run
 from evaltool.io import columnar, frames
 
 pd = pytest.importorskip("pandas")
+# these tests are about the columnar readers, which small frames skip (tests/io/test_small_frames.py)
+pytestmark = pytest.mark.usefixtures("columnar_frames")
 
 MEASURES = ["all_trec"]
 

@@ -17,6 +17,8 @@ from evaltool.io import columnar, frames
 from tests.support.tables import as_dicts, frame
 
 pd = pytest.importorskip("pandas")
+# these tests are about the columnar readers, which small frames skip (tests/io/test_small_frames.py)
+pytestmark = pytest.mark.usefixtures("columnar_frames")
 pa = pytest.importorskip("pyarrow")
 
 MEASURES = ["all_trec", "ndcg_cut.5", "relstring"]

@@ -91,6 +91,7 @@ def test_every_table_gives_the_dicts_and_the_files_numbers(kind, numeric, groupe
     assert Evaluator(qrels, MEASURES).evaluate(run, per_query=True).per_query == expected.per_query
 
 
+@pytest.mark.usefixtures("columnar_frames")
 def test_an_arrow_table_is_read_column_by_column_and_named_as_such():
     qrels_rows, run_rows = _tricky(1, numeric=False)
     run = frames.run_from_frame(_table(run_rows, "score", "Table"))

@@ -115,7 +115,9 @@ def _chunk_fingerprints(chunk) -> np.ndarray:
     out = np.empty(rows, dtype=np.uint64)
     for begin in range(0, rows, FINGERPRINT_ROWS):
         start = offsets[begin : min(begin + FINGERPRINT_ROWS, rows)]
-        out[begin : begin + len(start)] = _prints(words, last, start, offsets[begin + 1 : begin + len(start) + 1] - start)
+        out[begin : begin + len(start)] = _prints(
+            words, last, start, offsets[begin + 1 : begin + len(start) + 1] - start
+        )
     return out
 
 

@@ -682,6 +682,12 @@ def _judge_rows(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.ndarray)
         candidates = np.flatnonzero(_member(run.doc_codes, keys))
         candidate_keys = run.doc_codes[candidates]
     else:
+        rows, doc = found
+        query = code_q[run.qid_codes[rows]]
+        evaluated = query >= 0
+        joined = _judge_found(qrels, run, qrels_q, len(ids), rows[evaluated], doc[evaluated], query[evaluated])
+        if joined is not None:
+            return joined
         keys, qrels_pair, qrels_grade = _qrels_side(qrels, None, qrels_q)
         candidates, candidate_keys = found
     evaluated = code_q[run.qid_codes[candidates]] >= 0
@@ -784,8 +790,7 @@ def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.n
     each row's judged document, then its judgments (:class:`_QrelsByDocument`) compared with
     the row's query, one pass per judgment a document has at most. None when a document is
     judged for more than :data:`JUDGED_IN_QUERIES_MAX` evaluated queries (binary searches then)."""
-    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q, len(doc_keys))
-    if most > JUDGED_IN_QUERIES_MAX:
+    if _qrels_by_document(qrels, qrels_q, len(doc_keys))[4] > JUDGED_IN_QUERIES_MAX:
         return None
     judged = np.flatnonzero(doc_keys >= 0)
     document = np.full(bound, -1, dtype=np.int64)
@@ -793,13 +798,27 @@ def _judge_by_document(qrels: Qrels, run: Run, code_q: np.ndarray, qrels_q: np.n
     row_doc = document[run.doc_codes]
     row_q = code_q[run.qid_codes]
     candidates = np.flatnonzero((row_doc >= 0) & (row_q >= 0))
-    doc, query = row_doc[candidates], row_q[candidates]
+    return _judge_found(qrels, run, qrels_q, len(doc_keys), candidates, row_doc[candidates], row_q[candidates])
+
+
+def _judge_found(qrels: Qrels, run: Run, qrels_q: np.ndarray, documents: int, candidates, doc, query):
+    """The join of :func:`_judge_by_document` once each candidate row (in row order) has its judged
+    document (``doc``: its code in the qrels, of ``documents``) and evaluated query: each row's
+    judgments (:class:`_QrelsByDocument`) compared with its query, one pass per judgment a
+    document has at most. None when that is more than :data:`JUDGED_IN_QUERIES_MAX`."""
+    first, per_doc, pair_q, pair_grade, most = _qrels_by_document(qrels, qrels_q, documents)
+    if most > JUDGED_IN_QUERIES_MAX:
+        return None
     start, count = first[doc], per_doc[doc]
     at = np.full(len(candidates), -1, dtype=np.int64)
+    active = np.flatnonzero(count > 0)  # rows whose query may still be among their document's judgments
     for k in range(most):  # the k-th judgment of each row's document: the first of the row's query wins
-        row = np.where(count > k, start + k, 0)
-        found = (count > k) & (pair_q[row] == query) & (at < 0)
-        at[found] = row[found]
+        row = start[active] + k
+        found = pair_q[row] == query[active]
+        at[active[found]] = row[found]
+        active = active[~found & (count[active] > k + 1)]
+        if not len(active):
+            break
     hit = at >= 0
     rows = candidates[hit]
     return query[hit], rank_rows(run, rows), pair_grade[at[hit]], rows

@@ -282,6 +282,140 @@ def numeric_ids(column, jobs: int | None = None):
     return out
 
 
+FINGERPRINT_ROWS = 1 << 15  # ids fingerprinted at a time: the temporaries stay in cache
+_SEED = np.uint64(0x9E3779B97F4A7C15)  # the golden ratio's bits, times the length: where a fingerprint starts
+_STEP = np.uint64(0xC2B2AE3D27D4EB4F)  # an odd multiplier with dense bits, once per eight bytes
+_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # the low i bytes
+
+
+def _words(buffer) -> tuple[np.ndarray, int]:
+    """(words, last): an Arrow buffer read as unaligned little-endian 64-bit words, one starting
+    at every byte (zero-padded to eight bytes), and the last position a whole word starts at."""
+    data = np.zeros(0, dtype=np.uint8) if buffer is None else np.frombuffer(buffer, dtype=np.uint8)
+    if len(data) < 8:
+        data = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    return np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,)), len(data) - 8
+
+
+def _prints(words: np.ndarray, last: int, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The fingerprints of the ids of ``length`` bytes found at ``start`` in ``words``'s bytes (:func:`_words`).
+
+    A fingerprint starts as the id's length times a constant; its first eight bytes (fewer,
+    zero-padded, for a shorter id), its last eight (none for a shorter id) and, for an id
+    longer than 16 bytes, the eight-byte words in between are each xor-ed in, then the whole
+    multiplied by an odd constant (a bijection: different states stay different, and the last
+    product spreads every bit upwards: the high bits index the table of
+    :class:`evaltool.io.textids._Judged`). A word
+    that would run past the buffer's end is read ending at it, shifted down.
+    """
+    end = start + length
+    shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
+    h = length.astype(np.uint64)
+    h *= _SEED
+    if len(start) and int(start.max()) > last:  # a short id in the buffer's last bytes
+        at = np.minimum(start, last)
+        first = words[at]
+        first >>= ((start - at) * 8).astype(np.uint64)
+    else:
+        first = words[start]
+    if shortest < 8:
+        first &= _MASKS[np.minimum(length, 8)]
+        final = words[np.maximum(end - 8, 0)]
+        final[length < 8] = 0
+    else:
+        final = words[end - 8]
+    h ^= first
+    h *= _STEP
+    h ^= final
+    h *= _STEP
+    if longest > 16:  # the words between the first eight bytes and the last eight
+        which = np.flatnonzero(length > 16)
+        at = start[which].astype(np.int64) + 8
+        left = length[which].astype(np.int64) - 16  # bytes between them not read yet
+        while len(which):
+            word = words[at]
+            word &= _MASKS[np.minimum(left, 8)]
+            h[which] = (h[which] ^ word) * _STEP
+            more = left > 8
+            which, at, left = which[more], at[more] + 8, left[more] - 8
+    return h
+
+
+def _chunk_fingerprints(chunk) -> np.ndarray:
+    """:func:`fingerprints` of one Arrow ``string``, ``large_string`` or ``string_view`` array
+    without nulls, :data:`FINGERPRINT_ROWS` ids at a time (:func:`_prints`)."""
+    import pyarrow as pa
+
+    if pa.types.is_string_view(chunk.type):
+        return _view_fingerprints(chunk)
+    rows = len(chunk)
+    buffers = chunk.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+    offsets = np.frombuffer(
+        buffers[1], dtype=offset_type, count=rows + 1, offset=chunk.offset * np.dtype(offset_type).itemsize
+    )
+    words, last = _words(buffers[2])
+    out = np.empty(rows, dtype=np.uint64)
+    for begin in range(0, rows, FINGERPRINT_ROWS):
+        start = offsets[begin : min(begin + FINGERPRINT_ROWS, rows)]
+        out[begin : begin + len(start)] = _prints(
+            words, last, start, offsets[begin + 1 : begin + len(start) + 1] - start
+        )
+    return out
+
+
+VIEW_INLINE = 12  # a string_view id of up to this many bytes is held in its 16-byte view, after its length
+
+
+def _view_fingerprints(chunk) -> np.ndarray:
+    """:func:`fingerprints` of an Arrow ``string_view`` array (polars' text, handed over without
+    a copy): each id's 16-byte view holds its length, then either the id itself (up to
+    :data:`VIEW_INLINE` bytes) or its first four bytes, the data buffer holding it and where."""
+    rows = len(chunk)
+    buffers = chunk.buffers()
+    views = np.frombuffer(buffers[1], dtype=np.int32, count=4 * rows, offset=chunk.offset * 16).reshape(rows, 4)
+    inline_words, inline_last = _words(buffers[1])
+    data = [_words(buffer) for buffer in buffers[2:]]
+    out = np.empty(rows, dtype=np.uint64)
+    for begin in range(0, rows, FINGERPRINT_ROWS):
+        part = views[begin : begin + FINGERPRINT_ROWS]
+        length = part[:, 0].astype(np.int64)
+        start = (np.arange(begin, begin + len(part), dtype=np.int64) + chunk.offset) * 16 + 4
+        if int(length.max(initial=0)) <= VIEW_INLINE:
+            out[begin : begin + len(part)] = _prints(inline_words, inline_last, start, length)
+            continue
+        h = np.empty(len(part), dtype=np.uint64)
+        short = np.flatnonzero(length <= VIEW_INLINE)
+        h[short] = _prints(inline_words, inline_last, start[short], length[short])
+        long = np.flatnonzero(length > VIEW_INLINE)
+        buffer = part[long, 2]
+        for index in np.unique(buffer).tolist():
+            rows_in = long[buffer == index]
+            words, last = data[index]
+            h[rows_in] = _prints(words, last, part[rows_in, 3].astype(np.int64), length[rows_in])
+        out[begin : begin + len(part)] = h
+    return out
+
+
+def fingerprints(column) -> np.ndarray:
+    """A 64-bit fingerprint (uint64) of every id of an Arrow text column (``string``,
+    ``large_string`` or ``string_view``, an array or chunked, no nulls): equal ids have equal fingerprints;
+    different ids almost never do (a multiplicative hash of the id's length and bytes, eight
+    at a time: :func:`_chunk_fingerprints`), which callers confirm by comparing texts before
+    trusting a match.
+
+    >>> import pyarrow as pa
+    >>> ids = ["", "a", "abcdefgh", "abcdefgh\\x00", "abcdefghi", "é" * 9]
+    >>> len(set(fingerprints(pa.array(ids)).tolist())), fingerprints(pa.chunked_array([ids[:2], ids[2:]])).tolist() == fingerprints(pa.array(ids)).tolist()
+    (6, True)
+    """
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    parts = [_chunk_fingerprints(chunk) for chunk in chunks if len(chunk)]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
 def _last_field(path: str, fields: int) -> str | None:
     """Field ``fields`` of the last content line, read from the end of an uncompressed file."""
     with open(path, "rb") as handle:
@@ -505,7 +639,8 @@ class _RunColumns:
     they grow when full. Numeric document ids become exact integer
     keys, int32 as long as they fit (MS MARCO's do), int64 from the first that does not;
     when a batch holds an id that is not canonical, the run's ids are kept as text from
-    then on (the earlier keys back as their own text) and dictionary-encoded at the end.
+    then on (the earlier keys back as their own text), with the fingerprint of each
+    (:func:`fingerprints`), and the run is built from them at the end (:meth:`run`).
     """
 
     def __init__(self, capacity: int):
@@ -513,8 +648,10 @@ class _RunColumns:
         self.doc_codes = np.empty(capacity, dtype=np.int32)
         self.scores = np.empty(capacity, dtype=np.float64)
         self.rows = 0
+        self.block_starts: list[int] = []  # the first row of every block added after the first
         self.vocab: dict[str, int] = {}
         self.doc_text: list | None = None  # the id chunks, once an id is not numeric
+        self.prints: list = []  # their fingerprints, chunk by chunk
         self.tag = None  # the run tag of the last row (read when the file is gzip)
 
     def _grow(self, rows: int) -> None:
@@ -546,11 +683,47 @@ class _RunColumns:
         else:
             if self.doc_text is None:
                 self.doc_text = [integer_array(self.doc_codes[:start]).cast(pa.string())] if start else []
+                self.prints = [fingerprints(self.doc_text[0])] if start else []
             self.doc_text.append(block.docs)
+            self.prints.append(fingerprints(block.docs) if block.prints is None else block.prints)
+        if start:
+            self.block_starts.append(start)
         self.rows, self.tag = end, block.tag
 
-    def run(self, runid: str, path: str) -> Run | None:
-        """The Run read; None if a query id looks like a comment line."""
+    def _repeats(self, keys: np.ndarray) -> bool:
+        """Whether a (query, document key) pair repeats in the run (keys >= 0), given that none
+        repeats inside a block (every block added was ``regular``).
+
+        In a file grouped by query a pair can then only repeat in a query whose lines cross
+        the cut between two blocks: only those queries' rows are checked (a few thousand rows
+        instead of the whole file, in the reading thread after the parsers are done). Other
+        files: :func:`has_duplicates` over every row.
+
+        >>> read = _RunColumns(0)
+        >>> read.qid_codes, read.vocab, read.block_starts = np.array([0, 0, 1, 1, 2], np.int32), {"a": 0, "b": 1, "c": 2}, [3]
+        >>> read._repeats(np.array([4, 5, 6, 7, 6])), read._repeats(np.array([4, 5, 6, 6, 6]))
+        (False, True)
+        """
+        qids = self.qid_codes
+        changes = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+        if len(changes) + 1 != len(self.vocab) or not len(keys) or keys.min() < 0:
+            return has_duplicates(qids, keys)
+        bounds = np.concatenate(([0], changes, [len(qids)]))
+        starts = np.array(self.block_starts, dtype=np.int64)
+        crossing = starts[qids[starts - 1] == qids[starts]]  # a block that starts inside a query
+        for group in np.unique(np.searchsorted(bounds, crossing, side="right") - 1).tolist():
+            begin, end = int(bounds[group]), int(bounds[group + 1])
+            if repeats_in_groups(keys[begin:end], np.array([0, end - begin])):
+                return True
+        return False
+
+    def run(self, runid: str, path: str, text_run=None) -> Run | None:
+        """The Run read; None if a query id looks like a comment line, or a (query, document) pair
+        repeats (or two of a query's text ids share a fingerprint: the line reader then decides).
+
+        Text ids: ``text_run(query ids, query codes, ids, fingerprints, scores, runid, path)``
+        when given (:class:`evaltool.io.textids.TextDocRun`, which never encodes them; this
+        module sits below it), else they are dictionary-encoded (an :class:`ArrowDocRun`)."""
         import pyarrow as pa
 
         names = list(self.vocab)
@@ -559,7 +732,16 @@ class _RunColumns:
         for column in (self.qid_codes, self.doc_codes, self.scores):
             column.resize(self.rows, refcheck=False)
         if self.doc_text is None:
+            if self._repeats(self.doc_codes):
+                return None
             return NumericDocRun(names, self.qid_codes, [], self.doc_codes, self.scores, None, runid=runid, path=path)
+        prints = np.concatenate(self.prints) if len(self.prints) > 1 else self.prints[0]
+        if self._repeats((prints >> np.uint64(1)).view(np.int64)):
+            return None
+        if text_run is not None:
+            docs = pa.chunked_array(self.doc_text, pa.string())
+            self.doc_text = None
+            return text_run(names, self.qid_codes, docs, prints, self.scores, runid, path)
         encoded = kernels().call_function("dictionary_encode", [pa.chunked_array(self.doc_text, pa.string())])
         self.doc_text = None
         if hasattr(encoded, "combine_chunks"):
@@ -581,10 +763,11 @@ class _RunColumns:
 class _Block:
     """One block of a run's lines as compact numpy columns, converted in a worker thread:
     scores (all finite, or ``finite`` False), the query ids met and each row's index
-    into them, the document keys when every id is canonical (else None) and the ids as
-    an Arrow array, the run tag of its last line when the file gives it."""
+    into them, the document keys when every id is canonical (else None, and their
+    fingerprints) and the ids as an Arrow array, the run tag of its last line when the
+    file gives it."""
 
-    __slots__ = ("rows", "scores", "finite", "qids", "qid_index", "keys", "docs", "tag", "regular")
+    __slots__ = ("rows", "scores", "finite", "qids", "qid_index", "keys", "prints", "docs", "tag", "regular")
 
     def __init__(self, batch, pool=None):
         self.rows = batch.num_rows
@@ -597,14 +780,10 @@ class _Block:
         self.keys = canonical_int64(self.docs, pool)
         tags = batch.column("tag") if "tag" in batch.schema.names else None
         self.tag = tags[-1].as_py() if tags is not None else None
+        self.prints = fingerprints(self.docs) if self.keys is None else None
         # what the line reader must see at once (it names the line): a comment, a pair given twice here
-        doc_codes = (
-            self.keys
-            if self.keys is not None
-            else numpy_column(
-                kernels().call_function("dictionary_encode", [self.docs], None, pool).indices, np.int32
-            ).astype(np.int64)
-        )
+        # (or two ids of a query sharing a fingerprint: the line reader finds no pair then, and reads the file)
+        doc_codes = self.keys if self.prints is None else (self.prints >> np.uint64(1)).view(np.int64)
         self.regular = (
             self.finite
             and not any(q.startswith("#") for q in self.qids)
@@ -684,13 +863,16 @@ def _run_capacity(path: str, compressed: bool, sample: bytes) -> int:
     return min(text // MIN_LINE_BYTES, text * 5 // (4 * mean)) + 1
 
 
-def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size: int | None = None) -> Run | None:
+def read_run(
+    path, jobs: int | None = None, in_caller: bool = False, block_size: int | None = None, text_run=None
+) -> Run | None:
     """Columnar read of a regular run file; None when the line reader must take over.
 
     Duplicated (query, document) pairs also hand over, so that the line reader reports
     or resolves them with their line numbers. ``in_caller``: parsed in the calling thread
     (a small file, one of several read at once). pyarrow parses ``block_size`` bytes of
-    text at a time (default :data:`RUN_BLOCK_BYTES`; :class:`_RunColumns`).
+    text at a time (default :data:`RUN_BLOCK_BYTES`; :class:`_RunColumns`). ``text_run``
+    builds a run of text document ids (:meth:`_RunColumns.run`).
     """
     import pyarrow as pa
 
@@ -725,10 +907,7 @@ def read_run(path, jobs: int | None = None, in_caller: bool = False, block_size:
     if read.rows == 0:
         return None
     runid = read.tag if compressed else _last_field(name, 6)
-    run = None if runid is None else read.run(runid, name)
-    if run is None:
-        return None
-    return None if has_duplicates(run.qid_codes, run.doc_codes, jobs) else run
+    return None if runid is None else read.run(runid, name, text_run)
 
 
 def read_qrels(path, jobs: int | None = None) -> Qrels | None:

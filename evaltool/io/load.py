@@ -148,8 +148,9 @@ def read_run(path, *, on_duplicate: str = "error", jobs: int | None = None) -> R
 
     if columnar(path):
         from evaltool.io import columnar as columns
+        from evaltool.io.textids import TextDocRun
 
-        table = columns.read_run(path, jobs)
+        table = columns.read_run(path, jobs, text_run=TextDocRun)
         if table is not None:
             return table
     return trec.read_run(path, on_duplicate=on_duplicate, jobs=jobs)
@@ -306,10 +307,11 @@ def read_run_ahead(
     """
     if isinstance(run, (str, os.PathLike)) and fmt in (None, "trec") and columnar(run, min_bytes):
         from evaltool.io import columnar as columns
+        from evaltool.io.textids import TextDocRun
 
         fmt = fmt or sniff(head_of(run), "results")
         # a small file is one block of pyarrow's: parsed in this thread, the other runs in theirs
-        table = columns.read_run(run, jobs, in_caller=not columnar(run)) if fmt == "trec" else None
+        table = columns.read_run(run, jobs, in_caller=not columnar(run), text_run=TextDocRun) if fmt == "trec" else None
         if table is not None:
             return Loaded(table, fmt)
     return Loaded(*load_results(run, on_duplicate, None, fmt, jobs))

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
-from evaltool.io import columnar, kinds  # noqa: E402
+from evaltool.io import columnar, kinds, textids  # noqa: E402
 from tests.support.helpers import write  # noqa: E402
 
 
@@ -193,3 +193,34 @@ def test_duplicate_check_of_a_query_coming_back_with_sparse_codes():
     # three runs of query codes within a range of six: only the codes at the runs' starts tell it is not grouped
     qids = np.array([0, 5, 0])
     assert columnar.has_duplicates(qids, np.array([1, 2, 1])) and not columnar.has_duplicates(qids, np.array([1, 2, 3]))
+
+
+@pytest.mark.parametrize("text_ids", [False, True])
+@pytest.mark.parametrize("grouped", [True, False])
+def test_a_pair_repeated_anywhere_is_found_whatever_the_block_cuts(tmp_path, grouped, text_ids):
+    """Blocks hold no repeat of their own; the file's check then reads only the queries whose
+    lines cross a cut (grouped files) or every row (others): a repeat one, two or many blocks
+    apart, or in a query that comes back, is found either way; a file without one is read."""
+    rng = random.Random(len(str(grouped)) + 2 * text_ids)
+    found = {False: 0, True: 0}
+    for trial in range(24):
+        rows = []
+        for q in range(12):  # queries of 1 to 60 lines: some inside a block, some across several
+            docs = rng.sample(range(10 ** 5), rng.randint(1, 60))
+            rows += [(str(100 + q), f"D{d}" if text_ids else str(d)) for d in docs]
+        if trial % 2:  # one pair again, anywhere in its query's lines or at the end of the file
+            q, d = rows[rng.randrange(len(rows))]
+            at = [i for i, r in enumerate(rows) if r[0] == q]
+            rows.insert(rng.randint(at[0] + 1, at[-1] + 1), (q, d))
+        if not grouped:
+            rng.shuffle(rows)
+        text = "".join(f"{q} Q0 {d} 1 {rng.randint(0, 9)} t\n" for q, d in rows)
+        path = write(tmp_path / f"run{trial}", text)
+        repeated = len(set(rows)) < len(rows)
+        run = columnar.read_run(path, block_size=rng.choice([60, 200, 900]), in_caller=True,
+                                text_run=textids.TextDocRun)
+        assert (run is None) == repeated, (trial, text)
+        if run is not None:
+            _assert_holds_lines(run, text, "t")
+        found[repeated] += 1
+    assert found[True] and found[False]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaltool.io.clicks.buffers import Blocks, Growing
-from evaltool.io.clicks.ids import NULL_KEY, DocKeys, Vocab
+from evaltool.io.clicks.ids import NULL_KEY, DocKeys, PairCodes, Vocab
 from evaltool.io.clicks.log import ClickLog
 
 BATCH_ROWS = 65536  # impression objects (or JSONL event rows read by Python) per chunk
@@ -16,8 +16,10 @@ class Builder:
 
     def __init__(self, path: str, fmt: str, fields: tuple[str, ...]) -> None:
         self.path, self.format, self.field_names = path, fmt, fields
-        self.queries, self.impression_keys = Vocab(), Vocab()
+        self.queries = Vocab()
         self.docs = DocKeys()
+        # an events table's impressions: (session key, query code) or (impression id key, -2) pairs
+        self.id_keys, self.impression_pairs = DocKeys(), PairCodes()
         self.n_imp = 0
         self.imp_query = Growing(np.int32, -1)
         self.imp_time = Growing(np.float64, np.nan)
@@ -106,7 +108,7 @@ class Builder:
 
     def finish(self) -> ClickLog:
         n = self.n_imp
-        self.impression_keys = None  # the hash table is done with before the rows are joined
+        self.id_keys = self.impression_pairs = None  # the hash tables are done with before the rows are joined
         imp, doc, pos = self._shown_rows()
         n_shown = np.bincount(imp, minlength=n)
         shown_offsets = np.zeros(n + 1, np.int64)

@@ -8,9 +8,47 @@ import numpy as np
 from evaltool.errors import ParseError
 from evaltool.io.clicks.builder import Builder
 from evaltool.io.clicks.columns import arrow_array, bools, floats, ints, typed
+from evaltool.io.clicks.ids import NULL_KEY
+from evaltool.io.columnar import numpy_column
 from evaltool.io.clicks.values import CLICK_ID_EXPECTED, EVENT_ID_COLUMNS, POSITION_EXPECTED, seconds_of
 
 TABLE_BATCH_ROWS = 1 << 17  # events table rows per Arrow batch
+IMPRESSION_ID = -2  # the second half of an impression's key when an impression_id names it
+
+
+def _is_text(type) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(type) or pa.types.is_large_string(type)
+
+
+def _without_blanks(column):
+    """A dictionary-encoded text column with its blank entries' rows made null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    dictionary = column.dictionary
+    if not pa.types.is_string(dictionary.type):
+        dictionary = pc.cast(dictionary, pa.string())
+    blank = blanks(dictionary)
+    indices = column.indices
+    if blank.any():
+        rows = np.append(blank, False)[ints(indices, len(dictionary), np.int64)]
+        indices = pc.if_else(arrow_array(rows), typed(None, indices.type), indices)
+    elif dictionary is column.dictionary:
+        return column
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
+def _equals(column, text: str) -> np.ndarray:
+    """Where a text column (plain or dictionary-encoded) holds ``text``; nulls are not."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(column.type):
+        return bools(pc.equal(column, typed(text)))
+    hits = np.append(bools(pc.equal(column.dictionary, typed(text))), False)
+    return hits[ints(column.indices, len(column.dictionary), np.int64)]
 
 
 def blanks(column) -> np.ndarray:
@@ -64,10 +102,14 @@ class EventBatches:
             return
         cols = {name: batch.column(name) for name in batch.schema.names if name in self.columns}
 
-        def text_column(name):
+        def text_column(name, plain=False):
+            """The column as text, blank texts as null: a dictionary-encoded column (Parquet's ids)
+            stays one (its dictionary checked, not its rows) unless ``plain``."""
             column = cols.get(name)
             if column is None or pa.types.is_null(column.type):
                 return pa.nulls(n, pa.string())
+            if pa.types.is_dictionary(column.type) and not plain and _is_text(column.type.value_type):
+                return _without_blanks(column)
             if pa.types.is_large_string(column.type) or pa.types.is_dictionary(column.type):
                 column = pc.cast(column, pa.string())
             if pa.types.is_string(column.type):
@@ -83,18 +125,17 @@ class EventBatches:
                 self._fail(row, text(row) if callable(text) else text, expected)
 
         action = text_column("action")
-        is_imp = bools(pc.equal(action, typed("impression")))
-        is_click = bools(pc.equal(action, typed("click")))
+        is_imp = _equals(action, "impression")
+        is_click = _equals(action, "click")
         first(~(is_imp | is_click), None, "action 'impression' or 'click'")
 
-        query = text_column("query_id") if "query_id" in cols else text_column("query")
         if "query_id" in cols and "query" in cols:
-            query = pc.coalesce(query, text_column("query"))
-        if "impression_id" in cols:
-            key = text_column("impression_id")
+            query = pc.coalesce(text_column("query_id", plain=True), text_column("query", plain=True))
         else:
-            key = pc.binary_join_element_wise(text_column("session_id"), query, typed("\x1f"))
-        no_key = bools(pc.is_null(key))
+            query = text_column("query_id") if "query_id" in cols else text_column("query")
+        no_query = bools(pc.is_null(query))
+        names = text_column("impression_id") if "impression_id" in cols else text_column("session_id")
+        no_key = bools(pc.is_null(names)) if "impression_id" in cols else bools(pc.is_null(names)) | no_query
         if no_key.any():
             row = int(np.argmax(no_key))
             self._fail(
@@ -102,9 +143,9 @@ class EventBatches:
                 None,
                 CLICK_ID_EXPECTED if is_click[row] else CLICK_ID_EXPECTED.replace("a click", "an impression row"),
             )
-        first(bools(pc.is_null(query)) & is_imp, None, "an impression row with its query_id or query")
+        first(no_query & is_imp, None, "an impression row with its query_id or query")
 
-        doc = text_column("doc_id")
+        doc = text_column("doc_id", plain=True)
         doc_null = bools(pc.is_null(doc))
         position = self._positions(cols.get("position"), n)
         no_pos = position == 0
@@ -112,9 +153,12 @@ class EventBatches:
         first(is_click & doc_null & no_pos, None, "a click row with doc_id or position")
         stamps = self._timestamps(cols.get("timestamp"), n)
 
-        imp = b.impression_keys.codes(key)
-        b.impressions_up_to(len(b.impression_keys))
+        # an impression is named by (its impression_id's key, -2) or (its session_id's key, its query's code)
         q_codes = b.queries.codes(query)
+        id_key = self._id_keys(names)
+        second = np.full(n, IMPRESSION_ID, np.int32) if "impression_id" in cols else q_codes
+        imp = self._impressions(id_key, second)
+        b.impressions_up_to(len(b.impression_pairs))
         unset = (q_codes >= 0) & (b.imp_query.data[imp] < 0)
         b.imp_query.data[imp[unset]] = q_codes[unset]
         for name in b.field_names:
@@ -129,6 +173,29 @@ class EventBatches:
         b.add_clicks(imp[is_click], d_keys[is_click], position[is_click], stamps[is_click])
         b.counts["events"] += n
         b.counts["clicks_read"] += int(is_click.sum())
+
+    def _id_keys(self, column) -> np.ndarray:
+        """Exact keys of session or impression ids (``NULL_KEY`` for null): of a dictionary-encoded
+        column, its dictionary's keys taken by the rows' indices."""
+        import pyarrow as pa
+
+        if not pa.types.is_dictionary(column.type):
+            return self.b.id_keys.keys(column)
+        keys = np.append(self.b.id_keys.keys(column.dictionary), NULL_KEY)
+        return keys[ints(column.indices, len(column.dictionary), np.int64)]
+
+    def _impressions(self, key: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The impression code of each row named by (key, second): the batch's distinct pairs
+        (Arrow's hash, in first-seen order) looked up in, or added to, the log's pairs."""
+        import pyarrow.compute as pc
+
+        local = pc.dictionary_encode(arrow_array(key))
+        distinct_key = numpy_column(local.dictionary, np.uint64)
+        pair = (ints(local.indices, 0, np.int64) << 32) | (second.astype(np.int64) & 0xFFFFFFFF)
+        pairs = pc.dictionary_encode(arrow_array(pair))
+        distinct = numpy_column(pairs.dictionary, np.int64)
+        halves = distinct_key[distinct >> 32], (distinct & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        return self.b.impression_pairs.codes(*halves)[ints(pairs.indices, 0, np.int64)]
 
     def _positions(self, column, n: int) -> np.ndarray:
         """1-based positions as int32, 0 where none is given; a bad one stops with its row."""

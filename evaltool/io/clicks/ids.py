@@ -43,6 +43,8 @@ class Vocab:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        if pa.types.is_dictionary(column.type):
+            return self._dictionary_codes(column)
         encoded = pc.dictionary_encode(column)
         distinct = encoded.dictionary
         try:
@@ -76,6 +78,22 @@ class Vocab:
             codes[i] = code
         lookup = np.append(codes, -1).astype(np.int32)
         return lookup[ints(encoded.indices, len(distinct), np.int64)]
+
+    def _dictionary_codes(self, column) -> np.ndarray:
+        """Codes of a dictionary-encoded column (as Parquet stores ids): only the dictionary
+        entries the rows use are coded, in the order the rows first use them, so codes are
+        those the column's texts would get."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        dictionary = column.dictionary
+        if not pa.types.is_string(dictionary.type):
+            dictionary = pc.cast(dictionary, pa.string())
+        used = pc.unique(column.indices).drop_null()
+        lookup = np.full(len(dictionary) + 1, -1, np.int32)
+        if len(used):
+            lookup[ints(used, 0, np.int64)] = self.codes(dictionary.take(used))
+        return lookup[ints(column.indices, len(dictionary), np.int64)]
 
     @property
     def ids(self) -> list[str]:
@@ -309,3 +327,98 @@ class DocKeys:
             texts = pa.concat_arrays([texts, vocab.cast(pa.string())])
         others = [np.searchsorted(distinct, keys).astype(np.int32) for keys in more]
         return texts, codes.astype(np.int32).reshape(-1), *others
+
+
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def _pair_hash(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of (uint64, int32) pairs (splitmix64's finaliser over both)."""
+    with np.errstate(over="ignore"):
+        h = first ^ (second.astype(np.int64).astype(np.uint64) * _MIX[0])
+        h = (h ^ (h >> np.uint64(30))) * _MIX[1]
+        h = (h ^ (h >> np.uint64(27))) * _MIX[2]
+        return h ^ (h >> np.uint64(31))
+
+
+class PairCodes:
+    """Exact (uint64, int32) pairs numbered 0, 1, 2... in first-seen order: the impressions of an
+    events table, named by (session key, query code) or (impression id key, -2). An
+    open-addressing hash table (linear probing, at most a quarter full, so probes are short)
+    probed a batch at a time; a slot's pair is compared whole, so codes are exact. Memory:
+    12 bytes per pair, 16 to 32 of table."""
+
+    def __init__(self) -> None:
+        self.first = Appendable(np.uint64)
+        self.second = Appendable(np.int32)
+        self.slots = np.full(1 << 12, -1, np.int32)
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def _home(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        bits = len(self.slots).bit_length() - 1
+        return (_pair_hash(first, second) >> np.uint64(64 - bits)).astype(np.int64)
+
+    def _find(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        out = np.full(len(first), -1, np.int64)
+        slot, mask = self._home(first, second), len(self.slots) - 1
+        stored_first, stored_second = self.first.values, self.second.values
+        active = np.arange(len(first))
+        while len(active):
+            code = self.slots[slot[active]]
+            filled = code >= 0
+            hit = np.zeros(len(active), bool)
+            at = active[filled]
+            hit[filled] = (stored_first[code[filled]] == first[at]) & (stored_second[code[filled]] == second[at])
+            out[active[hit]] = code[hit]
+            active = active[filled & ~hit]
+            slot[active] = (slot[active] + 1) & mask
+        return out
+
+    def _place(self, codes: np.ndarray) -> None:
+        """Put each stored pair of ``codes`` in the first free slot from its home: a round writes
+        every pair still unplaced into its free slot, one write per slot wins, the others move on."""
+        slot = self._home(self.first.values[codes], self.second.values[codes])
+        mask = len(self.slots) - 1
+        active = np.arange(len(codes))
+        while len(active):
+            free = active[self.slots[slot[active]] < 0]
+            self.slots[slot[free]] = codes[free]
+            placed = np.zeros(len(codes), bool)
+            placed[free[self.slots[slot[free]] == codes[free]]] = True
+            active = active[~placed[active]]
+            slot[active] = (slot[active] + 1) & mask
+
+    def codes(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The int32 code of each pair; pairs not seen before get the next codes, in the order given."""
+        first = np.ascontiguousarray(first, np.uint64)
+        second = np.ascontiguousarray(second, np.int32)
+        out = self._find(first, second)
+        new = np.flatnonzero(out < 0)
+        if len(new):
+            a, b = first[new], second[new]
+            by_pair = np.lexsort((b, a))  # stable: a pair's first place comes first
+            starts = np.ones(len(new), bool)
+            starts[1:] = (a[by_pair][1:] != a[by_pair][:-1]) | (b[by_pair][1:] != b[by_pair][:-1])
+            at = by_pair[starts]  # where each distinct new pair is first given
+            inverse = np.empty(len(new), np.int64)
+            inverse[by_pair] = np.cumsum(starts) - 1
+            order = np.argsort(at, kind="stable")  # the distinct new pairs in the order given
+            rank = np.empty(len(order), np.int64)
+            rank[order] = np.arange(len(order))
+            start = len(self)
+            fresh = new[at[order]]
+            self.first.extend(first[fresh])
+            self.second.extend(second[fresh])
+            codes = np.arange(start, start + len(fresh), dtype=np.int64)
+            if 4 * len(self) > len(self.slots):
+                size = len(self.slots)
+                while 4 * len(self) > size:
+                    size *= 2
+                self.slots = np.full(size, -1, np.int32)
+                self._place(np.arange(len(self), dtype=np.int64))
+            else:
+                self._place(codes)
+            out[new] = start + rank[inverse.reshape(-1)]
+        return out.astype(np.int32)

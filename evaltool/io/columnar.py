@@ -288,72 +288,118 @@ _STEP = np.uint64(0xC2B2AE3D27D4EB4F)  # an odd multiplier with dense bits, once
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # the low i bytes
 
 
-def _chunk_fingerprints(chunk) -> np.ndarray:
-    """:func:`fingerprints` of one Arrow ``string`` or ``large_string`` array without nulls.
+def _words(buffer) -> tuple[np.ndarray, int]:
+    """(words, last): an Arrow buffer read as unaligned little-endian 64-bit words, one starting
+    at every byte (zero-padded to eight bytes), and the last position a whole word starts at."""
+    data = np.zeros(0, dtype=np.uint8) if buffer is None else np.frombuffer(buffer, dtype=np.uint8)
+    if len(data) < 8:
+        data = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    return np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,)), len(data) - 8
 
-    The data buffer is read as unaligned little-endian 64-bit words. A fingerprint starts as
-    the id's length times a constant; its first eight bytes (fewer, zero-padded, for a
-    shorter id), its last eight (none for a shorter id) and, for an id longer than 16
-    bytes, the eight-byte words in between are each xor-ed in, then the whole multiplied by
-    an odd constant (a bijection: different states stay different, and the last product
-    spreads every bit upwards: the high bits index the table of
-    :class:`evaltool.io.textids._Judged`). A word that
-    would run past the buffer's end is read ending at it, shifted down.
+
+def _prints(words: np.ndarray, last: int, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The fingerprints of the ids of ``length`` bytes found at ``start`` in ``words``'s bytes (:func:`_words`).
+
+    A fingerprint starts as the id's length times a constant; its first eight bytes (fewer,
+    zero-padded, for a shorter id), its last eight (none for a shorter id) and, for an id
+    longer than 16 bytes, the eight-byte words in between are each xor-ed in, then the whole
+    multiplied by an odd constant (a bijection: different states stay different, and the last
+    product spreads every bit upwards: the high bits index the table of
+    :class:`evaltool.io.textids._Judged`). A word
+    that would run past the buffer's end is read ending at it, shifted down.
     """
+    end = start + length
+    shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
+    h = length.astype(np.uint64)
+    h *= _SEED
+    if len(start) and int(start.max()) > last:  # a short id in the buffer's last bytes
+        at = np.minimum(start, last)
+        first = words[at]
+        first >>= ((start - at) * 8).astype(np.uint64)
+    else:
+        first = words[start]
+    if shortest < 8:
+        first &= _MASKS[np.minimum(length, 8)]
+        final = words[np.maximum(end - 8, 0)]
+        final[length < 8] = 0
+    else:
+        final = words[end - 8]
+    h ^= first
+    h *= _STEP
+    h ^= final
+    h *= _STEP
+    if longest > 16:  # the words between the first eight bytes and the last eight
+        which = np.flatnonzero(length > 16)
+        at = start[which].astype(np.int64) + 8
+        left = length[which].astype(np.int64) - 16  # bytes between them not read yet
+        while len(which):
+            word = words[at]
+            word &= _MASKS[np.minimum(left, 8)]
+            h[which] = (h[which] ^ word) * _STEP
+            more = left > 8
+            which, at, left = which[more], at[more] + 8, left[more] - 8
+    return h
+
+
+def _chunk_fingerprints(chunk) -> np.ndarray:
+    """:func:`fingerprints` of one Arrow ``string``, ``large_string`` or ``string_view`` array
+    without nulls, :data:`FINGERPRINT_ROWS` ids at a time (:func:`_prints`)."""
     import pyarrow as pa
 
+    if pa.types.is_string_view(chunk.type):
+        return _view_fingerprints(chunk)
     rows = len(chunk)
     buffers = chunk.buffers()
     offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
     offsets = np.frombuffer(
         buffers[1], dtype=offset_type, count=rows + 1, offset=chunk.offset * np.dtype(offset_type).itemsize
     )
-    data = np.zeros(0, dtype=np.uint8) if buffers[2] is None else np.frombuffer(buffers[2], dtype=np.uint8)
-    if len(data) < 8:
-        data = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
-    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    last = len(data) - 8  # the last position a whole word can be read from
+    words, last = _words(buffers[2])
     out = np.empty(rows, dtype=np.uint64)
     for begin in range(0, rows, FINGERPRINT_ROWS):
         start = offsets[begin : min(begin + FINGERPRINT_ROWS, rows)]
-        end = offsets[begin + 1 : begin + FINGERPRINT_ROWS + 1]
-        length = end - start
-        shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
-        h = length.astype(np.uint64)
-        h *= _SEED
-        if len(start) and int(start[-1]) > last:  # a short id in the buffer's last bytes
-            at = np.minimum(start, last)
-            first = words[at]
-            first >>= ((start - at) * 8).astype(np.uint64)
-        else:
-            first = words[start]
-        if shortest < 8:
-            first &= _MASKS[np.minimum(length, 8)]
-            final = words[np.maximum(end - 8, 0)]
-            final[length < 8] = 0
-        else:
-            final = words[end - 8]
-        h ^= first
-        h *= _STEP
-        h ^= final
-        h *= _STEP
-        if longest > 16:  # the words between the first eight bytes and the last eight
-            which = np.flatnonzero(length > 16)
-            at = start[which].astype(np.int64) + 8
-            left = length[which].astype(np.int64) - 16  # bytes between them not read yet
-            while len(which):
-                word = words[at]
-                word &= _MASKS[np.minimum(left, 8)]
-                h[which] = (h[which] ^ word) * _STEP
-                more = left > 8
-                which, at, left = which[more], at[more] + 8, left[more] - 8
-        out[begin : begin + len(h)] = h
+        out[begin : begin + len(start)] = _prints(
+            words, last, start, offsets[begin + 1 : begin + len(start) + 1] - start
+        )
+    return out
+
+
+VIEW_INLINE = 12  # a string_view id of up to this many bytes is held in its 16-byte view, after its length
+
+
+def _view_fingerprints(chunk) -> np.ndarray:
+    """:func:`fingerprints` of an Arrow ``string_view`` array (polars' text, handed over without
+    a copy): each id's 16-byte view holds its length, then either the id itself (up to
+    :data:`VIEW_INLINE` bytes) or its first four bytes, the data buffer holding it and where."""
+    rows = len(chunk)
+    buffers = chunk.buffers()
+    views = np.frombuffer(buffers[1], dtype=np.int32, count=4 * rows, offset=chunk.offset * 16).reshape(rows, 4)
+    inline_words, inline_last = _words(buffers[1])
+    data = [_words(buffer) for buffer in buffers[2:]]
+    out = np.empty(rows, dtype=np.uint64)
+    for begin in range(0, rows, FINGERPRINT_ROWS):
+        part = views[begin : begin + FINGERPRINT_ROWS]
+        length = part[:, 0].astype(np.int64)
+        start = (np.arange(begin, begin + len(part), dtype=np.int64) + chunk.offset) * 16 + 4
+        if int(length.max(initial=0)) <= VIEW_INLINE:
+            out[begin : begin + len(part)] = _prints(inline_words, inline_last, start, length)
+            continue
+        h = np.empty(len(part), dtype=np.uint64)
+        short = np.flatnonzero(length <= VIEW_INLINE)
+        h[short] = _prints(inline_words, inline_last, start[short], length[short])
+        long = np.flatnonzero(length > VIEW_INLINE)
+        buffer = part[long, 2]
+        for index in np.unique(buffer).tolist():
+            rows_in = long[buffer == index]
+            words, last = data[index]
+            h[rows_in] = _prints(words, last, part[rows_in, 3].astype(np.int64), length[rows_in])
+        out[begin : begin + len(part)] = h
     return out
 
 
 def fingerprints(column) -> np.ndarray:
-    """A 64-bit fingerprint (uint64) of every id of an Arrow text column (``string`` or
-    ``large_string``, an array or chunked, no nulls): equal ids have equal fingerprints;
+    """A 64-bit fingerprint (uint64) of every id of an Arrow text column (``string``,
+    ``large_string`` or ``string_view``, an array or chunked, no nulls): equal ids have equal fingerprints;
     different ids almost never do (a multiplicative hash of the id's length and bytes, eight
     at a time: :func:`_chunk_fingerprints`), which callers confirm by comparing texts before
     trusting a match.

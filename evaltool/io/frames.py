@@ -526,7 +526,7 @@ def _row_names(frame):
 def _arrow(column):
     """A frame's column as Arrow data without a copy where it can be (an Arrow table's own
     columns; pandas' numeric and Arrow-backed columns, handed over by the column's array
-    itself; polars' ``to_arrow``), None if pyarrow cannot take it as one column (mixed types
+    itself; polars' ``to_arrow``: :func:`_polars_arrow`), None if pyarrow cannot take it as one column (mixed types
     in an object column, say), or if it holds a missing value: pandas' NaN and None become
     nulls, which only the row-by-row path can name."""
     import pyarrow as pa
@@ -537,6 +537,8 @@ def _arrow(column):
         elif type(column).__module__.startswith("pandas"):
             held = column.array  # its ExtensionArray: Arrow-backed text hands its Arrow data over as it is
             array = pa.array(held if hasattr(held, "__arrow_array__") else column)
+        elif type(column).__module__.startswith("polars"):
+            array = _polars_arrow(column)
         else:
             array = column.to_arrow() if hasattr(column, "to_arrow") else pa.array(column)
     except (pa.ArrowException, TypeError, ValueError):
@@ -544,10 +546,27 @@ def _arrow(column):
     return None if array.null_count else array
 
 
-def _arrow_ids(column):
+def _polars_arrow(series):
+    """A polars Series as Arrow data: its text as ``string_view``, polars' own layout, handed
+    over without a copy (the default compatibility level copies every id into
+    ``large_string``: a tenth of a second per million); as polars gives it by default where
+    this polars or pyarrow cannot."""
+    import polars as pl
+
+    level = getattr(pl, "CompatLevel", None)
+    if level is not None:
+        try:
+            return series.to_arrow(compat_level=level.newest())
+        except Exception:  # a pyarrow without string_view: the default level below
+            pass
+    return series.to_arrow()
+
+
+def _arrow_ids(column, views: bool = False):
     """Ids as an Arrow ``string`` or ``large_string`` column (pandas' Arrow-backed text, kept
-    as it is): text, integers as ``str`` writes them; None for anything else (floats,
-    booleans, bytes), which the row-by-row path converts."""
+    as it is; ``views``: polars' ``string_view`` too, when it is one array): text, integers as
+    ``str`` writes them; None for anything else (floats, booleans, bytes), which the
+    row-by-row path converts."""
     import pyarrow as pa
 
     array = _arrow(column)
@@ -561,7 +580,14 @@ def _arrow_ids(column):
         or pa.types.is_integer(kind)
     ):
         return None
-    return array if pa.types.is_large_string(array.type) else _narrow(array)
+    if pa.types.is_large_string(array.type):
+        return array
+    if views and pa.types.is_string_view(array.type):
+        if hasattr(array, "chunks") and array.num_chunks == 1:
+            array = array.chunk(0)
+        if not hasattr(array, "chunks"):
+            return array
+    return _narrow(array)
 
 
 def _narrow(array):
@@ -644,7 +670,7 @@ def _columnar_run(columns, source: str, runid: str) -> Run | None:
     or become integer keys when every one is a canonical integer (:class:`columnar.NumericDocRun`)."""
     from evaltool.io import columnar
 
-    qids, docs = _arrow_ids(columns[0]), _arrow_ids(columns[1])
+    qids, docs = _arrow_ids(columns[0], views=True), _arrow_ids(columns[1], views=True)
     scores = None if qids is None or docs is None else _arrow_numbers(columns[2], integral=False)
     if scores is None or not len(scores):
         return None

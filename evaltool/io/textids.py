@@ -43,6 +43,27 @@ from evaltool.io.columnar import (
 )
 
 
+def take_text(column, rows: np.ndarray):
+    """The ids at ``rows`` of an Arrow text array, as ``string`` or ``large_string`` (a
+    ``string_view`` array, which Arrow's ``take`` does not read, through its views: the rows'
+    views gathered, the data buffers shared, the few ids then cast).
+
+    >>> import pyarrow as pa
+    >>> ids = pa.array(["a", "a_long_document_identifier", "b"], pa.string_view())
+    >>> take_text(ids.slice(1), np.array([1, 0])).to_pylist()
+    ['b', 'a_long_document_identifier']
+    """
+    import pyarrow as pa
+
+    if not pa.types.is_string_view(column.type):
+        return column.take(_indices(rows))
+    buffers = column.buffers()
+    views = np.frombuffer(buffers[1], dtype=np.uint8, count=16 * len(column), offset=16 * column.offset)
+    picked = views.reshape(-1, 16)[np.asarray(rows, dtype=np.int64)]
+    gathered = pa.Array.from_buffers(pa.string_view(), len(picked), [None, pa.py_buffer(picked), *buffers[2:]])
+    return gathered.cast(pa.string())
+
+
 def query_bounds(qids) -> np.ndarray:
     """Where the query id changes from one row to the next, compared in Arrow's C loops: the
     start of every run of equal ids, then the row count.
@@ -61,20 +82,23 @@ def query_bounds(qids) -> np.ndarray:
 def query_runs(qids) -> tuple[np.ndarray, list]:
     """(bounds, ids): the start of every run of equal query ids, then the row count, and each
     run's id. One Arrow kernel (``run_end_encode``) for an array or a chunked array of one
-    chunk; :func:`query_bounds` for more chunks (a run may go on from one to the next).
+    chunk; :func:`query_bounds` for more chunks (a run may go on from one to the next) and
+    for ``string_view`` ids, which that kernel does not read.
 
     >>> import pyarrow as pa
     >>> bounds, ids = query_runs(pa.array(["q1", "q1", "q2", "q1"]))
     >>> bounds.tolist(), ids
     ([0, 2, 3, 4], ['q1', 'q2', 'q1'])
     """
+    import pyarrow as pa
+
     chunks = qids.chunks if hasattr(qids, "chunks") else [qids]
-    if len(chunks) == 1 and 0 < len(qids) < 1 << 31:  # int32 run ends
+    if len(chunks) == 1 and 0 < len(qids) < 1 << 31 and not pa.types.is_string_view(qids.type):  # int32 run ends
         encoded = kernels().call_function("run_end_encode", [chunks[0]])
         ends = numpy_column(encoded.run_ends, np.int32)
         return np.concatenate(([0], ends)).astype(np.int64), encoded.values.to_pylist()
     bounds = query_bounds(qids)
-    return bounds, qids.take(_indices(bounds[:-1])).to_pylist()
+    return bounds, take_text(qids, bounds[:-1]).to_pylist()
 
 
 def repeats_within_queries(prints: np.ndarray, bounds: np.ndarray) -> bool:
@@ -193,10 +217,15 @@ class TextDocRun(ArrowDocRun):
 
     @cached_property
     def _encoded(self):
+        import pyarrow as pa
+
         encoded = kernels().call_function("dictionary_encode", [self.docs])
         if hasattr(encoded, "combine_chunks"):
             encoded = encoded.combine_chunks()
-        return numpy_column(encoded.indices, np.int32).astype(np.int64), encoded.dictionary
+        dictionary = encoded.dictionary  # as text Arrow's take and index_in read (ArrowDocRun's)
+        if pa.types.is_string_view(dictionary.type):
+            dictionary = dictionary.cast(pa.string())
+        return numpy_column(encoded.indices, np.int32).astype(np.int64), dictionary
 
     @property
     def doc_codes(self) -> np.ndarray:  # type: ignore[override]
@@ -211,7 +240,7 @@ class TextDocRun(ArrowDocRun):
         return []  # as ArrowDocRun's: its ids are read through doc_text and keys_for
 
     def doc_text(self, rows: np.ndarray) -> list[str]:
-        return self.docs.take(_indices(rows)).to_pylist()
+        return take_text(self.docs, rows).to_pylist()
 
     def doc_keys(self, rows: np.ndarray) -> np.ndarray:
         index: dict[str, int] = {}
@@ -232,16 +261,15 @@ class TextDocRun(ArrowDocRun):
             which.append(positions)
         rows, positions = np.concatenate(found), np.concatenate(which)
         if len(rows):  # every match confirmed by its text
-            same = kernels().call_function(
-                "equal", [self.docs.take(_indices(rows)), judged.texts.take(_indices(positions)).cast(self.docs.type)]
-            )
+            texts = take_text(self.docs, rows)
+            same = kernels().call_function("equal", [texts, take_text(judged.texts, positions).cast(texts.type)])
             confirmed = bool_column(same)
             rows, positions = rows[confirmed], positions[confirmed]
         return rows, positions
 
 
 def run_from_text_columns(qids, docs, scores: np.ndarray, runid: str, path: str) -> Run | None:
-    """A Run from Arrow id columns (``string`` or ``large_string``, no nulls) and scores whose
+    """A Run from Arrow id columns (``string``, ``large_string`` or ``string_view``; no nulls) and scores whose
     rows are grouped by query, or None for the general reader
     (:func:`evaltool.io.columnar.run_from_columns`) to decide: a query whose rows are apart,
     a query id that reads as a comment line, or a document repeated inside a query (a pair
@@ -262,12 +290,16 @@ def run_from_text_columns(qids, docs, scores: np.ndarray, runid: str, path: str)
     >>> run_from_text_columns(pa.array(["q1", "q2", "q1"]), pa.array(["a", "b", "c"]), np.ones(3), "r", "<run>") is None
     True
     """
+    import pyarrow as pa
+
     bounds, vocab = query_runs(qids)
     if len(set(vocab)) != len(vocab) or comment_like(vocab):
         return None
     codes = np.repeat(np.arange(len(vocab), dtype=np.int32), np.diff(bounds))
     first = docs[0].as_py() if len(docs) else ""
     if first.isascii() and first.isdigit():
+        if pa.types.is_string_view(docs.type):  # the integer reader reads offsets
+            docs = docs.cast(pa.string())
         keys = numeric_ids(docs, jobs=1) if hasattr(docs, "chunks") else canonical_int64(docs)
         if keys is None or repeats_in_groups(keys, bounds):
             return None

@@ -190,3 +190,72 @@ def test_huge_and_unicode_ids_and_every_id_read_by_what_needs_it():
     qrels = {"q": {docs[1]: 1, docs[2]: 2, "文書": 1}}
     expected = evaluate(qrels, dict(q=dict(zip(docs, [1.0, 1.0, 1.0, 0.0]))), MEASURES, per_query=True).per_query
     assert evaluate(qrels, run, MEASURES, per_query=True).per_query == expected
+
+
+def test_string_view_ids_have_the_fingerprints_of_the_same_text():
+    """polars' text, handed over as Arrow ``string_view`` (ids of up to 12 bytes held in their
+    view, longer ones in one of several data buffers), fingerprints as ``string`` does, sliced
+    or not; ``take_text`` reads its ids back."""
+    ids = _ids()
+    prints = textids.fingerprints(pa.array(ids)).tolist()
+    views = pa.array(ids, pa.string_view())
+    assert textids.fingerprints(views).tolist() == prints
+    several = pa.concat_arrays([pa.array(ids[:50], pa.string_view()), pa.array(ids[50:], pa.string_view())])
+    assert len(several.buffers()) > 3 and textids.fingerprints(several).tolist() == prints
+    for cut in (1, 5, 49, 51):
+        assert textids.fingerprints(several.slice(cut)).tolist() == prints[cut:]
+        assert textids.take_text(several.slice(cut), np.array([0, 3, 2])).to_pylist() == [ids[cut], ids[cut + 3], ids[cut + 2]]
+    assert textids.fingerprints(pa.array(["", "a"], pa.string_view())).tolist() == [prints[ids.index("")], prints[ids.index("a")]]
+
+
+def _polars(rows, value):
+    pl = pytest.importorskip("polars")
+    names = ["query_id", "doc_id", value]
+    cut = len(rows) // 2  # two chunks: polars hands them over as one string_view array of several data buffers
+    return pl.concat([pl.DataFrame(part, schema=names, orient="row") for part in (rows[:cut], rows[cut:])], rechunk=False)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_polars_text_runs_are_read_without_a_copy_and_give_every_inputs_numbers(seed, tmp_path):
+    qrels_rows, run_rows = _tricky(seed)
+    run = _polars(run_rows, "score")
+    read = frames.run_from_frame(run)
+    assert isinstance(read, textids.TextDocRun) and read.docs.type == pa.string_view()
+    expected = evaluate(as_dicts(qrels_rows), as_dicts(run_rows), MEASURES, per_query=True)
+    for qrels in (_polars(qrels_rows, "relevance"), frame(qrels_rows, "relevance"), as_dicts(qrels_rows),
+                  pa.table(dict(zip(["query_id", "doc_id", "relevance"], map(list, zip(*qrels_rows)))))):
+        got = evaluate(qrels, run, MEASURES, per_query=True)
+        assert got.per_query == expected.per_query and got.summary == expected.summary
+    assert read.doc_text(np.array([5, 0])) == [run_rows[5][1], run_rows[0][1]]
+    assert read.keys_for([run_rows[7][1], "absent"]).tolist() == [read.doc_codes[7], -1]
+    kept = [(q.replace(" ", "_"), d, s) for q, d, s in run_rows if d.isprintable() and d and " " not in d]
+    (tmp_path / "qrels").write_text("".join(f"{q.replace(' ', '_')} 0 {d} {g}\n" for q, d, g in qrels_rows
+                                            if d.isprintable() and d and " " not in d))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s!r} r\n" for q, d, s in kept))
+    from_files = evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), MEASURES, per_query=True)
+    assert evaluate(str(tmp_path / "qrels"), _polars(kept, "score"), MEASURES, per_query=True).per_query == from_files.per_query
+
+
+POLARS_RUN_ERRORS = [
+    ({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "a", "a"], "score": [1.0, 2.0, 3.0, 0.5]},
+     "<run DataFrame>: found 'query q2 document a'; expected each (query, document) pair once; entries 3 and 4 "
+     "(counting from 1) both give it (use on_duplicate='first' or 'max' to accept duplicates)"),
+    ({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, math.nan]},
+     "<run DataFrame>: found 'row 1: nan'; expected a finite number as the score"),
+    ({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, None]},
+     "<run DataFrame>: found 'row 1: None'; expected a finite number as the score"),
+    ({"query_id": ["q1", "q1"], "doc_id": ["a", None], "score": [1.0, 2.0]},
+     "<run DataFrame>: found 'row 1: document id None'; expected a document id in every row, not a missing "
+     "value (None, NaN)"),
+    ({"query_id": [None, "q1"], "doc_id": ["a", "b"], "score": [1.0, 2.0]},
+     "<run DataFrame>: found 'row 0: query id None'; expected a query id in every row, not a missing "
+     "value (None, NaN)"),
+]
+
+
+@pytest.mark.parametrize(("columns", "message"), POLARS_RUN_ERRORS)
+def test_a_polars_text_run_keeps_the_messages(columns, message):
+    pl = pytest.importorskip("polars")
+    with pytest.raises(ParseError) as caught:
+        evaluate({"q1": {"a": 1}}, pl.DataFrame(columns), ["map"])
+    assert str(caught.value) == message

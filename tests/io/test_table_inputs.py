@@ -1,6 +1,6 @@
 """Every tabular input gives the same numbers and the same messages: dicts, pandas DataFrames
-(Arrow-backed or object columns), pyarrow Tables and RecordBatches (``string`` or
-``large_string`` ids, one chunk or several), polars DataFrames and TREC files, on tricky
+(Arrow-backed or object columns), pyarrow Tables and RecordBatches (``string``,
+``large_string`` or ``string_view`` ids, one chunk or several), polars DataFrames and TREC files, on tricky
 inputs: ties broken by id bytes, numeric and text ids (19 digits, leading zeros, unicode),
 judged documents never retrieved, negative grades, a judged query the run never names and a
 run query never judged, rows grouped by query or interleaved."""
@@ -56,7 +56,7 @@ def _table(rows, value, kind):
     if kind == "polars":
         pl = pytest.importorskip("polars")
         return pl.DataFrame(rows, schema=NAMES[value], orient="row")
-    ids = pa.large_string() if kind == "Table large_string" else pa.string()
+    ids = {"Table large_string": pa.large_string(), "Table string_view": pa.string_view()}.get(kind, pa.string())
     arrays = [pa.array(columns[0], ids), pa.array(columns[1], ids), pa.array(columns[2])]
     if kind == "RecordBatch":
         return pa.RecordBatch.from_arrays(arrays, names=NAMES[value])
@@ -69,7 +69,7 @@ def _table(rows, value, kind):
     return pa.Table.from_arrays(arrays, names=NAMES[value])
 
 
-KINDS = ["Table", "Table large_string", "Table chunks", "RecordBatch", "polars", "pandas object"]
+KINDS = ["Table", "Table large_string", "Table string_view", "Table chunks", "RecordBatch", "polars", "pandas object"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

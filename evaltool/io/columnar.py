@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from contextlib import closing, contextmanager
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 
@@ -49,6 +49,25 @@ def kernels():
     except ImportError:  # a pyarrow laid out otherwise: the public module has the same names
         import pyarrow.compute as compute
     return compute
+
+
+@cache
+def compares_views() -> bool:
+    """Whether this pyarrow's kernels compare ``string_view`` arrays (``not_equal``, which
+    query boundaries use): pyarrow 16 has the type, but its comparison kernels came later.
+    Where they do not, text ids are read as ``string`` (a copy) instead of as views.
+
+    >>> isinstance(compares_views(), bool)
+    True
+    """
+    import pyarrow as pa
+
+    try:
+        views = pa.array(["a"], pa.string_view())
+        kernels().call_function("not_equal", [views, views])
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
+        return False
+    return True
 
 
 def _compression(path: str) -> str | None:

@@ -553,8 +553,10 @@ def _polars_arrow(series):
     this polars or pyarrow cannot."""
     import polars as pl
 
+    from evaltool.io.columnar import compares_views
+
     level = getattr(pl, "CompatLevel", None)
-    if level is not None:
+    if level is not None and compares_views():
         try:
             return series.to_arrow(compat_level=level.newest())
         except Exception:  # a pyarrow without string_view: the default level below
@@ -569,6 +571,8 @@ def _arrow_ids(column, views: bool = False):
     row-by-row path converts."""
     import pyarrow as pa
 
+    from evaltool.io.columnar import compares_views
+
     array = _arrow(column)
     if array is None:
         return None
@@ -582,7 +586,7 @@ def _arrow_ids(column, views: bool = False):
         return None
     if pa.types.is_large_string(array.type):
         return array
-    if views and pa.types.is_string_view(array.type):
+    if views and pa.types.is_string_view(array.type) and compares_views():
         if hasattr(array, "chunks") and array.num_chunks == 1:
             array = array.chunk(0)
         if not hasattr(array, "chunks"):

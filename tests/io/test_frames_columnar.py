@@ -123,6 +123,23 @@ def test_polars_frames():
     assert evaluate(qrels, run, MEASURES, per_query=True).per_query == expected.per_query
 
 
+def test_polars_frames_where_pyarrow_cannot_compare_views(monkeypatch):
+    """pyarrow 16 to 22 have ``string_view`` but no kernel comparing it: polars' text is then
+    taken at its default level (``large_string``), with the same numbers."""
+    pl = pytest.importorskip("polars")
+    import pyarrow as pa
+
+    qrels_rows, run_rows = _data(seed=11)
+    run = pl.DataFrame(run_rows, schema=["query_id", "doc_id", "score"], orient="row")
+    assert pa.types.is_string_view(frames._polars_arrow(run["doc_id"]).type) == columnar.compares_views()
+    monkeypatch.setattr(columnar, "compares_views", lambda: False)
+    assert not pa.types.is_string_view(frames._polars_arrow(run["doc_id"]).type)
+    qrels = pl.DataFrame(qrels_rows, schema=["query_id", "doc_id", "relevance"], orient="row")
+    assert isinstance(frames.run_from_frame(run), columnar.ArrowDocRun)
+    expected = evaluate(*_dicts(qrels_rows, run_rows), MEASURES, per_query=True)
+    assert evaluate(qrels, run, MEASURES, per_query=True).per_query == expected.per_query
+
+
 RUN_ERRORS = [
     ({"query_id": ["q1", "q1", "q1"], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]},
      "<run DataFrame>: found 'query q1 document a'; expected each (query, document) pair once; entries 1 and 3 "

@@ -220,7 +220,8 @@ def test_polars_text_runs_are_read_without_a_copy_and_give_every_inputs_numbers(
     qrels_rows, run_rows = _tricky(seed)
     run = _polars(run_rows, "score")
     read = frames.run_from_frame(run)
-    assert isinstance(read, textids.TextDocRun) and read.docs.type == pa.string_view()
+    assert isinstance(read, textids.TextDocRun)
+    assert (read.docs.type == pa.string_view()) == columnar.compares_views()  # a copy where pyarrow cannot compare views
     expected = evaluate(as_dicts(qrels_rows), as_dicts(run_rows), MEASURES, per_query=True)
     for qrels in (_polars(qrels_rows, "relevance"), frame(qrels_rows, "relevance"), as_dicts(qrels_rows),
                   pa.table(dict(zip(["query_id", "doc_id", "relevance"], map(list, zip(*qrels_rows)))))):

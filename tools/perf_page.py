@@ -125,9 +125,13 @@ def goals_section(results: dict) -> str:
         for g in results["goals"]
     ]
     passed = sum(1 for g in results["goals"] if g.get("status") == "PASS")
+    held = [g for g in results["goals"] if g.get("status") != "REPORT"]
+    reported = len(results["goals"]) - len(held)
     return (
-        f"## Goals\n\n{passed} of {len(results['goals'])} goals hold. The ratio is evaltool's time (or peak "
-        "memory) divided by the other tool's; a goal holds when it is at most the goal's limit.\n\n"
+        f"## Goals\n\n{passed} of {len(held)} goals hold. The ratio is evaltool's time (or peak "
+        "memory) divided by the other tool's; a goal holds when it is at most the goal's limit."
+        + (f" {reported} row{'s are' if reported > 1 else ' is'} REPORT: shown, not held to a limit." if reported else "")
+        + "\n\n"
         + table(["status", "goal", "ratio", "note"], rows)
     )
 

@@ -55,6 +55,23 @@ def test_every_goal_and_section_of_the_newest_full_run_is_on_the_page(results, t
         assert f"### {data_set}, {size['run_lines']:,} run lines" in text
 
 
+def test_every_route_of_ranx_s_workload_is_on_the_page_with_its_ratio_to_the_reference(results, tmp_path):
+    folder, _, full = results
+    text = perf_page.page(folder, tmp_path / "no-notes.md")
+    sections = [s for s in full["ranx_workload"] if "rows" in s]
+    assert sections
+    for section in sections:
+        baseline = "ranx arrays" if section["queries"] >= 1_000_000 else "ranx"
+        block = text.split(f"### {section['queries']:,} queries × 100", 1)[1].split("###", 1)[0]
+        assert f"÷ {baseline} |" in block
+        base = {r["measure"]: r["median_s"] for r in section["rows"] if r["route"] == baseline}
+        for r in section["rows"]:
+            line = next(line for line in block.splitlines() if line.startswith(f"| {r['measure']} | {r['route']} |"))
+            assert f"| {r['median_s'] / base[r['measure']]:.3f}× |" in line and line.endswith(f"| {r['check']} |")
+        for route in section.get("peak_rss_kb") if isinstance(section.get("peak_rss_kb"), dict) else ():
+            assert f"| {route} | {section['peak_rss_kb'][route] / 1024:.0f} MB |" in block
+
+
 def test_a_quick_run_written_later_is_not_the_page(results, tmp_path):
     folder, name, full = results
     quick = dict(full, argv=["--quick"], goals=[dict(full["goals"][0], goal="quick only", note="not full")])

@@ -792,9 +792,7 @@ class _Block:
         self.rows = batch.num_rows
         self.scores = numpy_column(batch.column("s"), np.float64)
         self.finite = bool(np.isfinite(self.scores).all())
-        encoded = kernels().call_function("dictionary_encode", [batch.column("q")], None, pool)
-        self.qids = encoded.dictionary.to_pylist()
-        self.qid_index = numpy_column(encoded.indices, np.int32)
+        self.qids, self.qid_index = query_runs(batch.column("q"), pool)
         self.docs = batch.column("d")
         self.keys = canonical_int64(self.docs, pool)
         tags = batch.column("tag") if "tag" in batch.schema.names else None
@@ -806,8 +804,68 @@ class _Block:
         self.regular = (
             self.finite
             and not any(q.startswith("#") for q in self.qids)
-            and not has_duplicates(self.qid_index.astype(np.int64), doc_codes)
+            and not _repeats_in_block(self.qid_index, doc_codes)
         )
+
+
+RUNS_PER_ROW = 1 / 8  # more runs of one query id than this per row: the ids are dictionary-encoded
+RUNS_HEAD_ROWS = 256  # rows of a block looked at first
+
+
+def query_runs(column, pool=None) -> tuple[list[str], np.ndarray]:
+    """(ids, index): query ids and each row's index into them, as one block of a run needs them
+    (equal ids may appear more than once in ``ids``, under different indices).
+
+    A run file lists each query's lines together: the id of each run of equal ids in a row is
+    taken (one comparison of each id with the one before, no hashing); ids that change more
+    often than :data:`RUNS_PER_ROW` per row (a shuffled file) are dictionary-encoded instead.
+
+    >>> import pyarrow as pa
+    >>> ids, index = query_runs(pa.array(["q1"] * 12 + ["q2"] * 11 + ["q1"]))
+    >>> ids, index[[0, 11, 12, 22, 23]].tolist()
+    (['q1', 'q2', 'q1'], [0, 0, 1, 1, 2])
+    >>> ids, index = query_runs(pa.array(["q1", "q2", "q1", "q2"]))  # shuffled: encoded
+    >>> ids, index.tolist()
+    (['q1', 'q2'], [0, 1, 0, 1])
+    """
+    call = kernels().call_function
+
+    def changes(rows: int) -> np.ndarray:  # each i < rows - 1 where row i + 1's id differs from row i's
+        after, before = column.slice(1, rows - 1), column.slice(0, rows - 1)
+        return np.flatnonzero(bool_column(call("not_equal", [after, before], None, pool)))
+
+    rows = len(column)
+    head = min(rows, RUNS_HEAD_ROWS)  # a shuffled file is told by its first rows
+    if rows > 1 and len(changes(head)) < head * RUNS_PER_ROW:
+        starts = changes(rows)
+        if len(starts) < rows * RUNS_PER_ROW:
+            starts += 1
+            heads = np.concatenate(([0], starts))
+            ids = call("take", [column, integer_array(heads)], None, pool).to_pylist()
+            return ids, np.repeat(np.arange(len(heads), dtype=np.int32), np.diff(heads, append=rows))
+    encoded = call("dictionary_encode", [column], None, pool)
+    return encoded.dictionary.to_pylist(), numpy_column(encoded.indices, np.int32)
+
+
+def _repeats_in_block(qid_index: np.ndarray, doc_codes: np.ndarray) -> bool:
+    """Whether a (query index, document code) pair repeats in a block (codes >= 0). Codes below
+    2**32 (document ids up to 4294967295) are packed with the index into one int64 each and the
+    block sorted once: for a block's 10^5 rows, cheaper than sorting query by query
+    (:func:`has_duplicates`, which takes the others).
+
+    >>> q = np.array([0, 0, 1, 1], dtype=np.int32)
+    >>> _repeats_in_block(q, np.array([5, 7, 5, 9])), _repeats_in_block(q, np.array([5, 7, 9, 2**40 + 9]))
+    (False, False)
+    >>> _repeats_in_block(q, np.array([5, 7, 9, 9])), _repeats_in_block(q, np.array([5, 7, 2**40, 2**40]))
+    (True, True)
+    """
+    if not (len(doc_codes) and int(doc_codes.max()) < 1 << 32):
+        return has_duplicates(qid_index.astype(np.int64), doc_codes)
+    packed = qid_index.astype(np.int64)
+    packed <<= 32
+    packed |= doc_codes
+    packed.sort()
+    return bool(np.any(packed[1:] == packed[:-1]))
 
 
 def _parse(text, options: dict) -> list[_Block]:

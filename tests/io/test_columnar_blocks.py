@@ -224,3 +224,41 @@ def test_a_pair_repeated_anywhere_is_found_whatever_the_block_cuts(tmp_path, gro
             _assert_holds_lines(run, text, "t")
         found[repeated] += 1
     assert found[True] and found[False]
+
+
+@pytest.mark.parametrize("repeated", [False, True])
+def test_a_query_coming_back_inside_one_block_is_one_query(tmp_path, repeated):
+    """A block lists the id of each run of a query's lines (few runs: no hashing), so a query that
+    comes back within a block has two runs there; the file is still read as one query, and a
+    document given in both runs is a repeat the line reader then names."""
+    from evaltool.errors import ParseError
+    from evaltool.io import trec
+
+    lines = [f"7 Q0 {d} 1 {d / 10} t\n" for d in range(1, 41)] + [f"8 Q0 {d} 1 0.5 t\n" for d in range(1, 41)]
+    lines += [f"7 Q0 {d} 1 0.25 t\n" for d in range(41, 60)] + [f"7 Q0 {3 if repeated else 60} 1 0.25 t\n"]
+    text = "".join(lines)
+    path = write(tmp_path / "run", text)
+    run = columnar.read_run(path, block_size=1 << 16, in_caller=True)
+    if repeated:
+        assert run is None
+        with pytest.raises(ParseError, match=r":100: .*query '7' document '3' was already given at line 3"):
+            trec.read_run(path)
+    else:
+        assert run.qid_vocab == ["7", "8"]
+        _assert_holds_lines(run, text, "t")
+
+
+def test_the_block_check_of_repeats_against_a_set_of_pairs():
+    rng = np.random.default_rng(5)
+    seen = {False: 0, True: 0}
+    for trial in range(200):
+        rows = int(rng.integers(2, 400))
+        qids = np.sort(rng.integers(0, rng.integers(1, 20), rows)).astype(np.int32)
+        if trial % 3 == 0:
+            qids = rng.permutation(qids)
+        high = [50, 10 ** 6, 2 ** 32, 2 ** 40][trial % 4]
+        docs = rng.integers(0, high, rows)
+        expected = _repeats_by_hand(qids, docs)
+        assert columnar._repeats_in_block(qids, docs) == expected, trial
+        seen[expected] += 1
+    assert seen[True] > 20 and seen[False] > 20

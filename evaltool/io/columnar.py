@@ -123,9 +123,12 @@ def _uniform(head: bytes, delimiter: bytes, fields: int) -> bool:
     return bool(np.all(rows[:, :-1] == ord(delimiter)) and np.all(rows[:, -1] == 10))
 
 
-def _csv_options(names: list[str], columns: dict, delimiter: str, block_size: int, use_threads: bool) -> dict:
+def _csv_options(
+    names: list[str], columns: dict, delimiter: str, block_size: int, use_threads: bool, check_utf8: bool = True
+) -> dict:
     """pyarrow.csv's options for a regular TREC file: ``names`` for its fields, ``columns`` the
-    ones kept and their types, no quoting, no header."""
+    ones kept and their types, no quoting, no header. ``check_utf8`` False: text columns are
+    not checked to be UTF-8 (the caller checks what it keeps as text)."""
     import pyarrow.csv as csv
 
     return dict(
@@ -141,6 +144,7 @@ def _csv_options(names: list[str], columns: dict, delimiter: str, block_size: in
             null_values=[],
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
+            check_utf8=check_utf8,
         ),
     )
 
@@ -784,7 +788,8 @@ class _Block:
     scores (all finite, or ``finite`` False), the query ids met and each row's index
     into them, the document keys when every id is canonical (else None, and their
     fingerprints) and the ids as an Arrow array, the run tag of its last line when the
-    file gives it."""
+    file gives it. Ids that are not UTF-8 raise UnicodeDecodeError (query ids, the tag)
+    or ArrowInvalid (text document ids)."""
 
     __slots__ = ("rows", "scores", "finite", "qids", "qid_index", "keys", "prints", "docs", "tag", "regular")
 
@@ -797,6 +802,8 @@ class _Block:
         self.keys = canonical_int64(self.docs, pool)
         tags = batch.column("tag") if "tag" in batch.schema.names else None
         self.tag = tags[-1].as_py() if tags is not None else None
+        if self.keys is None:  # text ids, read without checking them (read_run): UTF-8, or ArrowInvalid
+            self.docs.validate(full=True)
         self.prints = fingerprints(self.docs) if self.keys is None else None
         # what the line reader must see at once (it names the line): a comment, a pair given twice here
         # (or two ids of a query sharing a fingerprint: the line reader finds no pair then, and reads the file)
@@ -966,7 +973,9 @@ def read_run(
         pa.set_cpu_count(threads(jobs))
     block_size = block_size or RUN_BLOCK_BYTES
     read = _RunColumns(_run_capacity(name, compressed, sample))
-    options = _csv_options(["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, block_size + 1, False)
+    # ids are not checked to be UTF-8 as they are parsed (a fifth of pyarrow's time on a numeric run):
+    # numeric ids are digits, query ids are decoded one run at a time, text ids checked by _Block
+    options = _csv_options(["q", "iter", "d", "rank", "s", "tag"], columns, delimiter, block_size + 1, False, False)
     workers = 0 if in_caller else min(threads(jobs), PARSERS) if threads(jobs) > 1 else 0
     depth = max(workers, 1) + READ_AHEAD
     try:
@@ -979,7 +988,7 @@ def read_run(
                         if not block.regular:  # handed over at once, not after the rest of the file
                             return None
                         read.add(block)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, UnicodeDecodeError):  # an id not UTF-8: the line reader
         return None
     if read.rows == 0:
         return None

@@ -262,3 +262,30 @@ def test_the_block_check_of_repeats_against_a_set_of_pairs():
         assert columnar._repeats_in_block(qids, docs) == expected, trial
         seen[expected] += 1
     assert seen[True] > 20 and seen[False] > 20
+
+
+@pytest.mark.parametrize("where", ["query id", "text document id", "query id of numeric documents", "gzip tag"])
+def test_ids_that_are_not_utf8_in_a_later_block_hand_over_to_the_line_reader(tmp_path, monkeypatch, where):
+    """pyarrow parses the ids without checking them to be UTF-8; every id kept as text is checked
+    after, so a file holding one that is not still goes to the line reader, whose ids keep
+    their bytes (surrogate escapes), as they did when pyarrow refused the file."""
+    from evaltool.io import load, trec
+
+    text_ids = where == "text document id"
+    text = _run_text(9, docid=(lambda rng, q, i: f"D{rng.randrange(10 ** 6)}") if text_ids else
+                     (lambda rng, q, i: str(rng.randrange(10 ** 6))))
+    line = {"query id": b"q\xe9 Q0 77 1 0.5 tagA\n", "text document id": b"900 Q0 D\xff7 1 0.5 tagA\n",
+            "query id of numeric documents": b"9\xff0 Q0 77 1 0.5 tagA\n",
+            "gzip tag": b"900 Q0 77 1 0.5 tag\xff\n"}[where]
+    data = text.encode() + line
+    path = tmp_path / "run"
+    path.write_bytes(gzip.compress(data) if where == "gzip tag" else data)
+    assert columnar.read_run(path, block_size=200, text_run=textids.TextDocRun) is None
+    monkeypatch.setattr(columnar, "RUN_BLOCK_BYTES", 200)
+    monkeypatch.setattr(kinds, "COLUMNAR_MIN_BYTES", 0)
+    run, by_lines = load.read_run(path), trec.read_run(path)
+    expected = [f.decode("utf-8", "surrogateescape") for f in data.splitlines()[-1].split()]
+    assert run.qid_vocab[run.qid_codes[-1]] == expected[0] and run.doc_text([len(run) - 1]) == [expected[2]]
+    assert run.runid == by_lines.runid == expected[5]
+    assert [run.qid_vocab[c] for c in run.qid_codes] == [by_lines.qid_vocab[c] for c in by_lines.qid_codes]
+    assert run.doc_text(np.arange(len(run))) == by_lines.doc_text(np.arange(len(by_lines)))

@@ -22,7 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
-from operator import attrgetter, gt
+from operator import attrgetter, gt, itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -846,7 +846,8 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
     total = int(counts.sum())
     hit_rows = None
     by_row = len(run.scores) < total or run.rankings_made_when_read
-    if by_row or _scores_descending(run.scores, query_start):  # look the retrieved rows up
+    descending, tied = _score_steps(run.scores, query_start)
+    if by_row or descending:  # look the retrieved rows up
         hit_rows, judged_code, grade = _judged_rows_of(qrels, run, side)
         score = run.scores[hit_rows]
 
@@ -869,8 +870,8 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
         def ids_of(entries: np.ndarray) -> list[str]:
             return list(map(lists.docs.__getitem__, index[entries].tolist()))
 
-    if hit_rows is not None and _scores_descending(run.scores, query_start):
-        ranks, ties = _rank_by_position(run, hit_rows, query_start[judged_code])
+    if hit_rows is not None and descending:
+        ranks, ties = _rank_by_position(run, hit_rows, query_start[judged_code], tied)
         return code_q[judged_code], ranks, grade, ties
     counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
     if counted is None:
@@ -917,19 +918,35 @@ def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
     return joined
 
 
-def _scores_descending(scores: np.ndarray, query_start: np.ndarray) -> bool:
-    """Whether the scores of every query (rows grouped by query, ``query_start``) never rise."""
-    rising = scores[1:] > scores[:-1]
-    rising[query_start[1:-1] - 1] = False  # from one query's last row to the next query's first
-    return not rising.any()
+def _score_steps(scores: np.ndarray, query_start: np.ndarray) -> tuple[bool, np.ndarray]:
+    """For rows grouped by query (``query_start``: where each query starts, then the row count):
+    whether the scores of every query never rise, and the rows that tie with the row before
+    them in their query (:func:`_continuing`'s positions), from one comparison of neighbours each.
+
+    >>> descending, tied = _score_steps(np.array([3.0, 3.0, 1.0, 1.0, 1.0, 2.0]), np.array([0, 3, 5, 6]))
+    >>> descending, tied.tolist()
+    (True, [1, 4])
+    >>> _score_steps(np.array([1.0, 2.0]), np.array([0, 2]))[0]
+    False
+    """
+    earlier, later = scores[:-1], scores[1:]
+    rising = later > earlier
+    same = later == earlier
+    crossing = query_start[1:-1]  # from one query's last row to the next query's first
+    crossing = crossing[(crossing > 0) & (crossing < len(scores))] - 1  # (empty queries at either end hold no row)
+    rising[crossing] = False
+    same[crossing] = False
+    return not rising.any(), np.flatnonzero(same) + 1
 
 
-def _rank_by_position(run: Run, rows: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, TieGroups]:
+def _rank_by_position(
+    run: Run, rows: np.ndarray, first: np.ndarray, tied: np.ndarray
+) -> tuple[np.ndarray, TieGroups]:
     """(rank, tie groups) of ``rows`` of a dict run whose queries come in score order (``first``:
-    the row where each one's query starts): a row's rank is its position in a run in the tie
+    the row where each one's query starts; ``tied``: the rows that tie with the row before them
+    in their query, :func:`_score_steps`): a row's rank is its position in a run in the tie
     rule's order, else where its group of equal scores starts plus the larger ids of the group,
     which is a slice of the run's rows. The groups are found when asked for, in the first case."""
-    tied = _continuing(run.qid_codes, run.scores)
     if len(tied) == 0 or _ties_in_id_order(run.doc_vocab, tied):
         return rows - first, TieGroups(lambda: _position_groups(len(run.scores), tied, rows, first)[:2])
     group_start, group_end, low, high = _position_groups(len(run.scores), tied, rows, first)
@@ -957,7 +974,10 @@ def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
     smaller document id (byte order; ``ids``: every row's) than the row before it: the run is
     then in the tie rule's order (how runs sorted as trec_eval sorts them come), and a row's
     rank is its position."""
-    later, earlier = list(map(ids.__getitem__, tied.tolist())), list(map(ids.__getitem__, (tied - 1).tolist()))
+    if len(tied) == 1:
+        later, earlier = [ids[int(tied[0])]], [ids[int(tied[0]) - 1]]
+    else:
+        later, earlier = list(itemgetter(*tied.tolist())(ids)), list(itemgetter(*(tied - 1).tolist())(ids))
     if not str_order_is_byte_order(later + earlier):
         later, earlier = list(map(byte_key, later)), list(map(byte_key, earlier))
     return all(map(gt, earlier, later))
@@ -1303,7 +1323,8 @@ def rank(
         starts = np.concatenate(([0], np.cumsum(num_ret)))
         ranks = np.arange(len(sq)) - starts[sq]
         ties = ties.judged(kept, sq, starts)
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(sq, minlength=n_q)))).astype(np.int64)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sq, minlength=n_q), out=offsets[1:])
 
     qids = list(side.qids)
     batch = RankedBatch(
@@ -1321,4 +1342,5 @@ def rank(
         num_docs_in_coll=num_docs_in_coll,
         intents=None if qrels.subtopics is None else _intents(qrels.subtopics, run, qids, sq, ranks, rows),
     )
+    batch.__dict__["seg"] = sq.astype(np.int64, copy=False)  # the rows' queries, in query order: the batch's seg
     return Ranking(batch, list(side.skipped), list(side.unjudged), run.runid)

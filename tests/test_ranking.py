@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from evaltool import evaluate
-from evaltool.ranking import byte_key
+from evaltool.io.frames import qrels_from_dict, run_from_dict
+from evaltool.ranking import byte_key, rank
 from tests.support.helpers import invoke, rows, score, write
 
 
@@ -423,3 +424,30 @@ def test_score_steps_against_a_scan_of_each_query(seed):
     assert tied.tolist() == _continuing(codes, scores).tolist()
     rising = [i for i in range(1, len(scores)) if codes[i] == codes[i - 1] and scores[i] > scores[i - 1]]
     assert descending == (not rising)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("options", [{}, {"relevance_level": 2}, {"judged_only": True}, {"max_ret": 3}])
+def test_relevant_rows_first_relevant_rank_and_ap_against_a_scan(seed, options):
+    """The batch's relevant rows (where each query's start, how many) give each query's first relevant
+    rank and average precision as a scan of its ranking does; queries with none, runs with none."""
+    from evaltool.measures.ap import sum_of_precision_at_relevant
+    from evaltool.measures.rr import first_relevant_rank
+    from evaltool.ranking import RankOptions
+
+    qrels, run = _tied_dicts(seed, unretrieved=3, descending=seed % 2 == 0)
+    if seed == 3:
+        qrels = {q: {d: min(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}  # nothing relevant
+    ranking = rank(qrels_from_dict(qrels), run_from_dict(run), RankOptions(**options))
+    batch = ranking.batch
+    level = options.get("relevance_level", 1)
+    for q in range(batch.n_queries):
+        ranks = batch.rank[batch.offsets[q]:batch.offsets[q + 1]]
+        grades = batch.rel[batch.offsets[q]:batch.offsets[q + 1]]
+        relevant = [int(r) for r, g in zip(ranks, grades) if g >= level]
+        assert first_relevant_rank(batch)[q] == (relevant[0] if relevant else -1)
+        assert batch.num_rel_ret[q] == len(relevant)
+        expected = 0.0
+        for i, r in enumerate(relevant, 1):
+            expected += i / (r + 1.0)
+        assert sum_of_precision_at_relevant(batch)[q] == expected

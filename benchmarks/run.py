@@ -289,13 +289,15 @@ def check_values(rows):
 # ---------------------------------------------------------------- goals
 
 GOALS = [
-    # (data set, row, baseline row, quantity, max ratio, description)
+    # (data set, row, baseline row, quantity, max ratio, description); a max ratio of None is a
+    # row reported with its ratio, not held to a limit (status REPORT)
     ("L", "evaltool", "trec_eval", "wall", 0.15, "L: evaltool wall <= 0.15x trec_eval"),
     ("L", "evaltool", "pytrec_eval", "wall", 0.20, "L: evaltool wall <= 0.2x pytrec_eval"),
     ("L", "evaltool", "trec_eval", "rss", 1.50, "L: evaltool peak RSS <= 1.5x trec_eval"),
     ("L-shuffled", "evaltool", "trec_eval", "wall", 0.30, "L-shuffled: evaltool wall <= 0.3x trec_eval"),
     ("XL", "evaltool", "trec_eval", "wall", 0.12, "XL: evaltool wall <= 0.12x trec_eval"),
-    ("DL", "evaltool", "pytrec_eval", "wall", 0.75, "DL: evaltool whole process <= 0.75x pytrec_eval"),
+    # start-up bound (interpreter and imports are most of 0.3 s): reported, as issue 28 asks
+    ("DL", "evaltool", "pytrec_eval", "wall", None, "DL: evaltool whole process vs pytrec_eval (start-up bound; reported)"),
     ("R03", "evaltool", "trec_eval", "wall", 2.0, "R03: evaltool whole process <= 2x trec_eval"),
     ("L", "evaltool -m all_trec", "trec_eval -m all_trec", "wall", 0.30,
      "L: evaltool -m all_trec wall <= 0.3x trec_eval -m all_trec"),
@@ -332,7 +334,7 @@ def check_goals(results, have, missing, sizes):
             continue
         a, b = (row.wall(), base.wall()) if qty == "wall" else (row.rss(), base.rss())
         g["ratio"] = a / b
-        g["status"] = "PASS" if a <= limit * b else "FAIL"
+        g["status"] = "REPORT" if limit is None else "PASS" if a <= limit * b else "FAIL"
         if qty == "wall":
             g["note"] = f"{a:.3f}s vs {b:.3f}s"
         else:
@@ -1072,7 +1074,8 @@ def main(argv=None):
                 log(f"  [{rep + 1}/{args.repeat}] {r.label:<22} {fmt_s(wall):>8}  {rss / 1024:7.0f} MB{state}")
         check_values(rows)
 
-    # The small data sets and the small-input sections first, the big data sets after them: on
+    # The small data sets and the small-input sections first, the big data sets after them, ranx's
+    # in-process workload last: on
     # this VM the memory a multi-GB process frees goes back to the hypervisor, and the processes
     # started in the following seconds pay to fault memory in again (30 runs of DL took 0.43 s
     # before the XL rows and 0.97 s right after them, trec_eval's loop 1.3-1.4 s either way).
@@ -1088,6 +1091,16 @@ def main(argv=None):
                                      datagen.many_paths(args.cache_dir, "R03"), args.repeat, args.timeout)
     inprocess = [inprocess_rows(datasets["DL"], args.repeat, args.timeout, depth) for depth in INPROCESS_DEPTHS] \
         if "DL" in datasets and "evaltool" in have and "pytrec_eval" in have else None
+    fusion = fusion_rows(datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
+        if "DL" in datasets and "evaltool" in have and "ranx" in have else None
+    for size in [s for s in sizes if s not in QUICK_SIZES]:
+        time_data_set(size)
+    click_sets = click_logs.ALL_CLICKS if args.clicks is None and not args.quick else \
+        click_logs.QUICK_CLICKS if args.clicks is None else split_list(args.clicks, click_logs.ALL_CLICKS, "click log")
+    click_results = run_clicks(launcher, click_sets, args, log) if "evaltool" in have else []
+    # ranx's workload last: its processes build up to ~10 GB of data (1,000,000 x 100) and free it,
+    # which would make every whole process timed after them pay to fault memory in (see above); its
+    # own routes are timed inside one process each, after their data is built
     workload_sizes = args.ranx_workload if args.ranx_workload is not None else \
         (RANX_WORKLOAD_QUICK if args.quick else RANX_WORKLOAD_SIZES)
     ranx_sections = []
@@ -1097,13 +1110,6 @@ def main(argv=None):
             ranx_sections.append(ranx_workload_rows(queries, max(3, args.repeat), args.timeout * 4))
     elif workload_sizes:
         log("\n== ranx workload skipped: it needs evaltool, pytrec_eval and ranx (pip install -e '.[test]')")
-    fusion = fusion_rows(datasets["DL"], args.cache_dir, args.repeat, args.timeout) \
-        if "DL" in datasets and "evaltool" in have and "ranx" in have else None
-    for size in [s for s in sizes if s not in QUICK_SIZES]:
-        time_data_set(size)
-    click_sets = click_logs.ALL_CLICKS if args.clicks is None and not args.quick else \
-        click_logs.QUICK_CLICKS if args.clicks is None else split_list(args.clicks, click_logs.ALL_CLICKS, "click log")
-    click_results = run_clicks(launcher, click_sets, args, log) if "evaltool" in have else []
     launcher.close()
 
     goals = check_goals(results, have, missing, sizes) + inprocess_goals(inprocess) + many_runs_goals(many) + \
@@ -1140,7 +1146,7 @@ def main(argv=None):
     log("\ngoals:")
     for g in goals:
         ratio = f"{g['ratio']:.3f}x" if g["ratio"] is not None else "-"
-        log(f"  {g['status']:<4}  {g['goal']:<58} measured {ratio:>7}  ({g['note']})")
+        log(f"  {g['status']:<6}  {g['goal']:<58} measured {ratio:>7}  ({g['note']})")
 
     record = {
         "timestamp": started.strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -55,6 +55,23 @@ def test_every_goal_and_section_of_the_newest_full_run_is_on_the_page(results, t
         assert f"### {data_set}, {size['run_lines']:,} run lines" in text
 
 
+def test_every_route_of_ranx_s_workload_is_on_the_page_with_its_ratio_to_the_reference(results, tmp_path):
+    folder, _, full = results
+    text = perf_page.page(folder, tmp_path / "no-notes.md")
+    sections = [s for s in full["ranx_workload"] if "rows" in s]
+    assert sections
+    for section in sections:
+        baseline = "ranx arrays" if section["queries"] >= 1_000_000 else "ranx"
+        block = text.split(f"### {section['queries']:,} queries × 100", 1)[1].split("###", 1)[0]
+        assert f"÷ {baseline} |" in block
+        base = {r["measure"]: r["median_s"] for r in section["rows"] if r["route"] == baseline}
+        for r in section["rows"]:
+            line = next(line for line in block.splitlines() if line.startswith(f"| {r['measure']} | {r['route']} |"))
+            assert f"| {r['median_s'] / base[r['measure']]:.3f}× |" in line and line.endswith(f"| {r['check']} |")
+        for route in section.get("peak_rss_kb") if isinstance(section.get("peak_rss_kb"), dict) else ():
+            assert f"| {route} | {section['peak_rss_kb'][route] / 1024:.0f} MB |" in block
+
+
 def test_a_quick_run_written_later_is_not_the_page(results, tmp_path):
     folder, name, full = results
     quick = dict(full, argv=["--quick"], goals=[dict(full["goals"][0], goal="quick only", note="not full")])
@@ -74,11 +91,24 @@ def test_a_new_goal_and_a_new_section_appear_and_absent_sections_are_left_out(re
     text = perf_page.page(folder, tmp_path / "no-notes.md")
     assert "| **FAIL** | clicks: evaltool <= 0.5x a new baseline | 0.610× | 6.1 s vs 10.0 s |" in text
     passed = sum(goal["status"] == "PASS" for goal in full["goals"])
-    assert f"{passed} of {len(full['goals']) + 1} goals hold" in text
+    held = sum(goal["status"] != "REPORT" for goal in full["goals"])
+    assert f"{passed} of {held + 1} goals hold" in text
     assert "## Fusion" in text and "| evaltool fuse x10 | 0.25 | = ranx |" in text
     for heading in ("## Click logs", "## Many runs", "## In-process"):
         assert heading not in text
     assert "29991231T000000Z.json" in text
+
+
+def test_a_reported_row_is_shown_and_not_counted_as_a_goal(results, tmp_path):
+    folder, _, full = results
+    goals = [dict(g, status="PASS") for g in full["goals"][:3]]
+    goals.append({"goal": "DL: evaltool whole process vs pytrec_eval (start-up bound; reported)", "ratio": 0.826,
+                  "status": "REPORT", "note": "0.266s vs 0.322s"})
+    (folder / "29991231T000000Z.json").write_text(json.dumps(dict(full, goals=goals)))
+    text = perf_page.page(folder, tmp_path / "no-notes.md")
+    assert "3 of 3 goals hold" in text and "1 row is REPORT: shown, not held to a limit." in text
+    assert "| REPORT | DL: evaltool whole process vs pytrec_eval (start-up bound; reported) | 0.826× | 0.266s vs 0.322s |" \
+        in text
 
 
 def test_the_check_fails_when_the_page_and_the_results_differ(results, tmp_path, capsys):

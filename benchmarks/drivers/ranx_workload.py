@@ -21,6 +21,9 @@ Timed, interleaved, REPEAT times each, for MAP, MRR and nDCG (full depth, one me
   or pyarrow Tables (``query_id, doc_id, relevance`` and ``query_id, doc_id, score``; the
   Tables' ids ``string``, as pyarrow builds them from Python text and Parquet reads them)
   made beforehand from the same rows.
+* ``evaltool Run``: the same with the judgments as a pyarrow Table and the run as
+  ``evaltool.read_run`` returns it from a TREC file, read beforehand (:func:`read_beforehand`):
+  reported beside ``ranx arrays``, the other route whose run is made before the timing.
 
 The process is pinned to one CPU and numba to one thread. Times are medians of wall time
 (``perf_counter``); values are each route's mean over queries, compared by the harness.
@@ -164,6 +167,23 @@ def large_ranx_arrays(queries: int, seed: int = 42, vocabulary: int = VOCABULARY
                           np.take_along_axis(grades, order, axis=1).astype(np.float64)), axis=2)
         qrels += map(np.ndarray.__getitem__, pairs, map(slice, counts.tolist()))
     return List(qrels), run
+
+
+def read_beforehand(run_rows):
+    """The run as ``evaltool.read_run`` returns it from a TREC run file, read before the timing:
+    the counterpart of ranx's arrays, which are made beforehand too (the file is written to a
+    temporary folder and removed once read)."""
+    import tempfile
+
+    import evaltool
+
+    qids, docs, scores = run_rows
+    ranks = np.tile(np.arange(1, DEPTH + 1), len(qids) // DEPTH).tolist()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "run.txt")
+        with open(path, "w") as out:
+            out.writelines(map("{} Q0 {} {} {!r} w\n".format, qids.tolist(), docs.tolist(), ranks, scores.tolist()))
+        return evaltool.read_run(path)
 
 
 def rss_kb() -> int:
@@ -310,6 +330,7 @@ def main(queries: int, repeat: int, only: str | None = None) -> None:
                                                   (("query_id", "doc_id", "score"), run_rows)))
     ranx_qrels, ranx_run = ranx.Qrels(qrels), ranx.Run(run)
     ranx_arrays = python_dict_to_typed_list(qrels), python_dict_to_typed_list(run)
+    prepared = read_beforehand(run_rows) if only in (None, "evaltool Run") else None
     data_rss = rss_kb()
 
     tasks = {}
@@ -320,6 +341,8 @@ def main(queries: int, repeat: int, only: str | None = None) -> None:
         tasks[label, "evaltool dicts"] = lambda m=evaltool_name: _evaltool_task(qrels, run, m)
         for kind, (q, r) in frames.items():
             tasks[label, f"evaltool {kind}"] = lambda m=evaltool_name, q=q, r=r: _evaltool_task(q, r, m)
+        if prepared is not None:
+            tasks[label, "evaltool Run"] = lambda m=evaltool_name: _evaltool_task(frames["pyarrow"][0], prepared, m)
     if only is not None:
         tasks = {key: task for key, task in tasks.items() if key[1] == only}
     values, walls = _time(tasks, repeat, warm=True)  # the warm-up: ranx compiles, and the values

@@ -22,7 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
-from operator import attrgetter, gt
+from operator import attrgetter, gt, itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -149,8 +149,23 @@ class RankedBatch:
         return judged - self.num_rel
 
     @cached_property
+    def rel_rows(self) -> np.ndarray:
+        """The stored rows of relevant documents, in order (by query, then rank)."""
+        return np.flatnonzero(self.is_rel)
+
+    @cached_property
+    def rel_seg(self) -> np.ndarray:
+        """The query of each of :attr:`rel_rows`."""
+        return self.seg[self.rel_rows]
+
+    @cached_property
+    def rel_first(self) -> np.ndarray:
+        """Where each query's relevant rows start in :attr:`rel_rows` (the next query's start when it has none)."""
+        return np.cumsum(self.num_rel_ret) - self.num_rel_ret
+
+    @cached_property
     def num_rel_ret(self) -> np.ndarray:
-        return self.count(self.is_rel)
+        return np.bincount(self.rel_seg, minlength=self.n_queries)
 
     @cached_property
     def num_judged_ret(self) -> np.ndarray:
@@ -825,8 +840,9 @@ def _judge_found(qrels: Qrels, run: Run, qrels_q: np.ndarray, documents: int, ca
 
 
 def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
-    """(query, rank, grade, tie groups) of every retrieved judged document of a dict run
-    (``run.rankings``); a row's group is [start, end) of its query's positions (:class:`TieGroups`).
+    """(query, rank, grade, tie groups, in order) of every retrieved judged document of a dict run
+    (``run.rankings``); a row's group is [start, end) of its query's positions (:class:`TieGroups`);
+    ``in order``: the entries are known to come by query and rank already.
 
     Documents are looked up by id: each retrieved document among its query's judgments when the
     run holds fewer rows than the judgments of its queries, or when its queries come in score
@@ -846,8 +862,12 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
     total = int(counts.sum())
     hit_rows = None
     by_row = len(run.scores) < total or run.rankings_made_when_read
-    if by_row or _scores_descending(run.scores, query_start):  # look the retrieved rows up
-        hit_rows, judged_code, grade = _judged_rows_of(qrels, run, side)
+    descending, tied = _score_steps(run.scores, query_start)
+    if by_row or descending:  # look the retrieved rows up
+        hit_rows, judged_code, grade, query, first = _judged_rows_of(qrels, run, side)
+        if descending:
+            ranks, ties, in_order = _rank_by_position(run, hit_rows, first, tied)
+            return query, ranks, grade, ties, in_order
         score = run.scores[hit_rows]
 
         def ids_of(entries: np.ndarray) -> list[str]:  # every row's id is listed by _judged_rows_of
@@ -869,36 +889,42 @@ def _judge_rankings(qrels: Qrels, run: Run, side: QuerySide):
         def ids_of(entries: np.ndarray) -> list[str]:
             return list(map(lists.docs.__getitem__, index[entries].tolist()))
 
-    if hit_rows is not None and _scores_descending(run.scores, query_start):
-        ranks, ties = _rank_by_position(run, hit_rows, query_start[judged_code])
-        return code_q[judged_code], ranks, grade, ties
     counted = _count_above(run.scores, query_start, rows_per_code, judged_code, score)
     if counted is None:
-        return _rank_by_sort(run, ids_of, judged_code, score, grade, code_q, rows_per_code)
+        return (*_rank_by_sort(run, ids_of, judged_code, score, grade, code_q, rows_per_code), False)
     higher, equal = counted
     ranks, ties = higher.copy(), TieGroups(lambda: (higher, higher + equal))
     tied = np.flatnonzero(equal > 1)
     if len(tied):
         ranks[tied] += _larger_in_groups(run, judged_code[tied], score[tied], ids_of(tied))
-    return code_q[judged_code], ranks, grade, ties
+    return code_q[judged_code], ranks, grade, ties, False
 
 
 _NOT_JUDGED = {}.get  # the lookup of a run query without judgments: every document outside the qrels
 
 
 def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
-    """(rows, query code, grade) of the rows of a dict run whose document is judged for its query
-    (``side``: the run's :class:`QuerySide`), each retrieved document looked up among its
-    query's judgments.
+    """(rows, query code, grade, evaluated query, where that query starts) of the rows of a dict
+    run whose document is judged for its query (``side``: the run's :class:`QuerySide`), each
+    retrieved document looked up among its query's judgments; rows by evaluated query, in row
+    order within each (a run in the tie rule's order: by query and rank already).
 
-    The last answer is kept with the qrels with what it depends on, the run's queries and
-    every row's id: a run that lists the same documents for the same queries in the same
-    order (a reranker's candidates scored anew, epoch after epoch) gets it back after a
-    comparison of ids, without a lookup. Read and replaced whole, as :class:`_QrelsSide`.
+    The last answer is kept with the qrels with what it depends on, the run's queries, the
+    evaluated index of each and every row's id: a run that lists the same documents for the
+    same queries in the same order (a reranker's candidates scored anew, epoch after epoch)
+    gets it back after a comparison of ids, without a lookup. Read and replaced whole, as
+    :class:`_QrelsSide`.
     """
     ids, lengths = run.doc_vocab, run.query_lengths()
+    evaluated = side.code_q.tobytes()
     last = qrels.memo.get("judged rows of the last dict run")
-    if last is not None and last[0] == run.qid_vocab and last[1] == lengths.tobytes() and last[2] == ids:
+    if (
+        last is not None
+        and last[0] == run.qid_vocab
+        and last[1] == lengths.tobytes()
+        and last[4] == evaluated
+        and last[2] == ids
+    ):
         return last[3]
     by_query = judged_rows(qrels)
     getters = [_NOT_JUDGED] * len(run.qid_vocab)
@@ -910,34 +936,60 @@ def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
         chain.from_iterable(map(map, getters, each_query, repeat(repeat(-1)))), dtype=np.int64, count=len(run)
     )
     rows = np.flatnonzero(found >= 0)
-    joined = rows, run.qid_codes[rows], judged_lists(qrels).grades[found[rows]]
+    codes = run.qid_codes[rows]
+    by_query = np.argsort(side.code_q[codes], kind="stable")
+    rows, codes = rows[by_query], codes[by_query]
+    joined = (
+        rows,
+        codes,
+        judged_lists(qrels).grades[found[rows]],
+        side.code_q[codes],
+        side.query_start[codes],
+    )
     for array in joined:  # shared by the runs that find them here
         array.flags.writeable = False
-    qrels.memo["judged rows of the last dict run"] = (list(run.qid_vocab), lengths.tobytes(), ids, joined)
+    qrels.memo["judged rows of the last dict run"] = (list(run.qid_vocab), lengths.tobytes(), ids, joined, evaluated)
     return joined
 
 
-def _scores_descending(scores: np.ndarray, query_start: np.ndarray) -> bool:
-    """Whether the scores of every query (rows grouped by query, ``query_start``) never rise."""
-    rising = scores[1:] > scores[:-1]
-    rising[query_start[1:-1] - 1] = False  # from one query's last row to the next query's first
-    return not rising.any()
+def _score_steps(scores: np.ndarray, query_start: np.ndarray) -> tuple[bool, np.ndarray]:
+    """For rows grouped by query (``query_start``: where each query starts, then the row count):
+    whether the scores of every query never rise, and the rows that tie with the row before
+    them in their query (:func:`_continuing`'s positions), from one comparison of neighbours each.
+
+    >>> descending, tied = _score_steps(np.array([3.0, 3.0, 1.0, 1.0, 1.0, 2.0]), np.array([0, 3, 5, 6]))
+    >>> descending, tied.tolist()
+    (True, [1, 4])
+    >>> _score_steps(np.array([1.0, 2.0]), np.array([0, 2]))[0]
+    False
+    """
+    earlier, later = scores[:-1], scores[1:]
+    rising = later > earlier
+    same = later == earlier
+    crossing = query_start[1:-1]  # from one query's last row to the next query's first
+    crossing = crossing[(crossing > 0) & (crossing < len(scores))] - 1  # (empty queries at either end hold no row)
+    rising[crossing] = False
+    same[crossing] = False
+    return not rising.any(), np.flatnonzero(same) + 1
 
 
-def _rank_by_position(run: Run, rows: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, TieGroups]:
-    """(rank, tie groups) of ``rows`` of a dict run whose queries come in score order (``first``:
-    the row where each one's query starts): a row's rank is its position in a run in the tie
-    rule's order, else where its group of equal scores starts plus the larger ids of the group,
-    which is a slice of the run's rows. The groups are found when asked for, in the first case."""
-    tied = _continuing(run.qid_codes, run.scores)
+def _rank_by_position(
+    run: Run, rows: np.ndarray, first: np.ndarray, tied: np.ndarray
+) -> tuple[np.ndarray, TieGroups, bool]:
+    """(rank, tie groups, in order) of ``rows`` of a dict run whose queries come in score order
+    (``first``: the row where each one's query starts; ``tied``: the rows that tie with the row
+    before them in their query, :func:`_score_steps`): a row's rank is its position in a run in
+    the tie rule's order, else where its group of equal scores starts plus the larger ids of the
+    group, which is a slice of the run's rows. The groups are found when asked for, in the first
+    case; ``in order``: whether ranks ascend with the rows inside each query (the first case)."""
     if len(tied) == 0 or _ties_in_id_order(run.doc_vocab, tied):
-        return rows - first, TieGroups(lambda: _position_groups(len(run.scores), tied, rows, first)[:2])
+        return rows - first, TieGroups(lambda: _position_groups(len(run.scores), tied, rows, first)[:2]), True
     group_start, group_end, low, high = _position_groups(len(run.scores), tied, rows, first)
     ranks = group_start.copy()
     within = np.flatnonzero(high - low > 1)
     docs = list(map(run.doc_vocab.__getitem__, rows[within].tolist()))
     ranks[within] += _larger_tied_ids(run, None, docs, low[within], high[within])
-    return ranks, TieGroups(lambda: (group_start, group_end))
+    return ranks, TieGroups(lambda: (group_start, group_end)), False
 
 
 def _position_groups(n: int, tied: np.ndarray, rows: np.ndarray, first: np.ndarray):
@@ -957,7 +1009,10 @@ def _ties_in_id_order(ids: list[str], tied: np.ndarray) -> bool:
     smaller document id (byte order; ``ids``: every row's) than the row before it: the run is
     then in the tie rule's order (how runs sorted as trec_eval sorts them come), and a row's
     rank is its position."""
-    later, earlier = list(map(ids.__getitem__, tied.tolist())), list(map(ids.__getitem__, (tied - 1).tolist()))
+    if len(tied) == 1:
+        later, earlier = [ids[int(tied[0])]], [ids[int(tied[0]) - 1]]
+    else:
+        later, earlier = list(itemgetter(*tied.tolist())(ids)), list(itemgetter(*(tied - 1).tolist())(ids))
     if not str_order_is_byte_order(later + earlier):
         later, earlier = list(map(byte_key, later)), list(map(byte_key, earlier))
     return all(map(gt, earlier, later))
@@ -1276,15 +1331,16 @@ def rank(
             f"qrels queries such as {', '.join(map(quote, qrels_order(qrels).qids[:3]))})"
         )
     n_q, code_q, num_ret = len(side.qids), side.code_q, side.num_ret
+    in_order = False
     if run.rankings is not None and qrels.subtopics is None:
-        sq, ranks, grade, ties = _judge_rankings(qrels, run, side)
+        sq, ranks, grade, ties, in_order = _judge_rankings(qrels, run, side)
         rows = None
     else:
         sq, ranks, grade, rows = _judge_rows(qrels, run, code_q, side.eval_index[qrels_order(qrels).row_position])
         ties = None
     # (query, rank) pairs are distinct: one key sorts them (a run in query and score order comes sorted)
-    by_query_rank = sq * (int(ranks.max(initial=0)) + 1) + ranks
-    if (by_query_rank[1:] < by_query_rank[:-1]).any():
+    by_query_rank = None if in_order else sq * (int(ranks.max(initial=0)) + 1) + ranks
+    if by_query_rank is not None and (by_query_rank[1:] < by_query_rank[:-1]).any():
         by_rank = np.argsort(by_query_rank, kind="stable")  # timsort: the runs of one query in rank order merge
         sq, ranks, grade, rows = _subset(by_rank, sq, ranks, grade, rows)
         ties = None if ties is None else ties.take(by_rank)
@@ -1303,7 +1359,8 @@ def rank(
         starts = np.concatenate(([0], np.cumsum(num_ret)))
         ranks = np.arange(len(sq)) - starts[sq]
         ties = ties.judged(kept, sq, starts)
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(sq, minlength=n_q)))).astype(np.int64)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sq, minlength=n_q), out=offsets[1:])
 
     qids = list(side.qids)
     batch = RankedBatch(
@@ -1321,4 +1378,5 @@ def rank(
         num_docs_in_coll=num_docs_in_coll,
         intents=None if qrels.subtopics is None else _intents(qrels.subtopics, run, qids, sq, ranks, rows),
     )
+    batch.__dict__["seg"] = sq.astype(np.int64, copy=False)  # the rows' queries, in query order: the batch's seg
     return Ranking(batch, list(side.skipped), list(side.unjudged), run.runid)

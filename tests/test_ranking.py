@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from evaltool import evaluate
-from evaltool.ranking import byte_key
+from evaltool.io.frames import qrels_from_dict, run_from_dict
+from evaltool.ranking import byte_key, rank
 from tests.support.helpers import invoke, rows, score, write
 
 
@@ -401,3 +402,52 @@ def test_ideal_gains_of_a_gain_table_that_reverses_the_grades():
     assert result["q"]["ndcg_1=5,2=1"] == pytest.approx((1 + 5 / math.log2(3)) / ideal, abs=1e-15)
     assert result["r"]["ndcg_1=5,2=1"] == 1.0  # e (5) above d (1): the ideal order
     assert evaluate(qrels, run, ["ndcg"], per_query=True).per_query["q"]["ndcg"] == 1.0  # b (2) above a (1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_score_steps_against_a_scan_of_each_query(seed):
+    """Whether every query's scores never rise, and the rows tying with the row before them in their
+    query, found from the query starts alone: as a scan of each query finds them, equal scores
+    across two queries (the last row of one, the first of the next) never tie, empty queries
+    (a first one too) hold no row."""
+    from evaltool.ranking import _continuing, _score_steps
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 6, size=int(rng.integers(1, 12)))
+    lengths[0] = 0 if seed % 2 else lengths[0]
+    scores = np.concatenate([np.sort(rng.integers(0, 3, size=n).astype(float))[::-1] for n in lengths] + [[]])
+    if seed % 3 == 0 and len(scores) > 1:
+        scores[-1] = scores[0] + 1.0  # a rising step, unless it crosses into another query
+    starts = np.concatenate(([0], np.cumsum(lengths)))
+    codes = np.repeat(np.arange(len(lengths)), lengths)
+    descending, tied = _score_steps(scores, starts)
+    assert tied.tolist() == _continuing(codes, scores).tolist()
+    rising = [i for i in range(1, len(scores)) if codes[i] == codes[i - 1] and scores[i] > scores[i - 1]]
+    assert descending == (not rising)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("options", [{}, {"relevance_level": 2}, {"judged_only": True}, {"max_ret": 3}])
+def test_relevant_rows_first_relevant_rank_and_ap_against_a_scan(seed, options):
+    """The batch's relevant rows (where each query's start, how many) give each query's first relevant
+    rank and average precision as a scan of its ranking does; queries with none, runs with none."""
+    from evaltool.measures.ap import sum_of_precision_at_relevant
+    from evaltool.measures.rr import first_relevant_rank
+    from evaltool.ranking import RankOptions
+
+    qrels, run = _tied_dicts(seed, unretrieved=3, descending=seed % 2 == 0)
+    if seed == 3:
+        qrels = {q: {d: min(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}  # nothing relevant
+    ranking = rank(qrels_from_dict(qrels), run_from_dict(run), RankOptions(**options))
+    batch = ranking.batch
+    level = options.get("relevance_level", 1)
+    for q in range(batch.n_queries):
+        ranks = batch.rank[batch.offsets[q]:batch.offsets[q + 1]]
+        grades = batch.rel[batch.offsets[q]:batch.offsets[q + 1]]
+        relevant = [int(r) for r, g in zip(ranks, grades) if g >= level]
+        assert first_relevant_rank(batch)[q] == (relevant[0] if relevant else -1)
+        assert batch.num_rel_ret[q] == len(relevant)
+        expected = 0.0
+        for i, r in enumerate(relevant, 1):
+            expected += i / (r + 1.0)
+        assert sum_of_precision_at_relevant(batch)[q] == expected

@@ -154,7 +154,11 @@ def evaluate(
     {'map': 1.0, 'P_1': 1.0}
     """
     options = {name: value for name, value in locals().items() if name in OPTIONS}  # the keywords, as given
-    plan = _plan(measures, options)
+    return _evaluate(_plan(measures, options), qrels, run, per_query)
+
+
+def _evaluate(plan: EvalPlan, qrels, run, per_query: bool) -> EvalResult:
+    """:func:`evaluate` once its options are a plan (what :meth:`Evaluator.evaluate` calls)."""
     clock = time.perf_counter()
     judgments, qrels_kind = load_judgments(
         qrels, plan.inputs.on_duplicate, plan.inputs.qrels_format, subtopics=plan.subtopics, jobs=plan.inputs.jobs
@@ -346,7 +350,7 @@ class Evaluator:
         EvalResult
             What ``evaluate(qrels, run, measures, per_query, **options)`` returns.
         """
-        return evaluate(self._judgments, run, self.plan, per_query)
+        return _evaluate(self.plan, self._judgments, run, per_query)
 
     def evaluate_many(self, runs, per_query: bool = False) -> list[EvalResult]:
         """Score several runs; each result equals ``self.evaluate(run, per_query)``.

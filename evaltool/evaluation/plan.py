@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from evaltool.engines import ENGINES
 from evaltool.errors import EvaltoolError
@@ -178,7 +179,7 @@ class EvalPlan:
     def ranking(self) -> RankOptions:
         return self.scoring.ranking
 
-    @property
+    @cached_property
     def subtopics(self) -> bool:
         """Whether a diversity measure is asked for (the judgments are then subtopic qrels)."""
         return any(r.measure.subtopics for r in self.requests)
@@ -186,7 +187,11 @@ class EvalPlan:
     @property
     def cutoffs(self) -> list[int]:
         """The rank cutoffs asked for (``P.5,10``: 5 and 10; ``nDCG@10``: 10), for ``meta.relevance.k``."""
-        return cutoffs(self.requests)
+        return list(self._cutoffs)
+
+    @cached_property
+    def _cutoffs(self) -> tuple[int, ...]:  # a plan is read-only: found once, for every run it scores
+        return tuple(cutoffs(self.requests))
 
     def options_meta(self) -> dict:
         """``meta["options"]`` of a result: the ranking options as trec_eval names them."""

@@ -213,13 +213,29 @@ def summarize_columns(
     judgment with a grade above 0, judged query or not.
     """
     summary: dict = {}
+    means = _column_means(columns, n_queries)
     for column in columns:
         m = column.measure
         if m.agg is Agg.RUNID:
             summary[column.name] = runid
         elif m.agg is not Agg.NONE:
-            value = summarize(m.agg, np.asarray(column.values), n_queries)
+            value = means[id(column)] if id(column) in means else summarize(m.agg, np.asarray(column.values), n_queries)
             if qrels_if_complete is not None and m.complete_summary is not None:
                 value = m.complete_summary(qrels_if_complete)
             summary[column.name] = int(value) if m.integer_summary and not zscores else value
     return summary
+
+
+def _column_means(columns: Sequence[Column], n_queries: int) -> dict[int, float]:
+    """The summaries of the float columns averaged over the queries, by ``id`` of the column:
+    summed in query order all at once (one running sum down the stacked columns, each column's
+    additions in the order, and so to the bit, of :func:`~evaltool.aggregate.sequential_sum`)."""
+    means = [
+        c
+        for c in columns
+        if c.measure.agg is Agg.MEAN and isinstance(c.values, np.ndarray) and c.values.dtype == np.float64
+    ]
+    if len(means) < 2 or not n_queries or any(len(c.values) != n_queries for c in means):
+        return {}
+    totals = np.cumsum(np.column_stack([c.values for c in means]), axis=0)[-1]
+    return {id(c): total / n_queries for c, total in zip(means, totals.tolist())}

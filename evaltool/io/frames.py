@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import struct
 from collections import deque
 from functools import cached_property
 from itertools import chain, count, repeat
@@ -44,7 +45,7 @@ def _check_grade(source: str, where: str, value) -> int:
 def _check_score(source: str, where: str, value) -> float:
     try:
         score = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (an int too large for a float overflows)
         score = math.nan
     if isinstance(value, bool) or not math.isfinite(score):
         raise ParseError(source, None, f"{where}: {value!r}", "a finite number as the score")
@@ -130,12 +131,17 @@ def _dict_rows(data: dict, source: str):
 _GRADE_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
 
 
+_TEXT = frozenset({str})
+
+
 def _from_plain_dict(cls, data, source: str, runid: str):
     """The common case in one pass of C loops: str ids, plain numbers. None when anything
     else is in ``data``: the row-by-row path then converts or names the bad entry."""
-    if not isinstance(data, dict) or not all(type(q) is str and isinstance(d, dict) for q, d in data.items()):
+    if not isinstance(data, dict) or not set(map(type, data)) <= _TEXT:  # (C loops: no Python step per query)
         return None
     per_query = list(data.values())
+    if not all(map(isinstance, per_query, repeat(dict))):
+        return None
     if not all(per_query):  # an empty ranking: the row-by-row path decides what it means
         return None
     n = sum(map(len, per_query))
@@ -214,9 +220,8 @@ def _dict_run(data: dict, per_query: list[dict], n: int, source: str, runid: str
     whether a bool gave them. None (the row-by-row path then names the bad entry) for
     anything else, and for ids that are not text (``str.join`` refuses them in its C loop).
     """
-    try:
-        scores = np.fromiter(chain.from_iterable(map(dict.values, per_query)), dtype=np.float64, count=n)
-    except Exception:  # whatever a value raises, the row-by-row path raises again or names the value
+    scores = _float_scores(per_query, n)
+    if scores is None:
         return None
     if not np.isfinite(scores).all():
         return None
@@ -233,6 +238,25 @@ def _dict_run(data: dict, per_query: list[dict], n: int, source: str, runid: str
         return None
     # a dict holds each (query, document) once: nothing to resolve
     return DictRun(list(data), per_query, scores, runid=runid or "", path=source, ids=ids)
+
+
+def _float_scores(per_query: list[dict], n: int) -> np.ndarray | None:
+    """Every value of the dicts ``per_query`` (``n`` in all) as float64, as ``float`` converts it:
+    ``struct`` packs numbers (floats, ints, numpy scalars, anything with ``__float__``) through
+    ``float``'s own C conversion, faster than ``np.fromiter``, which also converts numeric text
+    (and converts a large run's values, without a tuple of them);
+    None when neither takes every value (the row-by-row path then names the one refused)."""
+    if n <= SMALL_RUN_ROWS:  # (the values are unpacked as one tuple: a small run's only)
+        scores = np.empty(n, dtype=np.float64)
+        try:
+            struct.pack_into(f"{n}d", scores, 0, *chain.from_iterable(map(dict.values, per_query)))
+            return scores
+        except Exception:  # text, or a value whose conversion fails: numpy's conversion, then the row-by-row path
+            pass
+    try:
+        return np.fromiter(chain.from_iterable(map(dict.values, per_query)), dtype=np.float64, count=n)
+    except Exception:  # whatever a value raises, the row-by-row path raises again or names the value
+        return None
 
 
 SMALL_RUN_ROWS = 1 << 16  # rows up to which a dict run's ids are listed while checked
@@ -506,6 +530,35 @@ def _frame_data(frame, names) -> list:
     return [frame[name] for name in names]
 
 
+def _held_columns(frame, names) -> list | None:
+    """The columns ``names`` of a pandas DataFrame as :func:`_frame_run_by_ids` reads them, from the
+    arrays the frame holds (``_get_column_array``: a microsecond where ``frame[name]``, which makes
+    a Series, costs tens): Arrow-backed id columns as their Arrow data, numeric numpy scores as
+    they are. None for another table, another pandas, repeated column names or columns held
+    otherwise (object text, nullable numbers...): their Series are read as before.
+    """
+    get = getattr(frame, "_get_column_array", None)
+    if get is None or not type(frame).__module__.startswith("pandas"):
+        return None
+    try:
+        at = [frame.columns.get_loc(name) for name in names]
+    except Exception:
+        return None
+    if not all(type(i) is int for i in at):  # a name given to several columns
+        return None
+    qids, docs, scores = map(get, at)
+    if not (hasattr(qids, "__arrow_array__") and hasattr(docs, "__arrow_array__")):
+        return None
+    if not (isinstance(scores, np.ndarray) and scores.dtype.kind in "iuf"):
+        return None
+    import pyarrow as pa
+
+    try:  # what _arrow makes of the Series: its array's Arrow data
+        return [pa.array(qids), pa.array(docs), scores]
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+
+
 def _frame_rows(frame, columns):
     return zip(*(_as_list(column) for column in columns)), _row_names(frame)
 
@@ -611,7 +664,9 @@ def _arrow_numbers(column, integral: bool) -> np.ndarray | None:
     row-by-row path converts or refuses by row. A pandas column held by numpy is read as it
     is (its NaN, a missing value, is refused below as Arrow's null would be)."""
     dtype = getattr(column, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind in "iuf" and hasattr(column, "to_numpy"):
+    if isinstance(column, np.ndarray) and dtype.kind in "iuf":  # a pandas column's own array (_held_columns)
+        values = column
+    elif isinstance(dtype, np.dtype) and dtype.kind in "iuf" and hasattr(column, "to_numpy"):
         values = column.to_numpy()
     else:
         import pyarrow as pa
@@ -721,14 +776,15 @@ def run_from_frame(frame, *, on_duplicate: str = "error", source: str = "<run Da
     >>> run.qid_vocab, run.scores.tolist()
     (['q1'], [2.0, 1.0])
     """
-    columns = _frame_data(frame, _frame_columns(frame, ("score",), source))
+    names = _frame_columns(frame, ("score",), source)
     rows = len(frame)
-    converted = (
-        _frame_run_by_ids(columns, source, runid or "", at_once=rows <= SMALL_FRAME_ROWS)
-        if rows <= REPEATED_FRAME_ROWS
-        else None
-    )
+    converted = None
+    if rows <= REPEATED_FRAME_ROWS:
+        held = _held_columns(frame, names)
+        columns = _frame_data(frame, names) if held is None else held
+        converted = _frame_run_by_ids(columns, source, runid or "", at_once=rows <= SMALL_FRAME_ROWS)
     if converted is None:
+        columns = _frame_data(frame, names)
         converted = _columnar_run(columns, source, runid or "")
     if converted is not None:
         return converted

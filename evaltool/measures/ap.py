@@ -33,11 +33,8 @@ def sum_of_precision_at_relevant(batch) -> np.ndarray:
     """Per query, the sum of precision at each relevant retrieved row, added in rank order: the
     i-th relevant row of a query (from 1) at 0-based rank r adds i / (r + 1). Computed on the
     relevant rows alone (what ``batch.total(precision_at_relevant(batch), batch.is_rel)`` gives)."""
-    rows = np.flatnonzero(batch.is_rel)
-    seg = batch.seg[rows]
-    counts = batch.num_rel_ret
-    before = np.cumsum(counts) - counts
-    nth = np.arange(1, len(rows) + 1) - before[seg]
+    rows, seg = batch.rel_rows, batch.rel_seg
+    nth = np.arange(1, len(rows) + 1) - batch.rel_first[seg]
     return np.bincount(seg, weights=nth / (batch.rank[rows] + 1.0), minlength=batch.n_queries)
 
 

@@ -484,12 +484,31 @@ def powers(p: float, n: int) -> np.ndarray:
 
 
 def safe_div(num, den) -> np.ndarray:
-    """num / den where den != 0, else 0 (trec_eval leaves such values at zero)."""
+    """num / den where den != 0, else 0 (trec_eval leaves such values at zero).
+
+    >>> safe_div(np.array([1.0, 2.0]), np.array([4, 0])).tolist(), safe_div(np.array([3.0]), 2).tolist()
+    ([0.25, 0.0], [1.5])
+    """
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
+    nonzero = den != 0
+    if (num.ndim or den.ndim) and nonzero.all():  # nothing left at zero: the division alone
+        return num / den
     out = np.zeros(np.broadcast(num, den).shape)
-    np.divide(num, den, out=out, where=den != 0)
+    np.divide(num, den, out=out, where=nonzero)
     return out
+
+
+def stack_columns(columns: list) -> np.ndarray:
+    """``np.column_stack(columns)``: one column per array; a single one-dimensional array becomes
+    its one column as it is (a view, no copy), the common case of one cutoff.
+
+    >>> stack_columns([np.array([1.0, 2.0])]).tolist(), stack_columns([np.array([1, 2]), np.array([3, 4])]).tolist()
+    ([[1.0], [2.0]], [[1, 3], [2, 4]])
+    """
+    if len(columns) == 1 and np.ndim(columns[0]) == 1:
+        return np.asarray(columns[0]).reshape(-1, 1)
+    return np.column_stack(columns)
 
 
 def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -509,22 +528,6 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     cum = np.cumsum(values)
     before = np.concatenate(([0.0], cum))[offsets[:-1]]
     return cum - before[seg]
-
-
-def segment_first(seg: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    """Index of the first row of each segment where ``mask`` holds, -1 if none (``seg``
-    non-decreasing: a batch's rows come grouped by query).
-
-    >>> segment_first(np.array([0, 0, 1, 1, 3]), np.array([False, True, False, False, True]), 4).tolist()
-    [1, -1, -1, 4]
-    """
-    rows = np.flatnonzero(mask)
-    at = seg[rows]
-    opens = np.ones(len(rows), dtype=bool)
-    opens[1:] = at[1:] != at[:-1]
-    out = np.full(n, -1, dtype=np.int64)
-    out[at[opens]] = rows[opens]
-    return out
 
 
 def pair_gains(pairs: tuple) -> dict[int, float]:

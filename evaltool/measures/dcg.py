@@ -62,6 +62,7 @@ from evaltool.measures.base import (
     log2_int,
     measure,
     safe_div,
+    stack_columns,
 )
 from evaltool.measures.precision import CUTOFFS
 from evaltool.measures.restrict import judged_only as judged_view
@@ -138,7 +139,7 @@ def dcg_columns(batch, p, cutoffs, ideal_from: str | None):
     if p.ties == "average":
         got = np.column_stack([_tie_averaged_sum(batch, gains, p.discount, k, base) for k in cutoffs])
     else:
-        got = np.column_stack(
+        got = stack_columns(
             [_discounted_sum(batch.seg, batch.rank, gains, p.discount, k, batch.n_queries, base) for k in cutoffs]
         )
     if ideal_from is None:
@@ -162,7 +163,7 @@ def _ideal_dcg(n_queries: int, offsets: np.ndarray, best: np.ndarray, discount: 
     """DCG per query (rows) and cutoff (columns) of the ideal gains ``best`` (CSR by ``offsets``, descending)."""
     seg = np.repeat(np.arange(n_queries), np.diff(offsets))
     pos = np.arange(len(best)) - offsets[seg]
-    return np.column_stack([_discounted_sum(seg, pos, best, discount, k, n_queries) for k in cutoffs])
+    return stack_columns([_discounted_sum(seg, pos, best, discount, k, n_queries) for k in cutoffs])
 
 
 def normalised_dcg(batch, p, cutoffs) -> np.ndarray:

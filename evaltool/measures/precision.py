@@ -16,6 +16,7 @@ from evaltool.measures.base import (
     Params,
     measure,
     safe_div,
+    stack_columns,
 )
 from evaltool.measures.restrict import view
 
@@ -33,9 +34,7 @@ def rel_in_top(batch, k) -> np.ndarray:
 
 def _per_cutoff(batch, cutoffs, value):
     return (
-        np.column_stack([value(k, rel_in_top(batch, k)) for k in cutoffs])
-        if cutoffs
-        else np.zeros((batch.n_queries, 0))
+        stack_columns([value(k, rel_in_top(batch, k)) for k in cutoffs]) if cutoffs else np.zeros((batch.n_queries, 0))
     )
 
 

@@ -15,7 +15,6 @@ from evaltool.measures.base import (
     Option,
     Settings,
     measure,
-    segment_first,
 )
 from evaltool.measures.restrict import view
 
@@ -30,9 +29,12 @@ BEYOND = Option(
 
 
 def first_relevant_rank(batch) -> np.ndarray:
-    """0-based rank of each query's first relevant retrieved document, -1 if none."""
-    first = segment_first(batch.seg, batch.is_rel, batch.n_queries)
-    return np.where(first >= 0, batch.rank[np.maximum(first, 0)] if len(batch.rank) else -1, -1)
+    """0-based rank of each query's first relevant retrieved document, -1 if none: the rank of the
+    query's first of the batch's relevant rows (:attr:`~evaltool.ranking.RankedBatch.rel_rows`)."""
+    rows = batch.rel_rows
+    if not len(rows):
+        return np.full(batch.n_queries, -1, dtype=np.int64)
+    return np.where(batch.num_rel_ret > 0, batch.rank[rows[np.minimum(batch.rel_first, len(rows) - 1)]], -1)
 
 
 RR_OPTIONS = (CUTOFF, REL, JUDGED_ONLY, BEYOND)

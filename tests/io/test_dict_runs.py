@@ -64,3 +64,32 @@ def test_ids_are_checked_and_listed_alike_below_and_above_the_small_run_size(mon
     assert evaluate(QRELS, run, MEASURES, per_query=True).per_query == \
         evaluate(QRELS, _row_by_row(run), MEASURES, per_query=True).per_query
     assert not isinstance(frames.run_from_dict({"q1": {7: 3.0, "a": 2.0}}), frames.DictRun)
+
+
+@pytest.mark.parametrize("values", [
+    [3.0, 1e-310, -0.0, 2.5e300],  # a subnormal and a negative zero keep their bits
+    [3, np.float32(1.1), np.int64(-7), np.float16(2.0)],
+    [decimal.Decimal("0.1"), fractions.Fraction(1, 3), np.longdouble("0.2"), 2**63 + 1],
+    [2**53 + 1, -(2**60) - 1, np.uint64(2**64 - 1), np.True_],
+    ["3.5", 1.0, 0.5, b"2"],  # text: numpy's conversion takes it, as before
+])
+def test_small_runs_scores_convert_as_large_runs_do(monkeypatch, values):
+    """A small run's scores go through ``struct`` (float's own conversion), a large run's through
+    ``np.fromiter``: the same bits for every value either takes, text through numpy's conversion."""
+    run = {"q1": dict(zip("abcd", values)), "q2": {"y": 1.0, "x": 0.5}}
+    small = frames.run_from_dict(run)
+    monkeypatch.setattr(frames, "SMALL_RUN_ROWS", 0)
+    large = frames.run_from_dict(run)
+    assert isinstance(small, frames.DictRun) and isinstance(large, frames.DictRun)
+    assert small.scores.tobytes() == large.scores.tobytes() == _row_by_row(run).scores.tobytes()
+    assert small.scores.flags.writeable
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), None, "x", object(), 10**400])
+def test_a_score_neither_conversion_takes_is_named_by_the_row_by_row_path(bad):
+    """What struct refuses goes to numpy's conversion, and what that refuses (or a value that is not
+    finite) to the row-by-row path, which names it."""
+    with pytest.raises(ParseError) as caught:
+        evaluate(QRELS, {"q1": {"a": 1.0, "b": bad}, "q2": {"x": 1.0}})
+    assert caught.value.text == f"query q1 document b: {bad!r}"
+    assert caught.value.expected == "a finite number as the score"

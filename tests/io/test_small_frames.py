@@ -182,3 +182,70 @@ def test_a_run_deeper_than_its_judgments_reads_each_querys_scores():
     assert got.per_query == evaluate(qrels, as_dicts(rows), MEASURES, per_query=True).per_query
     # q1: c (3.0), then the 1.0 group by id bytes descending: é, g, d, b, a -> é at rank 2, b at rank 5
     assert got.per_query["q1"]["map"] == pytest.approx((1 / 2 + 2 / 5) / 2)
+
+
+def _dtyped(rows, ids: str, scores: str):
+    """A pandas run frame with its id columns as ``ids`` and its scores as ``scores`` (dtype names)."""
+    table = frame(rows, "score")
+    for name in ("query_id", "doc_id"):
+        table[name] = table[name].astype(ids)
+    table["score"] = table["score"].astype(scores)
+    return table
+
+
+HELD_KINDS = [  # (id dtype, score dtype, whether the frame's own arrays are read)
+    ("string[pyarrow]", "float64", True), ("string[pyarrow]", "float32", True), ("string[pyarrow]", "int64", True),
+    ("large_string[pyarrow]", "float64", True), ("object", "float64", False), ("category", "float64", False),
+    ("string[pyarrow]", "Float64", False), ("string[python]", "float64", True),
+]
+
+
+@pytest.mark.parametrize("ids, scores, held", HELD_KINDS)
+def test_a_pandas_frames_own_arrays_give_what_its_series_give(ids, scores, held, monkeypatch):
+    """Arrow-backed ids and numpy scores are read from the arrays the frame holds, without making a
+    Series: the same run, the same numbers, as through the Series; other columns go through the Series."""
+    qrels_rows, run_rows = _tricky(7, numeric=False)
+    if scores == "int64":
+        run_rows = [(q, d, int(s * 3)) for q, d, s in run_rows]
+    try:
+        run = _dtyped(run_rows, ids, scores)
+    except (TypeError, ImportError, ValueError) as error:  # a dtype this pandas does not know
+        pytest.skip(f"pandas lacks {ids}: {error}")
+    names = ("query_id", "doc_id", "score")
+    assert (frames._held_columns(run, names) is not None) == held
+    ev = Evaluator(as_dicts(qrels_rows), MEASURES)
+    got = ev.evaluate(run, per_query=True)
+    with monkeypatch.context() as patch:
+        patch.setattr(frames, "_held_columns", lambda *args: None)
+        series = Evaluator(as_dicts(qrels_rows), MEASURES).evaluate(run, per_query=True)
+    assert got.per_query == series.per_query and got.summary == series.summary
+    dicts = evaluate(as_dicts(qrels_rows), as_dicts((q, d, float(s)) for q, d, s in run_rows), MEASURES,
+                     per_query=True)
+    assert got.per_query == dicts.per_query
+
+
+def test_a_pandas_frame_with_a_repeated_column_name_is_read_through_its_series():
+    run = pd.DataFrame([["q1", "a", 2.0, 1.0]], columns=["query_id", "doc_id", "score", "score"])
+    assert frames._held_columns(run, ("query_id", "doc_id", "score")) is None
+
+
+@pytest.mark.parametrize("rows", BAD_RUNS + [[("q1", "a", 1.0), ("q1", "a", 2.0), ("q2", "b", 1.0)]])
+def test_every_message_is_kept_with_arrow_backed_ids(rows, monkeypatch):
+    """Arrow-backed id columns (read from the frame's own arrays) refuse what object columns refuse, in the same words."""
+    try:
+        run = frame(rows, "score", index=list(range(10, 10 + len(rows))))
+        run["query_id"] = run["query_id"].astype("string[pyarrow]")
+        run["doc_id"] = run["doc_id"].astype("string[pyarrow]")
+    except (TypeError, ImportError):
+        pytest.skip("no Arrow-backed strings in this pandas")
+    ev = Evaluator({"q1": {"a": 1}}, ["map"])
+    with pytest.raises(EvaltoolError) as held:
+        ev.evaluate(run)
+    with monkeypatch.context() as patch:
+        patch.setattr(frames, "_held_columns", lambda *args: None)
+        with pytest.raises(EvaltoolError) as series:
+            ev.evaluate(run)
+    with pytest.raises(EvaltoolError) as other:
+        _columnar(monkeypatch, lambda: ev.evaluate(run))
+    assert str(held.value) == str(series.value) == str(other.value)
+    assert type(held.value) is type(series.value) is type(other.value)

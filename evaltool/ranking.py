@@ -923,7 +923,7 @@ def _judged_rows_of(qrels: Qrels, run: Run, side: QuerySide):
         and last[0] == run.qid_vocab
         and last[1] == lengths.tobytes()
         and last[4] == evaluated
-        and last[2] == ids
+        and (last[2] is ids or last[2] == ids)
     ):
         return last[3]
     by_query = judged_rows(qrels)

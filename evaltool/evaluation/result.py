@@ -228,8 +228,8 @@ def summarize_columns(
 
 def _column_means(columns: Sequence[Column], n_queries: int) -> dict[int, float]:
     """The summaries of the float columns averaged over the queries, by ``id`` of the column:
-    summed in query order all at once (one running sum down the stacked columns, each column's
-    additions in the order, and so to the bit, of :func:`~evaltool.aggregate.sequential_sum`)."""
+    summed in query order all at once (one running sum along each row of the stacked columns,
+    its additions in the order, and so to the bit, of :func:`~evaltool.aggregate.sequential_sum`)."""
     means = [
         c
         for c in columns
@@ -237,5 +237,5 @@ def _column_means(columns: Sequence[Column], n_queries: int) -> dict[int, float]
     ]
     if len(means) < 2 or not n_queries or any(len(c.values) != n_queries for c in means):
         return {}
-    totals = np.cumsum(np.column_stack([c.values for c in means]), axis=0)[-1]
+    totals = np.cumsum(np.array([c.values for c in means]), axis=1)[:, -1]
     return {id(c): total / n_queries for c, total in zip(means, totals.tolist())}

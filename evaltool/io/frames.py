@@ -232,10 +232,15 @@ def _dict_run(data: dict, per_query: list[dict], n: int, source: str, runid: str
     # every id is text (str.join refuses anything else, in one C loop); a small run's ids listed
     # at once become its doc_vocab (ranking reads them), a large one's are not kept
     ids = list(chain.from_iterable(per_query)) if n <= SMALL_RUN_ROWS else None
-    try:
-        deque(map("".join, per_query), maxlen=0) if ids is None else "".join(ids)
-    except TypeError:
-        return None
+    if ids is None:
+        try:
+            deque(map("".join, per_query), maxlen=0)
+        except TypeError:
+            return None
+    else:
+        ids = _text_ids_checked(ids)
+        if ids is None:
+            return None
     # a dict holds each (query, document) once: nothing to resolve
     return DictRun(list(data), per_query, scores, runid=runid or "", path=source, ids=ids)
 
@@ -260,6 +265,32 @@ def _float_scores(per_query: list[dict], n: int) -> np.ndarray | None:
 
 
 SMALL_RUN_ROWS = 1 << 16  # rows up to which a dict run's ids are listed while checked
+
+
+class _CheckedIds:
+    """A small dict run's ids if every one is text (None if not), ``str.join`` finding out (it
+    reads every id's characters), unless they equal those of the last run found so, which are
+    then handed back (the list ranking compared them with, :func:`evaltool.ranking._judged_rows_of`):
+    a training loop scoring the same candidates anew hands over the same id objects call after
+    call, which ``list``'s comparison passes by identity without reading a character. Read and
+    replaced whole."""
+
+    def __init__(self):
+        self.last: list | None = None
+
+    def __call__(self, ids: list) -> list | None:
+        last = self.last
+        if last is not None and len(last) == len(ids) and last == ids:
+            return last
+        try:
+            "".join(ids)
+        except TypeError:
+            return None
+        self.last = ids
+        return ids
+
+
+_text_ids_checked = _CheckedIds()
 
 
 class DictRun(Run):

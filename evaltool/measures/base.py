@@ -559,7 +559,7 @@ def gain_function(table=(), exponential: bool = False):
 
     def gain_of(grades) -> np.ndarray:
         grades = np.asarray(grades)
-        gains = np.where(grades > 0, grades, 0).astype(np.float64)
+        gains = np.maximum(grades, 0, dtype=np.float64)  # (a grade is an integer: exact as a float)
         for grade, gain in table.items():
             gains[grades == grade] = gain
         return np.exp2(gains) - 1.0 if exponential else gains

@@ -93,3 +93,22 @@ def test_a_score_neither_conversion_takes_is_named_by_the_row_by_row_path(bad):
         evaluate(QRELS, {"q1": {"a": 1.0, "b": bad}, "q2": {"x": 1.0}})
     assert caught.value.text == f"query q1 document b: {bad!r}"
     assert caught.value.expected == "a finite number as the score"
+
+
+def test_ids_checked_once_for_a_run_listing_the_same_ids_and_anew_for_others():
+    """The same candidates scored anew: their ids, the last ones found to be text, are not read again;
+    a run with an id that is not text among equal ones still goes row by row, and the text ids of a
+    new run are checked anew."""
+    text = {"q1": {"a": 3.0, "7": 2.0, "b": 1.0}, "q2": {"y": 1.0, "x": 0.5}}
+    first = frames.run_from_dict(text)
+    assert isinstance(first, frames.DictRun) and frames._text_ids_checked.last is first.doc_vocab
+    again = frames.run_from_dict({q: {d: s + 1.0 for d, s in docs.items()} for q, docs in text.items()})
+    assert isinstance(again, frames.DictRun) and frames._text_ids_checked.last is first.doc_vocab  # not read again
+    assert again.doc_vocab is first.doc_vocab  # the list ranking compares with the last run's, by identity
+    mixed = {"q1": {"a": 3.0, 7: 2.0, "b": 1.0}, "q2": {"y": 1.0, "x": 0.5}}
+    assert not isinstance(frames.run_from_dict(mixed), frames.DictRun)
+    assert evaluate(QRELS, mixed, MEASURES, per_query=True).per_query == \
+        evaluate(QRELS, _row_by_row(mixed), MEASURES, per_query=True).per_query
+    other = {"q1": {"a": 3.0, "c": 2.0}, "q2": {"x": 0.5}}
+    assert isinstance(frames.run_from_dict(other), frames.DictRun)
+    assert frames._text_ids_checked.last == ["a", "c", "x"]

@@ -123,3 +123,17 @@ def test_the_check_fails_when_the_page_and_the_results_differ(results, tmp_path,
     (folder / "29991231T000000Z.json").write_text(json.dumps(newer))
     assert perf_page.main(["--check"], folder, page, notes) == 1
     assert "make perf-page" in capsys.readouterr().out
+
+
+def test_what_reading_the_dicts_costs_by_itself_is_shown_under_its_size(results, tmp_path):
+    folder, _, full = results
+    sections = [dict(s) for s in full["ranx_workload"]]
+    large = next(s for s in sections if s.get("queries", 0) >= 1_000_000)
+    large["floors"] = {"evaltool dicts": [{"read": "scores", "median_s": 1.17, "calls": 3, "entries": 100_000_000},
+                                          {"read": "(id, score) pairs", "median_s": 6.13, "calls": 3,
+                                           "entries": 100_000_000}]}
+    (folder / "29991231T000000Z.json").write_text(json.dumps(dict(full, ranx_workload=sections)))
+    text = perf_page.page(folder, tmp_path / "no-notes.md")
+    block = text.split("### 1,000,000 queries × 100", 1)[1].split("\n## ", 1)[0]
+    assert "| evaltool dicts | scores | 100,000,000 | 1.17 s | 3 |" in block
+    assert "| evaltool dicts | (id, score) pairs | 100,000,000 | 6.13 s | 3 |" in block

@@ -230,6 +230,13 @@ def ranx_workload_section(results: dict) -> str:
                 ["route", "peak memory", "of which its data", "data built in"],
                 [[cell(route), megabytes(kb), megabytes(section["data_rss_kb"].get(route)),
                   seconds(section.get("build_s", {}).get(route))] for route, kb in peaks.items()])
+        floors = [(route, f) for route, listed in (section.get("floors") or {}).items() for f in listed]
+        if floors:
+            block += ("\n\nWhat reading the run's dicts costs by itself, with CPython's own loops and nothing "
+                      "done with what is read (the least any tool taking those dicts spends):\n\n") + table(
+                ["process", "read", "entries", "median", "calls"],
+                [[cell(route), cell(f["read"]), f"{f['entries']:,}", seconds(f["median_s"]), str(f["calls"])]
+                 for route, f in floors])
         blocks.append(block)
     return "\n\n".join(blocks)
 

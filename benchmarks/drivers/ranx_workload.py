@@ -44,6 +44,9 @@ document ids drawn from a collection of VOCABULARY ids:
   ranx's ``Qrels`` / ``Run`` of 100M rows would not fit in this machine's 23 GB (they hold
   ~3 GB at 100,000 x 100).
 
+The ``evaltool dicts`` process also times reading the run's dicts and doing nothing else
+(``floors``, :func:`dict_floors`): the least any tool taking those dicts must spend.
+
 The output also gives the process's peak RSS (``ru_maxrss``), its RSS once the data was built
 (``data_rss_kb``; what the route adds is their difference) and the seconds building it took.
 """
@@ -57,6 +60,8 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from collections import deque  # noqa: E402
+from itertools import chain  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -302,7 +307,38 @@ def main_large(queries: int, repeat: int, route: str) -> None:
     tasks = {(label, route): (lambda name=names[column]: task(qrels, run, name))
              for label, names in MEASURES.items() if label in LARGE_MEASURES.get(route, MEASURES)}
     values, walls = _time(tasks, repeat, warm=route == "ranx arrays")
-    _report(queries, tasks, values, walls, qrels_rows, data_rss, route, {"build_s": built})
+    extra = {"build_s": built}
+    if route == "evaltool dicts":  # the same dicts as pytrec_eval's: read once
+        extra["floors"] = dict_floors(run, max(repeat, 3))
+    _report(queries, tasks, values, walls, qrels_rows, data_rss, route, extra)
+
+
+# what any reader of a run held as dicts has to do, at least: every score read, and every
+# (document id, score) pair, by CPython's own C loops (no Python bytecode per entry)
+FLOORS = {
+    "scores": lambda run: chain.from_iterable(map(dict.values, run.values())),
+    "(id, score) pairs": lambda run: chain.from_iterable(map(dict.items, run.values())),
+}
+
+
+def dict_floors(run: dict, repeat: int) -> list[dict]:
+    """The time it takes to read each of :data:`FLOORS` from ``run`` (a dict of dicts) and do
+    nothing with it: a lower bound for any tool that takes the run as dicts (median of
+    ``repeat`` calls, interleaved). A floor above a goal's limit means no reader of those
+    dicts in CPython can meet it.
+
+    >>> [f["read"] for f in dict_floors({"q1": {"d1": 1.0, "d2": 0.5}}, 1)]
+    ['scores', '(id, score) pairs']
+    """
+    walls = {name: [] for name in FLOORS}
+    for _ in range(repeat):
+        for name, read in FLOORS.items():
+            gc.collect()
+            start = time.perf_counter()
+            deque(read(run), maxlen=0)  # consumed in C, nothing kept
+            walls[name].append(time.perf_counter() - start)
+    return [{"read": name, "median_s": statistics.median(w), "calls": len(w),
+             "entries": sum(map(len, run.values()))} for name, w in walls.items()]
 
 
 def main(queries: int, repeat: int, only: str | None = None) -> None:

@@ -80,3 +80,13 @@ def test_evaltool_gives_pytrec_evals_values_on_the_large_builders_dicts(dicts, m
     for qid, values in expected.items():
         assert got.per_query[qid][measure] == pytest.approx(values[measure], abs=1e-12)
     assert got.summary[measure] == pytest.approx(statistics.fmean(v[measure] for v in expected.values()), abs=1e-12)
+
+
+def test_the_floors_read_every_entry_of_the_dicts_and_nothing_else(dicts):
+    driver = _driver()
+    _, run = dicts
+    assert list(driver.FLOORS["scores"](run)) == [score for docs in run.values() for score in docs.values()]
+    assert list(driver.FLOORS["(id, score) pairs"](run)) == [pair for docs in run.values() for pair in docs.items()]
+    floors = driver.dict_floors(run, 3)
+    assert [f["read"] for f in floors] == list(driver.FLOORS)
+    assert all(f["calls"] == 3 and f["entries"] == QUERIES * 100 and f["median_s"] > 0 for f in floors)

@@ -679,8 +679,9 @@ def _ranx_workload_goals(section):
                     g["status"] = "PASS" if g["ratio"] <= RANX_WORKLOAD_LIMIT else "FAIL"
                     g["note"] = f"{fmt_s(row['median_s'])} vs {fmt_s(base['median_s'])}"
                     if large:
+                        g["note"] += f" ({row['calls']} call(s))"
                         g["note"] += _floor_note(section, route, RANX_WORKLOAD_LIMIT * base["median_s"])
-                        g["note"] += f" ({row['calls']} call(s)); peak RSS " + ", ".join(
+                        g["note"] += "; peak RSS " + ", ".join(
                             f"{name} {kb / 1024 ** 2:.1f} GB (data {section['data_rss_kb'][name] / 1024 ** 2:.1f} GB)"
                             for name, kb in section["peak_rss_kb"].items())
             goals.append(g)

@@ -797,7 +797,7 @@ class _Block:
         self.rows = batch.num_rows
         self.scores = numpy_column(batch.column("s"), np.float64)
         self.finite = bool(np.isfinite(self.scores).all())
-        self.qids, self.qid_index = query_runs(batch.column("q"), pool)
+        self.qids, self.qid_index = block_query_ids(batch.column("q"), pool)
         self.docs = batch.column("d")
         self.keys = canonical_int64(self.docs, pool)
         tags = batch.column("tag") if "tag" in batch.schema.names else None
@@ -819,37 +819,47 @@ RUNS_PER_ROW = 1 / 8  # more runs of one query id than this per row: the ids are
 RUNS_HEAD_ROWS = 256  # rows of a block looked at first
 
 
-def query_runs(column, pool=None) -> tuple[list[str], np.ndarray]:
-    """(ids, index): query ids and each row's index into them, as one block of a run needs them
-    (equal ids may appear more than once in ``ids``, under different indices).
-
-    A run file lists each query's lines together: the id of each run of equal ids in a row is
-    taken (one comparison of each id with the one before, no hashing); ids that change more
-    often than :data:`RUNS_PER_ROW` per row (a shuffled file) are dictionary-encoded instead.
+def query_bounds(qids, pool=None) -> np.ndarray:
+    """Where the query id changes from one row to the next, compared in Arrow's C loops (one
+    ``not_equal`` of the ids with the ids shifted by one, no hashing): the start of every run
+    of equal ids, then the row count. An array or a chunked array (a run may go on from one
+    chunk to the next), of any Arrow text type.
 
     >>> import pyarrow as pa
-    >>> ids, index = query_runs(pa.array(["q1"] * 12 + ["q2"] * 11 + ["q1"]))
+    >>> query_bounds(pa.array(["q1", "q1", "q2", "q1"])).tolist()
+    [0, 2, 3, 4]
+    """
+    rows = len(qids)
+    if rows < 2:
+        return np.array([0, rows], dtype=np.int64)
+    changes = kernels().call_function("not_equal", [qids.slice(1), qids.slice(0, rows - 1)], None, pool)
+    return np.concatenate(([0], np.flatnonzero(bool_column(changes)) + 1, [rows])).astype(np.int64)
+
+
+def block_query_ids(column, pool=None) -> tuple[list[str], np.ndarray]:
+    """(ids, index): query ids and each row's index into them, as one block of a run file needs
+    them (equal ids may appear more than once in ``ids``, under different indices).
+
+    A run file lists each query's lines together: the id of each run of equal ids in a row is
+    taken (:func:`query_bounds`); ids that change more often than :data:`RUNS_PER_ROW` per row
+    (a shuffled file, told by its first :data:`RUNS_HEAD_ROWS` rows) are dictionary-encoded instead.
+
+    >>> import pyarrow as pa
+    >>> ids, index = block_query_ids(pa.array(["q1"] * 12 + ["q2"] * 11 + ["q1"]))
     >>> ids, index[[0, 11, 12, 22, 23]].tolist()
     (['q1', 'q2', 'q1'], [0, 0, 1, 1, 2])
-    >>> ids, index = query_runs(pa.array(["q1", "q2", "q1", "q2"]))  # shuffled: encoded
+    >>> ids, index = block_query_ids(pa.array(["q1", "q2", "q1", "q2"]))  # shuffled: encoded
     >>> ids, index.tolist()
     (['q1', 'q2'], [0, 1, 0, 1])
     """
     call = kernels().call_function
-
-    def changes(rows: int) -> np.ndarray:  # each i < rows - 1 where row i + 1's id differs from row i's
-        after, before = column.slice(1, rows - 1), column.slice(0, rows - 1)
-        return np.flatnonzero(bool_column(call("not_equal", [after, before], None, pool)))
-
     rows = len(column)
-    head = min(rows, RUNS_HEAD_ROWS)  # a shuffled file is told by its first rows
-    if rows > 1 and len(changes(head)) < head * RUNS_PER_ROW:
-        starts = changes(rows)
-        if len(starts) < rows * RUNS_PER_ROW:
-            starts += 1
-            heads = np.concatenate(([0], starts))
-            ids = call("take", [column, integer_array(heads)], None, pool).to_pylist()
-            return ids, np.repeat(np.arange(len(heads), dtype=np.int32), np.diff(heads, append=rows))
+    head = min(rows, RUNS_HEAD_ROWS)
+    if rows > 1 and len(query_bounds(column.slice(0, head), pool)) - 2 < head * RUNS_PER_ROW:
+        bounds = query_bounds(column, pool)
+        if len(bounds) - 2 < rows * RUNS_PER_ROW:
+            ids = call("take", [column, integer_array(bounds[:-1])], None, pool).to_pylist()
+            return ids, np.repeat(np.arange(len(ids), dtype=np.int32), np.diff(bounds))
     encoded = call("dictionary_encode", [column], None, pool)
     return encoded.dictionary.to_pylist(), numpy_column(encoded.indices, np.int32)
 

@@ -38,6 +38,7 @@ from evaltool.io.columnar import (
     kernels,
     numeric_ids,
     numpy_column,
+    query_bounds,
     repeats_in_groups,
     string_array,
 )
@@ -64,39 +65,15 @@ def take_text(column, rows: np.ndarray):
     return gathered.cast(pa.string())
 
 
-def query_bounds(qids) -> np.ndarray:
-    """Where the query id changes from one row to the next, compared in Arrow's C loops: the
-    start of every run of equal ids, then the row count.
-
-    >>> import pyarrow as pa
-    >>> query_bounds(pa.array(["q1", "q1", "q2", "q1"])).tolist()
-    [0, 2, 3, 4]
-    """
-    rows = len(qids)
-    compute = kernels()
-    changes = compute.call_function("not_equal", [qids.slice(1), qids.slice(0, rows - 1)]) if rows > 1 else None
-    starts = np.flatnonzero(bool_column(changes)) + 1 if changes is not None else np.zeros(0, dtype=np.int64)
-    return np.concatenate(([0], starts, [rows])).astype(np.int64)
-
-
 def query_runs(qids) -> tuple[np.ndarray, list]:
-    """(bounds, ids): the start of every run of equal query ids, then the row count, and each
-    run's id. One Arrow kernel (``run_end_encode``) for an array or a chunked array of one
-    chunk; :func:`query_bounds` for more chunks (a run may go on from one to the next) and
-    for ``string_view`` ids, which that kernel does not read.
+    """(bounds, ids): the start of every run of equal query ids, then the row count
+    (:func:`~evaltool.io.columnar.query_bounds`), and each run's id.
 
     >>> import pyarrow as pa
     >>> bounds, ids = query_runs(pa.array(["q1", "q1", "q2", "q1"]))
     >>> bounds.tolist(), ids
     ([0, 2, 3, 4], ['q1', 'q2', 'q1'])
     """
-    import pyarrow as pa
-
-    chunks = qids.chunks if hasattr(qids, "chunks") else [qids]
-    if len(chunks) == 1 and 0 < len(qids) < 1 << 31 and not pa.types.is_string_view(qids.type):  # int32 run ends
-        encoded = kernels().call_function("run_end_encode", [chunks[0]])
-        ends = numpy_column(encoded.run_ends, np.int32)
-        return np.concatenate(([0], ends)).astype(np.int64), encoded.values.to_pylist()
     bounds = query_bounds(qids)
     return bounds, take_text(qids, bounds[:-1]).to_pylist()
 
